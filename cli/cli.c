@@ -1,0 +1,44 @@
+/* cli.c - subcommand dispatch and option-parsing glue shared by the cmd_* files. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void group_help(const char *prefix, const hs_cli_cmd_t *cmds, FILE *fp)
+{
+    fprintf(fp, "usage: %s COMMAND [ARGS...]\n\ncommands:\n", prefix);
+    for (const hs_cli_cmd_t *c = cmds; c->name; c++)
+        fprintf(fp, "  %-12s %s\n", c->name, c->summary);
+    fprintf(fp, "\nRun '%s COMMAND --help' for a command's options.\n", prefix);
+}
+
+int hs_cli_dispatch(const char *prefix, const hs_cli_cmd_t *cmds, int argc, char **argv)
+{
+    if (argc < 2) {
+        group_help(prefix, cmds, stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        group_help(prefix, cmds, stdout);
+        return 0;
+    }
+    for (const hs_cli_cmd_t *c = cmds; c->name; c++)
+        if (strcmp(c->name, argv[1]) == 0)
+            return c->fn(argc - 1, argv + 1);
+    fprintf(stderr, "hintsim: '%s' is not a command of '%s'\n", argv[1], prefix);
+    group_help(prefix, cmds, stderr);
+    return 2;
+}
+
+int hs_cli_parse(const hs_cmd_spec_t *spec, int argc, char **argv, void *dst, char ***pos,
+                 int *npos)
+{
+    int rc = hs_opt_parse(spec, argc, argv, dst, pos, npos);
+
+    if (rc == 0)
+        return -1;
+    if (rc == 1)
+        return 0;
+    return hs_status_exit_code((hs_status_t)rc);
+}

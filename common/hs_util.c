@@ -1,0 +1,298 @@
+/* hs_util.c - parsing, time, hashing and atomic output files. */
+#include "common/hs_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+hs_status_t hs_parse_u64(const char *text, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!text || !isdigit((unsigned char)text[0]))
+        return HS_ERR_INVALID;
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno || *end != '\0')
+        return HS_ERR_INVALID;
+    *out = v;
+    return HS_OK;
+}
+
+static int size_suffix_shift(const char *s, unsigned *shift)
+{
+    char c = (char)toupper((unsigned char)s[0]);
+
+    *shift = 0;
+    if (c == 'K')
+        *shift = 10;
+    else if (c == 'M')
+        *shift = 20;
+    else if (c == 'G')
+        *shift = 30;
+    else if (c != 'B' && c != '\0')
+        return -1;
+    if (*shift)
+        s++;
+    if (s[0] == 'i' && s[1] == 'B')
+        s += 2;
+    else if (s[0] == 'B' || s[0] == 'b')
+        s++;
+    return *s == '\0' ? 0 : -1;
+}
+
+hs_status_t hs_parse_size(const char *text, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+    unsigned shift;
+
+    if (!text || !isdigit((unsigned char)text[0]))
+        return HS_ERR_INVALID;
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno)
+        return HS_ERR_INVALID;
+    if (size_suffix_shift(end, &shift) != 0)
+        return HS_ERR_INVALID;
+    if (shift && v > (UINT64_MAX >> shift))
+        return HS_ERR_INVALID;
+    *out = (uint64_t)v << shift;
+    return HS_OK;
+}
+
+hs_status_t hs_parse_size_list(const char *text, uint64_t **out, size_t *n_out)
+{
+    size_t n = 1, i = 0;
+    uint64_t *vals;
+    char *copy, *tok, *save = NULL;
+    hs_status_t st = HS_OK;
+
+    if (!text || !*text)
+        return HS_ERR_INVALID;
+    for (const char *p = text; *p; p++)
+        n += (*p == ',');
+    vals = calloc(n, sizeof(*vals));
+    copy = strdup(text);
+    if (!vals || !copy) {
+        st = HS_ERR_NOMEM;
+        goto out;
+    }
+    for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        st = hs_parse_size(tok, &vals[i++]);
+        if (st != HS_OK)
+            goto out;
+    }
+    if (i != n) { /* empty item: ",," or leading/trailing comma */
+        st = HS_ERR_INVALID;
+        goto out;
+    }
+    *out = vals;
+    *n_out = n;
+    vals = NULL;
+out:
+    free(vals);
+    free(copy);
+    return st;
+}
+
+hs_status_t hs_parse_double(const char *text, double *out)
+{
+    char *end;
+    double v;
+
+    if (!text || !*text)
+        return HS_ERR_INVALID;
+    errno = 0;
+    v = strtod(text, &end);
+    if (errno || *end != '\0' || !isfinite(v))
+        return HS_ERR_INVALID;
+    *out = v;
+    return HS_OK;
+}
+
+void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
+{
+    static const char units[] = "BKMGT";
+    double v = (double)bytes;
+    int u = 0;
+
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0 || v == (double)(uint64_t)v)
+        snprintf(buf, buflen, "%llu%c", (unsigned long long)v, units[u]);
+    else
+        snprintf(buf, buflen, "%.3g%c", v, units[u]);
+}
+
+uint64_t hs_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hs_hash64(const void *buf, size_t len, uint64_t seed)
+{
+    const unsigned char *p = buf;
+    uint64_t h = seed;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+struct hs_afile {
+    FILE *fp;
+    char *path;
+    char *tmp;
+};
+
+hs_status_t hs_afile_open(const char *path, hs_afile_t **out)
+{
+    hs_afile_t *af = calloc(1, sizeof(*af));
+    size_t len = strlen(path) + 32;
+
+    if (!af)
+        return HS_ERR_NOMEM;
+    af->path = strdup(path);
+    af->tmp = malloc(len);
+    if (!af->path || !af->tmp) {
+        hs_afile_abort(af);
+        return HS_ERR_NOMEM;
+    }
+    snprintf(af->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    af->fp = fopen(af->tmp, "wb");
+    if (!af->fp) {
+        hs_log_error("%s: cannot create output: %s", path, strerror(errno));
+        free(af->tmp);
+        af->tmp = NULL;
+        hs_afile_abort(af);
+        return HS_ERR_IO;
+    }
+    *out = af;
+    return HS_OK;
+}
+
+FILE *hs_afile_stream(hs_afile_t *af) { return af->fp; }
+
+hs_status_t hs_afile_commit(hs_afile_t *af)
+{
+    hs_status_t st = HS_OK;
+    int bad = ferror(af->fp) || fflush(af->fp) != 0 || fsync(fileno(af->fp)) != 0;
+
+    if (fclose(af->fp) != 0)
+        bad = 1;
+    af->fp = NULL;
+    if (bad || rename(af->tmp, af->path) != 0) {
+        hs_log_error("%s: cannot write output: %s", af->path, strerror(errno));
+        st = HS_ERR_IO;
+    }
+    if (st == HS_OK) {
+        free(af->tmp);
+        af->tmp = NULL;
+    }
+    hs_afile_abort(af);
+    return st;
+}
+
+void hs_afile_abort(hs_afile_t *af)
+{
+    if (!af)
+        return;
+    if (af->fp)
+        fclose(af->fp);
+    if (af->tmp)
+        unlink(af->tmp);
+    free(af->tmp);
+    free(af->path);
+    free(af);
+}
+
+hs_status_t hs_write_file_atomic(const char *path, const char *text)
+{
+    hs_afile_t *af;
+    hs_status_t st = hs_afile_open(path, &af);
+
+    if (st != HS_OK)
+        return st;
+    fputs(text, hs_afile_stream(af));
+    return hs_afile_commit(af);
+}
+
+hs_status_t hs_read_file(const char *path, char **out, size_t *len_out)
+{
+    FILE *fp = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, len = 0, n;
+    hs_status_t st = HS_OK;
+
+    if (!fp) {
+        hs_log_error("%s: cannot open: %s", path, strerror(errno));
+        return HS_ERR_IO;
+    }
+    do {
+        if (cap - len < 4096) {
+            char *nb = realloc(buf, cap ? cap * 2 : 65536);
+            if (!nb) {
+                st = HS_ERR_NOMEM;
+                goto out;
+            }
+            buf = nb;
+            cap = cap ? cap * 2 : 65536;
+        }
+        n = fread(buf + len, 1, cap - len - 1, fp);
+        len += n;
+    } while (n > 0);
+    if (ferror(fp)) {
+        hs_log_error("%s: read error: %s", path, strerror(errno));
+        st = HS_ERR_IO;
+        goto out;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    if (len_out)
+        *len_out = len;
+    buf = NULL;
+out:
+    free(buf);
+    fclose(fp);
+    return st;
+}
+
+hs_status_t hs_mkdir_p(const char *path)
+{
+    char *p = strdup(path);
+    hs_status_t st = HS_OK;
+
+    if (!p)
+        return HS_ERR_NOMEM;
+    for (char *s = p + 1; ; s++) {
+        char c = *s;
+        if (c != '/' && c != '\0')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            hs_log_error("%s: cannot create directory: %s", p, strerror(errno));
+            st = HS_ERR_IO;
+            break;
+        }
+        *s = c;
+        if (c == '\0')
+            break;
+    }
+    free(p);
+    return st;
+}

@@ -1,0 +1,56 @@
+/* hs_util.h - small helpers shared by every module: parsing sizes and numbers,
+ * monotonic time, hashing, and atomic output files (write to a temporary, rename). */
+#ifndef HS_UTIL_H
+#define HS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/hs_status.h"
+
+/* Parse a byte count with optional suffix K, M or G (powers of two; "16K" = 16384).
+ * Accepts a trailing "B" or "iB" ("16KB", "16KiB"). Returns HS_ERR_INVALID on junk,
+ * negative numbers or overflow; *out is set only on success. Does not log. */
+hs_status_t hs_parse_size(const char *text, uint64_t *out);
+
+/* Parse a comma-separated list of sizes ("8,64K,1M") into a malloc'ed array the caller
+ * frees. Empty items are an error. Does not log. */
+hs_status_t hs_parse_size_list(const char *text, uint64_t **out, size_t *n_out);
+
+/* Parse a finite double (no NaN/inf). Does not log. */
+hs_status_t hs_parse_double(const char *text, double *out);
+
+/* Parse a non-negative integer that fits in uint64_t. Does not log. */
+hs_status_t hs_parse_u64(const char *text, uint64_t *out);
+
+/* Format a byte count for people: 8 -> "8B", 16384 -> "16K", 1572864 -> "1.5M". */
+void hs_format_size(uint64_t bytes, char *buf, size_t buflen);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t hs_now_ns(void);
+
+/* 64-bit FNV-1a hash of a buffer, chainable through seed (start with HS_FNV_SEED). */
+#define HS_FNV_SEED 1469598103934665603ULL
+uint64_t hs_hash64(const void *buf, size_t len, uint64_t seed);
+
+/* An output file that appears under its final name only when complete.
+ * hs_afile_open creates "<path>.tmp.<pid>" next to path; hs_afile_commit fsyncs, closes and
+ * renames it over path; hs_afile_abort closes and removes the temporary. Exactly one of
+ * commit/abort must be called; both free the object. Errors are logged with the path. */
+typedef struct hs_afile hs_afile_t;
+hs_status_t hs_afile_open(const char *path, hs_afile_t **out);
+FILE *hs_afile_stream(hs_afile_t *af);
+hs_status_t hs_afile_commit(hs_afile_t *af);
+void hs_afile_abort(hs_afile_t *af);
+
+/* Write a whole NUL-terminated string to path atomically (via hs_afile). */
+hs_status_t hs_write_file_atomic(const char *path, const char *text);
+
+/* Read a whole file into a malloc'ed NUL-terminated buffer (caller frees). Logs on error. */
+hs_status_t hs_read_file(const char *path, char **out, size_t *len_out);
+
+/* mkdir -p. Logs on error. */
+hs_status_t hs_mkdir_p(const char *path);
+
+#endif

@@ -1,0 +1,91 @@
+/* predict.h - what a prediction engine computes for one (trace, profile, hint), and the
+ * ops table through which the analytical model and the SimGrid simulator plug in.
+ *
+ * An engine only replays: it fills per-message latencies and a few counters (pred_raw_t).
+ * pred_run() turns that into the figures of CLI.md (percentiles, throughput, size classes,
+ * cold start apart) with one shared summariser, so both engines report the same way.
+ */
+#ifndef HS_PREDICT_H
+#define HS_PREDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hs_status.h"
+#include "model/profile.h"
+#include "traces/trace.h"
+
+typedef enum {
+    PRED_OPEN = 0,   /* post at the trace's own post times (or later, if the queue is full) */
+    PRED_CLOSED = 1, /* post when the previous message completed, plus the trace's think time */
+} pred_mode_t;
+
+typedef struct {
+    pred_mode_t mode;
+    int include_cold;     /* count cold-start messages in the figures (default 0: apart) */
+    unsigned flows;       /* sim only: senders replaying the trace into one receiver (>= 1) */
+    const char *platform; /* sim only: SimGrid platform XML, NULL = generated from profile */
+} pred_opts_t;
+
+/* Summed cost terms over all messages, in us: what "why" compares. */
+typedef struct {
+    double queue_us;    /* waiting for a send-queue slot (depth window) */
+    double drain_us;    /* path-switch drain, fixed cost and perturbation */
+    double coalesce_us; /* completion reported late by moderation / selective signalling */
+    double l1_us;       /* extra post cost from the SQ footprint exceeding L1d */
+    double base_us;     /* everything else: post, doorbell, DMA, wire, serialisation, poll */
+} pred_costs_t;
+
+/* Raw output of one replay. lat_us and path are caller-allocated with tr->n entries. */
+typedef struct {
+    float *lat_us;          /* per message: completion seen by poster - trace post time */
+    uint8_t *path;          /* per message: TRACE_F_PATH_LL or TRACE_F_PATH_BW */
+    double t_first_post_us; /* first post of the replay */
+    double t_last_done_us;  /* last completion of the replay */
+    uint64_t switches;
+    double drain_us_total;
+    uint64_t sq_full_stalls; /* posts that waited for a free send-queue slot */
+    pred_costs_t costs;
+} pred_raw_t;
+
+typedef struct {
+    uint64_t min_bytes, max_bytes, count;
+    double p50_us, p99_us;
+} pred_class_t;
+
+/* The figures of CLI.md for one hint. */
+typedef struct {
+    uint64_t hint_bytes;
+    uint64_t count; /* messages the figures cover (cold start excluded unless asked) */
+    double p50_us, p90_us, p99_us, p999_us, max_us, mean_us;
+    double throughput_gbps;
+    double ll_fraction;
+    uint64_t switches;
+    double drain_us_total;
+    uint64_t sq_full_stalls;
+    pred_costs_t costs;
+    pred_class_t *classes; /* owned; power-of-two size classes present in the trace */
+    size_t nclasses;
+    uint64_t cold_count; /* cold-start messages, reported apart */
+    double cold_p50_us, cold_p99_us, cold_max_us;
+    float *lat_us; /* owned, per message (tr->n), only when pred_run was asked to keep it */
+} pred_result_t;
+
+typedef struct pred_engine_ops {
+    const char *name; /* "model" or "sim" */
+    /* Replay tr under p with hint (0 = no hint); fill raw (arrays preallocated). */
+    hs_status_t (*replay)(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
+                          uint64_t hint_bytes, pred_raw_t *raw);
+} pred_engine_ops_t;
+
+/* Run one engine for one hint and summarise into *out (caller releases with
+ * pred_result_release). keep_lat keeps the per-message latencies in out->lat_us. */
+hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                     const pred_opts_t *o, uint64_t hint_bytes, int keep_lat,
+                     pred_result_t *out);
+/* The summariser on its own (used by pred_run, and by validate on measured latencies). */
+hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
+                           uint64_t hint_bytes, pred_result_t *out);
+void pred_result_release(pred_result_t *r);
+
+#endif

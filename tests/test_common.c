@@ -1,0 +1,169 @@
+/* test_common.c - size parsing, option tables, atomic files, and the CLI's exit codes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/hs_opt.h"
+#include "common/hs_util.h"
+#include "tests/hs_test.h"
+
+static void test_parse_size(void **state)
+{
+    uint64_t v = 7;
+    (void)state;
+    assert_int_equal(hs_parse_size("16K", &v), HS_OK);
+    assert_int_equal(v, 16384);
+    assert_int_equal(hs_parse_size("2M", &v), HS_OK);
+    assert_int_equal(v, 2097152);
+    assert_int_equal(hs_parse_size("1G", &v), HS_OK);
+    assert_int_equal(v, 1073741824ULL);
+    assert_int_equal(hs_parse_size("64KiB", &v), HS_OK);
+    assert_int_equal(v, 65536);
+    assert_int_equal(hs_parse_size("8", &v), HS_OK);
+    assert_int_equal(v, 8);
+    v = 7;
+    assert_int_equal(hs_parse_size("-1", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_size("12Q", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_size("", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_size("99999999999999999999K", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_size("17179869184G", &v), HS_ERR_INVALID); /* 2^34 G overflows */
+    assert_int_equal(v, 7); /* untouched on error */
+}
+
+static void test_parse_size_list(void **state)
+{
+    uint64_t *vals = NULL;
+    size_t n = 0;
+    (void)state;
+    assert_int_equal(hs_parse_size_list("8,64K,1M", &vals, &n), HS_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(vals[0], 8);
+    assert_int_equal(vals[1], 65536);
+    assert_int_equal(vals[2], 1048576);
+    free(vals);
+    assert_int_equal(hs_parse_size_list("8,,16", &vals, &n), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_size_list("8,", &vals, &n), HS_ERR_INVALID);
+}
+
+static void test_format_size(void **state)
+{
+    char buf[32];
+    (void)state;
+    hs_format_size(8, buf, sizeof(buf));
+    assert_string_equal(buf, "8B");
+    hs_format_size(16384, buf, sizeof(buf));
+    assert_string_equal(buf, "16K");
+    hs_format_size(1572864, buf, sizeof(buf));
+    assert_string_equal(buf, "1.5M");
+}
+
+struct opts {
+    int json;
+    const char *out;
+    uint64_t size;
+    double x;
+    hs_strlist_t set;
+};
+
+static const hs_opt_t g_opts[] = {
+    {"json", 0, HS_OPT_FLAG, offsetof(struct opts, json), NULL, NULL, "JSON output"},
+    {"output", 'o', HS_OPT_STR, offsetof(struct opts, out), "FILE", NULL, "output file"},
+    {"size", 's', HS_OPT_SIZE, offsetof(struct opts, size), "BYTES", "4K", "size"},
+    {"x", 0, HS_OPT_DOUBLE, offsetof(struct opts, x), "X", "0.5", "x"},
+    {"set", 0, HS_OPT_LIST, offsetof(struct opts, set), "K=V", NULL, "override"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+static const hs_cmd_spec_t g_spec = {"t FILE", "test", g_opts, 1, 1, NULL};
+
+static void test_opt_parse(void **state)
+{
+    char *argv[] = {"t", "--set", "a=1", "in.hst", "-o", "out", "--size=1M", "--json",
+                    "--set", "b=2", NULL};
+    struct opts o = {0};
+    char **pos;
+    int npos;
+    (void)state;
+    assert_int_equal(hs_opt_parse(&g_spec, 10, argv, &o, &pos, &npos), 0);
+    assert_int_equal(npos, 1);
+    assert_string_equal(pos[0], "in.hst");
+    assert_int_equal(o.json, 1);
+    assert_string_equal(o.out, "out");
+    assert_int_equal(o.size, 1048576);
+    assert_true(o.x == 0.5);
+    assert_int_equal(o.set.n, 2);
+    assert_string_equal(o.set.v[1], "b=2");
+    hs_opt_free(&g_spec, &o, pos);
+}
+
+static void test_opt_errors(void **state)
+{
+    char *bad_opt[] = {"t", "f", "--nope", NULL};
+    char *bad_val[] = {"t", "f", "--size", "12Q", NULL};
+    char *missing[] = {"t", NULL};
+    char *extra[] = {"t", "a", "b", NULL};
+    char *noval[] = {"t", "f", "-o", NULL};
+    struct opts o = {0};
+    char **pos;
+    int npos;
+    (void)state;
+    assert_int_equal(hs_opt_parse(&g_spec, 3, bad_opt, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+    assert_int_equal(hs_opt_parse(&g_spec, 4, bad_val, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+    assert_int_equal(hs_opt_parse(&g_spec, 1, missing, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+    assert_int_equal(hs_opt_parse(&g_spec, 3, extra, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+    assert_int_equal(hs_opt_parse(&g_spec, 3, noval, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+}
+
+static void test_afile(void **state)
+{
+    char *dir = hs_test_tmpdir();
+    char path[4200], *text = NULL;
+    hs_afile_t *af;
+    (void)state;
+    assert_non_null(dir);
+    snprintf(path, sizeof(path), "%s/out.txt", dir);
+    assert_int_equal(hs_write_file_atomic(path, "good\n"), HS_OK);
+    /* an aborted write leaves the good file intact and no temporary behind */
+    assert_int_equal(hs_afile_open(path, &af), HS_OK);
+    fputs("half", hs_afile_stream(af));
+    hs_afile_abort(af);
+    assert_int_equal(hs_read_file(path, &text, NULL), HS_OK);
+    assert_string_equal(text, "good\n");
+    free(text);
+    assert_int_equal(hs_test_run(NULL, "test $(ls %s | wc -l) -eq 1", dir), 0);
+    assert_int_equal(hs_test_run(NULL, "rm -rf %s", dir), 0);
+    free(dir);
+}
+
+static void test_cli_exit_codes(void **state)
+{
+    char *out = NULL;
+    (void)state;
+    assert_int_equal(hs_test_run(&out, "%s --help", hs_test_bin()), 0);
+    assert_non_null(strstr(out, "recommend"));
+    free(out);
+    assert_int_equal(hs_test_run(NULL, "%s", hs_test_bin()), 2);
+    assert_int_equal(hs_test_run(&out, "%s frobnicate", hs_test_bin()), 2);
+    assert_non_null(strstr(out, "frobnicate"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s --version", hs_test_bin()), 0);
+    assert_non_null(strstr(out, "hintsim "));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
+        cmocka_unit_test(test_format_size),    cmocka_unit_test(test_opt_parse),
+        cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
+        cmocka_unit_test(test_cli_exit_codes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,142 @@
+/* trace.h - the hintsim trace: what was posted, when, how big, and when it completed.
+ *
+ * In memory a trace is a header (trace_hdr_t) plus an array of fixed-size records
+ * (trace_rec_t). On disk it is the .hst format of traces/FORMAT.md: magic, version,
+ * a JSON header, then CRC-protected blocks of records. Every module that consumes traces
+ * (model, sim, capture's validate) works on the in-memory form; only this module knows
+ * the bytes.
+ */
+#ifndef HS_TRACE_H
+#define HS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hs_status.h"
+
+/* t_done_ns value for work whose completion time is not known (unsignalled WR). */
+#define TRACE_TIME_UNKNOWN UINT64_MAX
+
+/* Record flags. The path is two bits: unknown, LL or BW. */
+enum {
+    TRACE_F_PATH_MASK = 0x0003,
+    TRACE_F_PATH_LL = 0x0001,      /* took the low-latency path */
+    TRACE_F_PATH_BW = 0x0002,      /* took the bandwidth path */
+    TRACE_F_INLINE = 0x0004,       /* posted with IBV_SEND_INLINE */
+    TRACE_F_SIGNALED = 0x0008,     /* posted with IBV_SEND_SIGNALED */
+    TRACE_F_COLD = 0x0010,         /* cold start: not steady state (seed 002) */
+    TRACE_F_ERROR = 0x0020,        /* completed with an error; status holds ibv_wc_status */
+    TRACE_F_IMPLICIT = 0x0040,     /* completion time implied by a later signalled WR */
+    TRACE_F_SWITCH = 0x0080,       /* a path switch (drain) happened before this post */
+};
+
+/* Work request opcodes (a trace-level enum; converters map from ibv_wr_opcode). */
+typedef enum {
+    TRACE_OP_SEND = 0,
+    TRACE_OP_SEND_IMM = 1,
+    TRACE_OP_WRITE = 2,
+    TRACE_OP_WRITE_IMM = 3,
+    TRACE_OP_READ = 4,
+    TRACE_OP_ATOMIC = 5,
+    TRACE_OP_OTHER = 15,
+} trace_opcode_t;
+
+/* One posted work request. 32 bytes, naturally aligned. */
+typedef struct {
+    uint64_t t_post_ns;  /* post time, ns since the trace's clock origin */
+    uint64_t t_done_ns;  /* completion seen by the poster, ns; TRACE_TIME_UNKNOWN if not known */
+    uint64_t size_bytes; /* payload bytes */
+    uint32_t qp;         /* QP index within the process (0..n), not the QP number */
+    uint8_t opcode;      /* trace_opcode_t */
+    uint8_t status;      /* ibv_wc_status of the completion (0 = success) */
+    uint16_t flags;      /* TRACE_F_* */
+} trace_rec_t;
+
+typedef enum {
+    TRACE_MODE_BENCH = 0,     /* hintsim capture bench */
+    TRACE_MODE_PRELOAD = 1,   /* the LD_PRELOAD interposer */
+    TRACE_MODE_SYNTHETIC = 2, /* hintsim trace gen */
+    TRACE_MODE_CONVERTED = 3, /* imported from CSV, JSON Lines, perftest */
+} trace_mode_t;
+
+typedef enum { TRACE_MEM_HOST = 0, TRACE_MEM_CUDA = 1 } trace_mem_t;
+
+typedef enum {
+    TRACE_HINT_NONE = 0,   /* no hint in effect */
+    TRACE_HINT_ENV = 1,    /* RDMA_LOW_LATENCY_HINT */
+    TRACE_HINT_CONFIG = 2, /* a configuration file */
+    TRACE_HINT_CODE = 3,   /* set by the application / our flags */
+} trace_hint_src_t;
+
+/* The trace header. Strings are fixed buffers so the header is a plain value.
+ * extra_json is an optional JSON object text (owned, malloc'ed) carrying anything else:
+ * the effective configuration of the producer, the workload parameters, etc. */
+typedef struct {
+    uint32_t version;             /* format version read (TRACE_FORMAT_VERSION when written) */
+    char producer[64];            /* "hintsim capture bench", "libhintcap", ... */
+    char producer_version[32];
+    trace_mode_t mode;
+    char host[64];
+    char device[64];              /* verbs device, "" if none */
+    char firmware[64];            /* "" if unknown */
+    trace_mem_t mem;
+    char clock_source[32];        /* "CLOCK_MONOTONIC", ... ; unit is always ns */
+    uint64_t hint_bytes;          /* hint in effect while capturing (0 = none) */
+    trace_hint_src_t hint_source;
+    int64_t pid;                  /* -1 if not applicable */
+    int32_t rank;                 /* -1 if unknown */
+    uint64_t dropped;             /* records lost by the producer (never silently) */
+    char workload[64];            /* generator workload name, or "" */
+    char *extra_json;             /* owned; may be NULL */
+} trace_hdr_t;
+
+/* A whole trace loaded in memory. */
+typedef struct {
+    trace_hdr_t hdr;
+    trace_rec_t *recs; /* owned */
+    size_t n;
+    size_t cap;
+} trace_t;
+
+#define TRACE_FORMAT_VERSION 1
+
+/* Fill hdr with defaults: this producer, synthetic mode, this host, pid -1, rank -1. */
+void trace_hdr_init(trace_hdr_t *hdr);
+/* Free what the header owns (extra_json). */
+void trace_hdr_release(trace_hdr_t *hdr);
+
+/* An empty in-memory trace (header from trace_hdr_init). Free with trace_free. */
+hs_status_t trace_new(trace_t **out);
+/* Append one record to an in-memory trace (amortised O(1)). */
+hs_status_t trace_push(trace_t *tr, const trace_rec_t *rec);
+void trace_free(trace_t *tr);
+
+/* ---- files ---------------------------------------------------------------------- */
+
+/* Streaming writer: constant memory. The file appears under path only at
+ * trace_writer_close (written to a temporary and renamed). */
+typedef struct trace_writer trace_writer_t;
+hs_status_t trace_writer_open(const char *path, const trace_hdr_t *hdr, trace_writer_t **out);
+hs_status_t trace_writer_append(trace_writer_t *w, const trace_rec_t *rec);
+/* Set the dropped count recorded in the file (it is written at close). */
+void trace_writer_set_dropped(trace_writer_t *w, uint64_t dropped);
+/* Flush the last block, write the trailer, rename into place. Frees w. */
+hs_status_t trace_writer_close(trace_writer_t *w);
+/* Discard the temporary, leave any existing file at path untouched. Frees w. */
+void trace_writer_abort(trace_writer_t *w);
+
+/* Streaming reader. trace_reader_next returns HS_OK with a record, HS_ERR_INVALID on
+ * damage (logged with file, block and byte offset), and sets *eof at the end. */
+typedef struct trace_reader trace_reader_t;
+hs_status_t trace_reader_open(const char *path, trace_reader_t **out);
+const trace_hdr_t *trace_reader_header(const trace_reader_t *r);
+hs_status_t trace_reader_next(trace_reader_t *r, trace_rec_t *rec, int *eof);
+void trace_reader_close(trace_reader_t *r);
+
+/* Load a whole trace from any supported file: .hst, .csv, .jsonl, or perftest raw
+ * output (detected by content). Errors are logged naming the file and offset/line. */
+hs_status_t trace_load(const char *path, trace_t **out);
+/* Save a trace; the format follows the extension (.hst, .csv, .jsonl). Atomic. */
+hs_status_t trace_save(const char *path, const trace_t *tr);
+
+#endif
