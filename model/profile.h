@@ -30,6 +30,8 @@ typedef enum {
     X(host_poll_ns, "host.poll_ns", PROF_REAL, "ns", 50, "CPU cost of polling one completion") \
     X(host_interrupt_ns, "host.interrupt_ns", PROF_REAL, "ns", 1500, "cost of one completion event (interrupt/wakeup) when not polled busily") \
     X(host_wqe_bb_bytes, "host.wqe_bb_bytes", PROF_INT, "B", 64, "WQE basic block size")     \
+    X(host_l1_sq_share, "host.l1_sq_share", PROF_REAL, "frac", 0.5, "share of L1d the send queues can keep before they miss (the rest is the application's working set)") \
+    X(host_sq_lines_per_post, "host.sq_lines_per_post", PROF_REAL, "lines", 4, "SQ cache lines touched per WR post (0 turns the L1 term off)") \
     X(link_gbps, "link.gbps", PROF_REAL, "Gb/s", 100, "link bandwidth (10^9 bit/s)")         \
     X(link_mtu_bytes, "link.mtu_bytes", PROF_INT, "B", 4096, "path MTU")                    \
     X(link_base_lat_ns, "link.base_lat_ns", PROF_REAL, "ns", 1000, "one-way wire + NIC latency for a minimal packet") \
@@ -43,6 +45,8 @@ typedef enum {
     X(ll_coal_period_us, "ll.coal_period_us", PROF_REAL, "us", 0, "LL path CQ moderation period (0 = off)") \
     X(ll_seg_bytes, "ll.seg_bytes", PROF_INT, "B", 0, "LL path segment size (0 = one WR per message)") \
     X(ll_fixed_ns, "ll.fixed_ns", PROF_REAL, "ns", 0, "LL path fixed per-message overhead")  \
+    X(ll_seg_ns, "ll.seg_ns", PROF_REAL, "ns", 0, "LL path CPU cost per extra segment WR of a split message") \
+    X(ll_irq, "ll.irq", PROF_INT, "0/1", 0, "LL path completion events: 1 = interrupt (host.interrupt_ns), 0 = busy poll (host.poll_ns)") \
     X(bw_depth, "bw.depth", PROF_INT, "WRs", 128, "BW path send-queue depth when no hint is set") \
     X(bw_depth_hinted, "bw.depth_hinted", PROF_INT, "WRs", 128, "BW path depth while a hint is set (hinting provisions for latency, seed 000)") \
     X(bw_inline_bytes, "bw.inline_bytes", PROF_INT, "B", 0, "BW path inline limit")          \
@@ -51,6 +55,8 @@ typedef enum {
     X(bw_coal_period_us, "bw.coal_period_us", PROF_REAL, "us", 8, "BW path CQ moderation period") \
     X(bw_seg_bytes, "bw.seg_bytes", PROF_INT, "B", 65536, "BW path segment size (0 = no split)") \
     X(bw_fixed_ns, "bw.fixed_ns", PROF_REAL, "ns", 0, "BW path fixed per-message overhead (generic multi-segment setup)") \
+    X(bw_seg_ns, "bw.seg_ns", PROF_REAL, "ns", 0, "BW path CPU cost per extra segment WR of a split message (descriptor chaining)") \
+    X(bw_irq, "bw.irq", PROF_INT, "0/1", 0, "BW path completion events: 1 = interrupt (host.interrupt_ns), 0 = busy poll (host.poll_ns)") \
     X(switch_drain_fixed_us, "switch.drain_fixed_us", PROF_REAL, "us", 5, "fixed reconfiguration cost of a path switch") \
     X(switch_perturb_window_us, "switch.perturb_window_us", PROF_REAL, "us", 0, "window after a switch in which latency is inflated") \
     X(switch_perturb_factor, "switch.perturb_factor", PROF_REAL, "x", 1, "latency factor inside the perturbation window") \
