@@ -1,0 +1,58 @@
+/* cap_conn.h - the two ends of a live run and how they meet.
+ *
+ * --server listens on a TCP port, --connect HOST dials it; the ends exchange QP numbers,
+ * PSNs, GIDs, buffer addresses and rkeys over that socket, as perftest does, and the
+ * client then drives the run: it sends the server one command per ping-pong phase and
+ * the server answers each ping with a pong (cap_conn_serve). With neither, both ends live
+ * in this process over the device (loopback) and the client plays both parts.
+ *
+ * Every socket operation and every wait is bounded by the timeout; a peer that vanishes
+ * ends the run with exit 1 (HS_ERR_TIMEOUT, or HS_ERR_CHECK naming the completion status).
+ */
+#ifndef HS_CAP_CONN_H
+#define HS_CAP_CONN_H
+
+#include <stdint.h>
+
+#include "capture/cap_path.h"
+#include "model/profile.h"
+
+typedef enum { CAP_ROLE_LOOP = 0, CAP_ROLE_SERVER = 1, CAP_ROLE_CLIENT = 2 } cap_role_t;
+
+typedef struct {
+    cap_role_t role;
+    const char *host;       /* client: where the server runs */
+    uint16_t port;
+    uint64_t timeout_ns;    /* bound of every wait */
+    uint64_t max_msg;       /* client/loop: largest message; the server learns it */
+    uint64_t hint_bytes;    /* client/loop: hint of the run (sets bw.depth_hinted) */
+} cap_conn_opts_t;
+
+typedef struct {
+    cap_role_t role;
+    int fd;             /* TCP socket to the peer; -1 in loopback */
+    cap_ep_t *ep;       /* this end (the client's in loopback) */
+    cap_ep_t *peer;     /* loopback only: the other end, in this process */
+    int use_imm;        /* ping-pong through write-with-immediate (GPU memory on an end) */
+    cap_path_cfg_t cfg[CAP_NPATHS]; /* effective path configuration */
+} cap_conn_t;
+
+/* The path configuration a run uses: profile p, hint, checked against dev's limits
+ * (HS_ERR_INVALID naming the limit). */
+hs_status_t cap_conn_make_cfg(const profile_t *p, uint64_t hint_bytes, const cap_dev_t *dev,
+                              cap_path_cfg_t cfg[CAP_NPATHS]);
+
+/* Set up both ends per o (listening, dialling or loopback), with buffers from mem and the
+ * path configuration from p. The caller owns *out (cap_conn_close). */
+hs_status_t cap_conn_open(const cap_conn_opts_t *o, cap_dev_t *dev, const cap_mem_ops_t *mem,
+                          const profile_t *p, cap_conn_t **out);
+/* Client/loop: run count ping-pongs of size bytes on path; lat_ns[i] = round trip / 2.
+ * In loopback one thread plays both ends in turn. */
+hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_bytes,
+                              uint64_t count, uint64_t *half_rtt_ns);
+/* Server: answer the client's commands until it says it is done. */
+hs_status_t cap_conn_serve(cap_conn_t *c);
+/* Client: tell the server the run is over. Then free everything (any role). */
+void cap_conn_close(cap_conn_t *c);
+
+#endif

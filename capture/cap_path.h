@@ -1,0 +1,97 @@
+/* cap_path.h - the two-path engine on a real verbs device.
+ *
+ * An endpoint (cap_ep_t) is one end of a connection: one registered buffer and two RC QPs,
+ * the LL path (shallow, every WR signalled, inline up to the device limit) and the BW path
+ * (deep, selective signalling, segments, CQ moderation by ibv_modify_cq where the device has
+ * it, emulated by the signalling interval where not), each with its own send CQ. The buffer
+ * has two halves: [0, max_msg) is the source of this end's writes, [max_msg, 2*max_msg) is
+ * where the peer's writes land.
+ *
+ * Messages are RDMA WRITEs (WRITE_WITH_IMM when asked) into the peer's landing half. Every
+ * wait is bounded by a deadline; a completion in error ends the run with HS_ERR_CHECK and
+ * the ibv_wc_status_str named.
+ */
+#ifndef HS_CAP_PATH_H
+#define HS_CAP_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/cap_dev.h"
+#include "capture/cap_mem.h"
+#include "capture/cap_policy.h"
+
+/* Called for each message whose completion the poster has just seen (t_done_ns, CLOCK_
+ * MONOTONIC); implicit = its own WR was unsignalled, a later signalled WR covered it. */
+typedef void (*cap_done_fn)(void *arg, uint64_t msg, uint64_t t_done_ns, int implicit);
+
+typedef struct {
+    cap_path_id_t id;
+    cap_path_cfg_t cfg;
+    struct ibv_cq *cq;   /* send completions */
+    struct ibv_cq *rcq;  /* receive completions (write-with-immediate) */
+    struct ibv_qp *qp;
+    uint32_t psn;
+    cap_track_t track;
+    int last_signaled;   /* the last posted WR was signalled (drain needs no fence) */
+    cap_done_fn on_done;
+    void *on_done_arg;
+} cap_qp_t;
+
+/* What the peer needs to reach one endpoint (exchanged over TCP or copied in loopback). */
+typedef struct {
+    uint32_t qpn[CAP_NPATHS];
+    uint32_t psn[CAP_NPATHS];
+    uint8_t gid[16];
+    uint16_t lid;
+    uint64_t addr;   /* landing half */
+    uint32_t rkey;
+    uint64_t max_msg;
+} cap_ep_info_t;
+
+typedef struct {
+    cap_dev_t *dev;          /* borrowed */
+    const cap_mem_ops_t *mem;
+    void *buf;
+    size_t max_msg;
+    struct ibv_mr *mr;
+    cap_qp_t qp[CAP_NPATHS];
+    uint64_t raddr;          /* peer's landing half */
+    uint32_t rkey;
+    uint64_t timeout_ns;     /* bound of every wait */
+} cap_ep_t;
+
+/* Create an endpoint: buffer of 2*max_msg from mem, two QPs configured by cfg (already
+ * checked by cap_path_cfg_apply_limits), CQ moderation applied where cfg says so. */
+hs_status_t cap_ep_create(cap_dev_t *dev, const cap_mem_ops_t *mem,
+                          const cap_path_cfg_t cfg[CAP_NPATHS], size_t max_msg,
+                          uint64_t timeout_ns, cap_ep_t **out);
+void cap_ep_destroy(cap_ep_t *ep);
+void cap_ep_info(const cap_ep_t *ep, cap_ep_info_t *out);
+/* Bring both QPs to RTS against the peer's info. */
+hs_status_t cap_ep_connect(cap_ep_t *ep, const cap_ep_info_t *peer);
+
+/* Post message msg of size bytes on path q: segments per cfg, waits (bounded) for free
+ * slots, inline when small enough and the memory is CPU-visible; imm: the last WR is a
+ * WRITE_WITH_IMM (the receiver gets a completion). *signaled_out (may be NULL): the
+ * message's last WR was signalled. */
+hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
+                            int imm, int *signaled_out);
+/* Poll q's send CQ once (non-blocking); reports finished messages via q->on_done. */
+hs_status_t cap_qp_poll(cap_ep_t *ep, cap_qp_t *q);
+/* Wait (bounded) until message msg has completed, i.e. until nothing up to it is pending. */
+hs_status_t cap_qp_wait_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t last_seq);
+/* Drain: wait until every WR posted on q has completed (posting a zero-byte signalled
+ * WRITE first when the last WR was unsignalled). *drain_ns gets the time it took. */
+hs_status_t cap_qp_drain(cap_ep_t *ep, cap_qp_t *q, uint64_t *drain_ns);
+
+/* Post n receive WRs on q (for write-with-immediate), and wait for one receive completion. */
+hs_status_t cap_qp_post_recvs(cap_qp_t *q, unsigned n);
+hs_status_t cap_qp_wait_recv(cap_ep_t *ep, cap_qp_t *q);
+
+/* Pointer to the last byte of the landing half for a message of size bytes (host memory). */
+volatile uint8_t *cap_ep_landing_last(cap_ep_t *ep, uint64_t size_bytes);
+/* Set the last source byte of a size-byte message to v (host memory only). */
+void cap_ep_mark_source(cap_ep_t *ep, uint64_t size_bytes, uint8_t v);
+
+#endif

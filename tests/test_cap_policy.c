@@ -1,0 +1,200 @@
+/* test_cap_policy.c - the device-free logic of the two-path engine: routing with hint and
+ * hysteresis, path configuration against device limits (and the moderation emulation),
+ * segmenting, selective signalling, and completion bookkeeping. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/cap_policy.h"
+#include "tests/hs_test.h"
+
+static void test_route_class(void **state)
+{
+    (void)state;
+    assert_int_equal(cap_route_class(0, 8), CAP_PATH_BW);       /* no hint: all BW */
+    assert_int_equal(cap_route_class(8192, 8), CAP_PATH_LL);
+    assert_int_equal(cap_route_class(8192, 8192), CAP_PATH_LL); /* <= hint */
+    assert_int_equal(cap_route_class(8192, 8193), CAP_PATH_BW);
+}
+
+static void test_route_switch_immediate(void **state)
+{
+    static const uint64_t sizes[] = {8, 16384, 16384, 8, 8};
+    static const int want_path[] = {CAP_PATH_LL, CAP_PATH_BW, CAP_PATH_BW, CAP_PATH_LL,
+                                    CAP_PATH_LL};
+    static const int want_sw[] = {0, 1, 0, 1, 0};
+    cap_route_t r;
+    int sw;
+    (void)state;
+    cap_route_init(&r, 8192, 1);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(cap_route_next(&r, sizes[i], &sw), want_path[i]);
+        assert_int_equal(sw, want_sw[i]);
+    }
+}
+
+static void test_route_hysteresis(void **state)
+{
+    cap_route_t r;
+    int sw;
+    (void)state;
+    cap_route_init(&r, 1024, 3);
+    assert_int_equal(cap_route_next(&r, 8, &sw), CAP_PATH_LL);
+    /* two large messages stay on LL; the third consecutive one switches */
+    assert_int_equal(cap_route_next(&r, 4096, &sw), CAP_PATH_LL);
+    assert_int_equal(sw, 0);
+    assert_int_equal(cap_route_next(&r, 4096, &sw), CAP_PATH_LL);
+    assert_int_equal(cap_route_next(&r, 4096, &sw), CAP_PATH_BW);
+    assert_int_equal(sw, 1);
+    /* an interrupted run resets the count */
+    assert_int_equal(cap_route_next(&r, 8, &sw), CAP_PATH_BW);
+    assert_int_equal(cap_route_next(&r, 4096, &sw), CAP_PATH_BW);
+    assert_int_equal(cap_route_next(&r, 8, &sw), CAP_PATH_BW);
+    assert_int_equal(cap_route_next(&r, 8, &sw), CAP_PATH_BW);
+    assert_int_equal(cap_route_next(&r, 8, &sw), CAP_PATH_LL);
+    assert_int_equal(sw, 1);
+}
+
+static void default_profile(profile_t *p)
+{
+    memset(p, 0, sizeof(*p));
+#define X(field, key, kind, unit, def, doc) p->field = (def);
+    PROFILE_PARAMS(X)
+#undef X
+}
+
+static const cap_limits_t rxe_like = {.max_qp_wr = 1048576, .max_inline = 400,
+                                      .cq_mod_supported = 0};
+
+static void test_cfg_from_profile(void **state)
+{
+    profile_t p;
+    cap_path_cfg_t cfg[CAP_NPATHS];
+    (void)state;
+    default_profile(&p);
+    p.bw_depth = 256;
+    p.bw_depth_hinted = 64;
+    cap_path_cfg_from_profile(&p, 0, cfg);
+    assert_int_equal(cfg[CAP_PATH_BW].depth, 256);
+    cap_path_cfg_from_profile(&p, 4096, cfg);
+    assert_int_equal(cfg[CAP_PATH_BW].depth, 64); /* hinted depth */
+    assert_int_equal(cfg[CAP_PATH_LL].depth, (uint32_t)p.ll_depth);
+    assert_int_equal(cfg[CAP_PATH_BW].seg_bytes, (uint64_t)p.bw_seg_bytes);
+}
+
+static void test_cfg_limits(void **state)
+{
+    profile_t p;
+    cap_path_cfg_t cfg[CAP_NPATHS];
+    cap_limits_t lim = rxe_like;
+    (void)state;
+    default_profile(&p);
+    p.bw_signal_every = 4;
+    p.bw_coal_count = 16;
+    cap_path_cfg_from_profile(&p, 0, cfg);
+    assert_int_equal(cap_path_cfg_apply_limits(CAP_PATH_LL, &cfg[CAP_PATH_LL], &lim), HS_OK);
+    assert_int_equal(cap_path_cfg_apply_limits(CAP_PATH_BW, &cfg[CAP_PATH_BW], &lim), HS_OK);
+    /* no CQ moderation on the device: emulated by signalling every coal_count WRs */
+    assert_int_equal(cfg[CAP_PATH_BW].moderation_hw, 0);
+    assert_int_equal(cfg[CAP_PATH_BW].signal_every, 16);
+    /* with moderation the signalling interval stays as configured */
+    lim.cq_mod_supported = 1;
+    lim.max_cq_count = 65535;
+    lim.max_cq_period_us = 4095;
+    cap_path_cfg_from_profile(&p, 0, cfg);
+    assert_int_equal(cap_path_cfg_apply_limits(CAP_PATH_BW, &cfg[CAP_PATH_BW], &lim), HS_OK);
+    assert_int_equal(cfg[CAP_PATH_BW].moderation_hw, 1);
+    assert_int_equal(cfg[CAP_PATH_BW].signal_every, 4);
+    /* depth and inline above the device limits are refused */
+    cfg[CAP_PATH_BW].depth = lim.max_qp_wr + 1;
+    assert_int_equal(cap_path_cfg_apply_limits(CAP_PATH_BW, &cfg[CAP_PATH_BW], &lim),
+                     HS_ERR_INVALID);
+    cap_path_cfg_from_profile(&p, 0, cfg);
+    cfg[CAP_PATH_LL].inline_bytes = 401;
+    assert_int_equal(cap_path_cfg_apply_limits(CAP_PATH_LL, &cfg[CAP_PATH_LL], &lim),
+                     HS_ERR_INVALID);
+    /* a signalling interval above the depth could never drain */
+    cap_path_cfg_from_profile(&p, 0, cfg);
+    cfg[CAP_PATH_BW].depth = 8;
+    cfg[CAP_PATH_BW].signal_every = 9;
+    lim.cq_mod_supported = 0;
+    assert_int_equal(cap_path_cfg_apply_limits(CAP_PATH_BW, &cfg[CAP_PATH_BW], &lim),
+                     HS_ERR_INVALID);
+}
+
+static void test_segments(void **state)
+{
+    uint64_t sum = 0;
+    (void)state;
+    assert_int_equal(cap_seg_count(8, 65536), 1);
+    assert_int_equal(cap_seg_count(65536, 65536), 1);
+    assert_int_equal(cap_seg_count(65537, 65536), 2);
+    assert_int_equal(cap_seg_count(1 << 20, 0), 1);
+    assert_int_equal(cap_seg_count(1000000, 65536), 16);
+    for (uint64_t i = 0; i < 16; i++)
+        sum += cap_seg_len(1000000, 65536, i);
+    assert_int_equal(sum, 1000000);
+    assert_int_equal(cap_seg_len(1000000, 65536, 15), 1000000 - 15 * 65536);
+    assert_int_equal(cap_seg_len(1000000, 65536, 16), 0);
+    assert_int_equal(cap_seg_len(100, 0, 0), 100);
+}
+
+static void test_signalling(void **state)
+{
+    int n = 0;
+    (void)state;
+    for (uint64_t s = 0; s < 64; s++)
+        n += cap_sig_should(s, 16);
+    assert_int_equal(n, 4);
+    assert_true(cap_sig_should(15, 16));
+    assert_false(cap_sig_should(0, 16));
+    assert_true(cap_sig_should(0, 1));
+}
+
+static void test_track(void **state)
+{
+    cap_track_t t;
+    cap_pending_t done[8];
+    int impl[8];
+    size_t k;
+    (void)state;
+    assert_int_equal(cap_track_init(&t, 8), HS_OK);
+    /* message 0: 3 WRs (seq 0-2), message 1: 1 WR (seq 3), message 2: 2 WRs (seq 4-5) */
+    assert_int_equal(cap_track_take(&t, 3), 0);
+    assert_int_equal(cap_track_push(&t, 0, 2), HS_OK);
+    assert_int_equal(cap_track_take(&t, 1), 3);
+    assert_int_equal(cap_track_push(&t, 1, 3), HS_OK);
+    assert_int_equal(cap_track_take(&t, 2), 4);
+    assert_int_equal(cap_track_push(&t, 2, 5), HS_OK);
+    assert_int_equal(cap_track_outstanding(&t), 6);
+    /* a signalled completion of seq 3 covers messages 0 (implicitly) and 1 */
+    k = cap_track_complete(&t, 3, done, impl, 8);
+    assert_int_equal(k, 2);
+    assert_int_equal(done[0].msg, 0);
+    assert_int_equal(impl[0], 1);
+    assert_int_equal(done[1].msg, 1);
+    assert_int_equal(impl[1], 0);
+    assert_int_equal(cap_track_outstanding(&t), 2);
+    /* bounded hand-back: max 0 returns nothing and keeps the message */
+    assert_int_equal(cap_track_complete(&t, 5, done, impl, 0), 0);
+    assert_int_equal(cap_track_outstanding(&t), 0);
+    k = cap_track_complete(&t, 5, done, impl, 8);
+    assert_int_equal(k, 1);
+    assert_int_equal(done[0].msg, 2);
+    /* a full ring is an internal error, not an overwrite */
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(cap_track_push(&t, 10 + (uint64_t)i, 6 + (uint64_t)i), HS_OK);
+    assert_int_equal(cap_track_push(&t, 99, 99), HS_ERR_INTERNAL);
+    cap_track_release(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_route_class),     cmocka_unit_test(test_route_switch_immediate),
+        cmocka_unit_test(test_route_hysteresis), cmocka_unit_test(test_cfg_from_profile),
+        cmocka_unit_test(test_cfg_limits),       cmocka_unit_test(test_segments),
+        cmocka_unit_test(test_signalling),       cmocka_unit_test(test_track),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
