@@ -1,0 +1,93 @@
+#!/bin/sh
+# guest-init.sh - /init of the soft-RoCE VM (busybox sh, PID 1).
+#
+# Mounts the pseudo file systems, loads the modules listed in /etc/hs-modules (in order,
+# dependencies first, chosen on the host by mkinitramfs.sh), brings up lo and a dummy
+# netdev d0 (10.77.0.1/24: rxe refuses lo), creates rxe0 on d0 and waits for its port to be
+# ACTIVE. Then, if /hs/script.sh exists (run-in-vm.sh puts it there), runs it from
+# /hs/files with OUT=/out, writes /out as a tar onto the first virtio disk (/dev/vda) and
+# prints "HS-VM-<nonce>-EXIT rc=<script status> out=<ok|none|fail>" before powering off.
+# Without a script it starts an interactive shell (run-in-vm.sh --shell).
+# The setup prints "HS-VM-<nonce>-SETUP-FAILED <what>" and powers off if a step fails.
+
+export PATH=/usr/local/bin:/usr/bin:/usr/sbin:/bin:/sbin HOME=/root TERM=${TERM:-vt100}
+mount -t devtmpfs dev /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+mkdir -p /proc /sys /tmp /dev/pts /dev/shm /run /root /out
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs -o mode=1777 tmp /dev/shm
+mount -t devpts devpts /dev/pts
+NONCE=$(cat /hs/nonce 2>/dev/null || echo none)
+
+finish() {
+    echo "HS-VM-$NONCE-EXIT rc=$1 out=$2"
+    sync
+    poweroff -f
+}
+
+setup_failed() {
+    echo "HS-VM-$NONCE-SETUP-FAILED $*"
+    dmesg | tail -n 20
+    sync
+    poweroff -f
+}
+
+load_modules() {
+    local m
+    while read -r m; do
+        [ -n "$m" ] || continue
+        insmod "$m" || setup_failed "insmod $m"
+    done </etc/hs-modules
+}
+
+# wait_port_active: the rxe port turns ACTIVE once d0 is up; poll up to 20 s.
+wait_port_active() {
+    local i=0
+    while [ $i -lt 200 ]; do
+        ibv_devinfo -d rxe0 2>/dev/null | grep -q PORT_ACTIVE && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    ibv_devinfo -d rxe0
+    setup_failed "rxe0 port not ACTIVE after 20 s"
+}
+
+setup_rxe() {
+    ip link set lo up || setup_failed "ip link set lo up"
+    ip link add d0 type dummy || setup_failed "ip link add d0 type dummy"
+    ip addr add 10.77.0.1/24 dev d0 || setup_failed "ip addr add on d0"
+    ip link set d0 up || setup_failed "ip link set d0 up"
+    rdma link add rxe0 type rxe netdev d0 || setup_failed "rdma link add rxe0"
+    wait_port_active
+}
+
+# save_out: write /out as a tar onto /dev/vda (the host's --out disk), if one is attached.
+save_out() {
+    [ -b /dev/vda ] || { echo none; return; }
+    if tar -cf /dev/vda -C /out . && sync; then
+        echo ok
+    else
+        echo fail
+    fi
+}
+
+load_modules
+setup_rxe
+echo "HS-VM-$NONCE-READY kernel $(uname -r), rxe0 up, $(nproc) cpu(s)"
+
+if [ ! -f /hs/script.sh ]; then
+    echo "hintsim VM: rxe0 on d0 (10.77.0.1); 'poweroff -f' to leave"
+    cd /root && setsid cttyhack sh -l
+    poweroff -f
+fi
+
+mkdir -p /hs/files
+cd /hs/files
+args=""
+[ -f /hs/args ] && args=$(cat /hs/args)
+export OUT=/out HS_VM=1
+eval "sh /hs/script.sh $args"
+rc=$?
+cd /
+finish "$rc" "$(save_out)"

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# run-in-vm.sh - run a script inside a qemu VM with a soft-RoCE (rdma_rxe) verbs device.
+#
+# usage: run-in-vm.sh [options] SCRIPT [ARGS...]
+#        run-in-vm.sh [options] --shell
+#   --timeout S          kill the VM after S seconds (default 600); exit 124
+#   --file HOST[:GUEST]  put a host file in the guest (GUEST defaults to /hs/files/<name>,
+#                        relative GUEST paths are under /hs/files, the script's directory)
+#   --out HOSTDIR        bring the guest's $OUT (/out) back into HOSTDIR (created)
+#   --hintsim PATH       the hintsim binary to install as /usr/bin/hintsim
+#                        (default: $HINTSIM_BIN, else build/cli/hintsim)
+#   --cache DIR          kernel and base-image cache (default: $HINTSIM_VM_CACHE, else
+#                        build/vm-cache)
+#   --mem MB --smp N     guest memory (default 1024) and virtual CPUs (default 2)
+#   --shell              interactive shell in the VM instead of a script (Ctrl-a x quits)
+#
+# SCRIPT runs under busybox sh as root in /hs/files, with OUT=/out and HS_VM=1; rxe0 is up
+# on the dummy netdev d0 (10.77.0.1), and lo (127.0.0.1) is up. Exit status: SCRIPT's; 124
+# the VM was killed at the timeout; 77 the VM cannot be booted here for an environment
+# reason (no qemu, kernel package unobtainable, qemu refuses to start); 1 the guest failed
+# to set up or ended without reporting, or $OUT could not be brought back.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 OUTDIR=""
+HINTSIM=${HINTSIM_BIN:-$ROOT/build/cli/hintsim}
+CACHE=${HINTSIM_VM_CACHE:-$ROOT/build/vm-cache}
+FILES=() SCRIPT="" ARGS=()
+TMP=""
+
+say() { echo "run-in-vm: $*" >&2; }
+die() { say "$*"; exit 1; }
+skip() { say "SKIP: $*"; exit 77; }
+usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+parse_args() {
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --timeout) TIMEOUT=${2:?}; shift ;;
+        --file) FILES+=("${2:?}"); shift ;;
+        --out) OUTDIR=${2:?}; shift ;;
+        --hintsim) HINTSIM=${2:?}; shift ;;
+        --cache) CACHE=${2:?}; shift ;;
+        --mem) MEM=${2:?}; shift ;;
+        --smp) SMP=${2:?}; shift ;;
+        --shell) SHELL_MODE=1 ;;
+        -h|--help) usage ;;
+        --) shift; break ;;
+        -*) say "unknown option '$1'"; usage ;;
+        *) break ;;
+        esac
+        shift
+    done
+    if [ $SHELL_MODE -eq 0 ]; then
+        [ $# -ge 1 ] || usage
+        SCRIPT=$1; shift
+        ARGS=("$@")
+        [ -f "$SCRIPT" ] || die "script '$SCRIPT': no such file"
+    fi
+    [[ $TIMEOUT =~ ^[0-9]+$ && $TIMEOUT -gt 0 ]] || die "--timeout '$TIMEOUT': not a positive number of seconds"
+    [ -x "$HINTSIM" ] || die "hintsim binary '$HINTSIM' not found (build first, or --hintsim PATH)"
+    return 0
+}
+
+# base_key: changes when anything that goes into the base image changes.
+base_key() {
+    local t
+    {
+        cat "$HERE/mkinitramfs.sh" "$HERE/guest-init.sh" "$CACHE/kernel/version"
+        for t in busybox ib_write_lat ib_write_bw ibv_rc_pingpong ibv_devinfo rdma; do
+            stat -L -c '%n %s %Y' "$(command -v "$t" || echo /nonexistent)" 2>/dev/null || echo "$t"
+        done
+        stat -L -c '%n %s %Y' /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null || true
+    } | sha256sum | cut -c1-16
+}
+
+# prepare_base: kernel and base initramfs, cached in $CACHE (built once, under a lock).
+prepare_base() {
+    local rc=0
+    command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (qemu-system-x86)"
+    "$HERE/fetch-kernel.sh" "$CACHE" || rc=$?
+    [ $rc -eq 0 ] || { [ $rc -eq 77 ] && exit 77; die "kernel fetch failed"; }
+    BASE=$CACHE/base-$(base_key).cpio
+    exec 8>"$CACHE/base.lock"
+    flock 8
+    if [ ! -s "$BASE" ]; then
+        say "building base initramfs $BASE"
+        "$HERE/mkinitramfs.sh" -k "$CACHE/kernel" -o "$BASE" || die "base initramfs failed"
+    fi
+    flock -u 8
+}
+
+# quote ARG: ARG in single quotes for the guest's sh.
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+# make_initrd: base + an overlay with hintsim, the files, the script, its arguments, a nonce.
+make_initrd() {
+    local items=(--hintsim "$HINTSIM") f a args=""
+    for f in "${FILES[@]}"; do items+=(--file "$f"); done
+    NONCE=$$-$RANDOM$RANDOM
+    echo "$NONCE" >"$TMP/nonce"
+    items+=(--file "$TMP/nonce:/hs/nonce")
+    if [ $SHELL_MODE -eq 0 ]; then
+        for a in "${ARGS[@]}"; do args+=" $(quote "$a")"; done
+        printf '%s\n' "$args" >"$TMP/args"
+        items+=(--file "$SCRIPT:/hs/script.sh" --file "$TMP/args:/hs/args")
+    fi
+    "$HERE/mkinitramfs.sh" --overlay -o "$TMP/overlay.cpio" "${items[@]}" ||
+        die "overlay initramfs failed"
+    cat "$BASE" "$TMP/overlay.cpio" >"$TMP/initrd.cpio"
+}
+
+qemu_args() {
+    QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp "$SMP" -m "$MEM" -no-reboot
+          -nodefaults -no-user-config -display none
+          -kernel "$CACHE/kernel/vmlinuz" -initrd "$TMP/initrd.cpio"
+          -append "console=ttyS0 panic=-1 quiet")
+    if [ -n "$OUTDIR" ]; then
+        truncate -s 1G "$TMP/out.img"    # sparse: costs only what the guest writes
+        QEMU+=(-drive "file=$TMP/out.img,format=raw,if=virtio,cache=unsafe")
+    fi
+}
+
+run_shell() {
+    local rc=0
+    "${QEMU[@]}" -serial mon:stdio || rc=$?
+    exit $rc
+}
+
+# run_script: boot, stream the console (CRs removed) and keep a copy to read the markers.
+run_script() {
+    local t0 rc
+    t0=$(date +%s.%N)
+    set +e
+    timeout -k 10 "$TIMEOUT" "${QEMU[@]}" -serial stdio </dev/null 2>&1 |
+        tr -d '\r' | tee "$TMP/console.log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    ELAPSED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    QEMU_RC=$rc
+}
+
+# collect: the script's status from the console markers, $OUT from the disk image.
+collect() {
+    local exit_line rc out
+    if [ "$QEMU_RC" -eq 124 ] || [ "$QEMU_RC" -eq 137 ]; then
+        say "TIMEOUT: the VM was killed after ${TIMEOUT} s"
+        exit 124
+    fi
+    exit_line=$(grep -ao "HS-VM-$NONCE-EXIT rc=[0-9]* out=[a-z]*" "$TMP/console.log" | tail -n1 || true)
+    if [ -z "$exit_line" ]; then
+        if grep -aq "HS-VM-$NONCE-SETUP-FAILED" "$TMP/console.log"; then
+            die "guest setup failed: $(grep -ao "HS-VM-$NONCE-SETUP-FAILED.*" "$TMP/console.log")"
+        fi
+        if ! grep -aq "HS-VM-$NONCE-READY" "$TMP/console.log" && [ "$QEMU_RC" -ne 0 ]; then
+            skip "qemu could not start the VM (exit $QEMU_RC); see its message above"
+        fi
+        die "the guest ended without reporting a status (qemu exit $QEMU_RC): kernel panic?"
+    fi
+    rc=${exit_line#*rc=}; rc=${rc%% *}
+    out=${exit_line##*out=}
+    say "script exit $rc, VM wall time ${ELAPSED} s"
+    if [ -n "$OUTDIR" ]; then
+        [ "$out" = ok ] || die "the guest could not write \$OUT to its disk (out=$out)"
+        mkdir -p "$OUTDIR"
+        tar -xf "$TMP/out.img" -C "$OUTDIR" || die "cannot unpack \$OUT into '$OUTDIR'"
+    fi
+    exit "$rc"
+}
+
+main() {
+    parse_args "$@"
+    prepare_base
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/hs-vm.XXXXXX")
+    trap 'rm -rf "$TMP"' EXIT
+    make_initrd
+    qemu_args
+    [ $SHELL_MODE -eq 0 ] || run_shell
+    run_script
+    collect
+}
+
+main "$@"
