@@ -1,0 +1,14 @@
+# pct_vs_hint.gp - p50 and p99 latency against the hint.
+# data: index, hint label, p50_us, p99_us, throughput_gbps.  Prelude: rec_x (< 0: none).
+set xlabel 'hint H (bytes; messages <= H take the low-latency path)'
+set ylabel 'latency (us)'
+set logscale y
+set xtics rotate by -45
+set offsets 0.3, 0.3, 0, 0
+if (rec_x >= 0) {
+    set arrow 1 from rec_x, graph 0 to rec_x, graph 1 nohead lw 2 lc rgb '#d62728' dt 2
+    set label 1 'recommended' at rec_x, graph 0.96 offset 0.6, 0 tc rgb '#d62728'
+}
+set key top right
+plot data using 1:3:xtic(2) with linespoints lw 2 pt 7 lc rgb '#1f77b4' title 'p50', \
+     '' using 1:4 with linespoints lw 2 pt 5 lc rgb '#ff7f0e' title 'p99'

@@ -1,0 +1,331 @@
+/* plot_figs.c - the report's figures from a plot_input_t; see plot_figs.h.
+ *
+ * Each figure writes its numbers as a whitespace-separated .dat file (atomically) and a
+ * gnuplot program whose prelude carries the titles; plot_gnuplot_render draws it.
+ */
+#include "plots/plot_figs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hs_util.h"
+#include "plots/plot_gnuplot.h"
+
+void plot_subtitle(const plot_input_t *in, plot_source_t src, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s | profile %s (hash %016llx) | trace %s (%zu messages)",
+             plot_source_str(src), in->profile->name,
+             (unsigned long long)in->profile_hash,
+             in->trace_path ? in->trace_path : "(in memory)", in->trace->n);
+}
+
+static void hint_label(uint64_t hint, char *buf, size_t len)
+{
+    if (hint == 0) {
+        snprintf(buf, len, "0 (none)");
+        return;
+    }
+    hs_format_size(hint, buf, len);
+}
+
+static void fig_init(plot_fig_t *fig, const char *name, plot_source_t src, const char *title)
+{
+    memset(fig, 0, sizeof(*fig));
+    snprintf(fig->name, sizeof(fig->name), "%s", name);
+    snprintf(fig->title, sizeof(fig->title), "%s", title);
+    fig->source = src;
+}
+
+static hs_status_t dat_open(const char *dir, const char *name, hs_afile_t **af)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s.dat", dir, name);
+    return hs_afile_open(path, af);
+}
+
+/* Build the prelude (file names, titles, extra variables) and render. */
+hs_status_t plot_fig_render(const char *dir, const plot_input_t *in, const plot_fig_t *fig,
+                              const char *script, const char *extra)
+{
+    char buf[512], *prelude = NULL;
+    size_t plen = 0;
+    FILE *fp = open_memstream(&prelude, &plen);
+    hs_status_t st;
+
+    if (!fp)
+        return HS_ERR_NOMEM;
+    snprintf(buf, sizeof(buf), "%s.dat", fig->name);
+    plot_gp_set_str(fp, "data", buf);
+    snprintf(buf, sizeof(buf), "%s.png.tmp", fig->name);
+    plot_gp_set_str(fp, "png_out", buf);
+    snprintf(buf, sizeof(buf), "%s.svg.tmp", fig->name);
+    plot_gp_set_str(fp, "svg_out", buf);
+    plot_gp_set_str(fp, "title_text", fig->title);
+    plot_subtitle(in, fig->source, buf, sizeof(buf));
+    plot_gp_set_str(fp, "subtitle", buf);
+    fputs(extra ? extra : "", fp);
+    fclose(fp);
+    st = plot_gnuplot_render(dir, fig->name, script, prelude);
+    free(prelude);
+    return st;
+}
+
+static unsigned size_class(uint64_t size_bytes)
+{
+    unsigned k = 0;
+
+    while (k < 63 && (1ULL << k) < size_bytes)
+        k++;
+    return k;
+}
+
+hs_status_t plot_size_hist(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    uint64_t counts[64] = {0}, hint = in->rec_idx >= 0 ? in->pred[in->rec_idx].hint_bytes : 0;
+    unsigned lo = 63, hi = 0;
+    char lab[32], extra[256];
+    hs_afile_t *af;
+    hs_status_t st;
+
+    fig_init(fig, "size_hist", plot_input_trace_source(in), "Message sizes of the trace");
+    for (size_t i = 0; i < in->trace->n; i++) {
+        unsigned k = size_class(in->trace->recs[i].size_bytes);
+        counts[k]++;
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    if (hint > 0) {
+        unsigned kh = size_class(hint);
+        lo = kh < lo ? kh : lo;
+        hi = kh + 1 > hi ? (kh + 1 < 63 ? kh + 1 : 63) : hi;
+    }
+    if (lo > hi)
+        lo = hi = 0;
+    st = dat_open(dir, fig->name, &af);
+    if (st != HS_OK)
+        return st;
+    for (unsigned k = lo; k <= hi; k++) {
+        hs_format_size(1ULL << k, lab, sizeof(lab));
+        fprintf(hs_afile_stream(af), "%u \"%s\" %llu\n", k, lab, (unsigned long long)counts[k]);
+    }
+    st = hs_afile_commit(af);
+    if (st != HS_OK)
+        return st;
+    hint_label(hint, lab, sizeof(lab));
+    snprintf(extra, sizeof(extra), "hint_x = %.3f\nhint_label = 'recommended hint %s'\n",
+             hint > 0 ? log2((double)hint) + 0.5 : -1.0, lab);
+    snprintf(fig->caption, sizeof(fig->caption),
+             "How many messages of each power-of-two size class the trace holds. The dashed "
+             "line is the recommended hint (%s): messages at or below it take the "
+             "low-latency path, larger ones the bandwidth path.", lab);
+    return plot_fig_render(dir, in, fig, "size_hist", extra);
+}
+
+static hs_status_t write_per_hint(const char *dir, const char *name, const plot_input_t *in)
+{
+    hs_afile_t *af;
+    char lab[32];
+    hs_status_t st = dat_open(dir, name, &af);
+
+    if (st != HS_OK)
+        return st;
+    for (size_t i = 0; i < in->npred; i++) {
+        const pred_result_t *r = &in->pred[i];
+        hint_label(r->hint_bytes, lab, sizeof(lab));
+        fprintf(hs_afile_stream(af), "%zu \"%s\" %.6g %.6g %.6g\n", i, lab, r->p50_us,
+                r->p99_us, r->throughput_gbps);
+    }
+    return hs_afile_commit(af);
+}
+
+hs_status_t plot_pct_vs_hint(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    char extra[64];
+    hs_status_t st;
+
+    fig_init(fig, "pct_vs_hint", plot_input_pred_source(in), "p50 and p99 latency per hint");
+    st = write_per_hint(dir, fig->name, in);
+    if (st != HS_OK)
+        return st;
+    snprintf(extra, sizeof(extra), "rec_x = %d\n", in->rec_idx);
+    snprintf(fig->caption, sizeof(fig->caption),
+             "Median and 99th-percentile latency of the trace's messages for every candidate "
+             "hint (%s engine); the dashed line marks the recommendation.",
+             in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, "pct_vs_hint", extra);
+}
+
+hs_status_t plot_throughput(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    char extra[64];
+    hs_status_t st;
+
+    fig_init(fig, "throughput", plot_input_pred_source(in), "Throughput per hint");
+    st = write_per_hint(dir, fig->name, in);
+    if (st != HS_OK)
+        return st;
+    snprintf(extra, sizeof(extra), "rec_x = %d\n", in->rec_idx);
+    snprintf(fig->caption, sizeof(fig->caption),
+             "Bytes delivered per second over the replay of the whole trace for every "
+             "candidate hint (%s engine).", in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, "throughput", extra);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* One CDF block: at most 2000 points, evenly spaced in rank. */
+static hs_status_t write_cdf_block(FILE *fp, const float *lat, size_t n)
+{
+    float *s = malloc(n * sizeof(*s));
+    size_t m = 0, npts;
+
+    if (!s)
+        return HS_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(lat[i]) && lat[i] > 0)
+            s[m++] = lat[i];
+    qsort(s, m, sizeof(*s), cmp_float);
+    npts = m < 2000 ? m : 2000;
+    for (size_t j = 0; j < npts; j++) {
+        size_t i = npts > 1 ? j * (m - 1) / (npts - 1) : 0;
+        fprintf(fp, "%.6g %.6g\n", s[i], (double)(i + 1) / (double)m);
+    }
+    fputs("\n\n", fp);
+    free(s);
+    return HS_OK;
+}
+
+/* Which curves the CDF has: recommended, runner-up, hint 0 (distinct, with latencies). */
+static size_t cdf_curves(const plot_input_t *in, int idx[3], const char *role[3])
+{
+    int cand[3] = {in->rec_idx, in->runner_idx, plot_input_hint0_idx(in)};
+    const char *roles[3] = {"recommended", "runner-up", "baseline"};
+    size_t n = 0;
+
+    for (int c = 0; c < 3; c++) {
+        int dup = 0;
+        if (cand[c] < 0 || !in->pred[cand[c]].lat_us)
+            continue;
+        for (size_t j = 0; j < n; j++)
+            dup |= idx[j] == cand[c];
+        if (dup)
+            continue;
+        idx[n] = cand[c];
+        role[n++] = roles[c];
+    }
+    return n;
+}
+
+hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    int idx[3];
+    const char *role[3];
+    size_t n = cdf_curves(in, idx, role);
+    char extra[512], lab[32];
+    size_t off;
+    hs_afile_t *af;
+    hs_status_t st = HS_OK;
+
+    fig_init(fig, "latency_cdf", plot_input_pred_source(in), "Latency CDF");
+    if (n == 0) {
+        snprintf(fig->caption, sizeof(fig->caption),
+                 "no per-message latencies were kept for the recommended, runner-up or "
+                 "no-hint replay");
+        return HS_ERR_UNSUPPORTED;
+    }
+    st = dat_open(dir, fig->name, &af);
+    for (size_t c = 0; c < n && st == HS_OK; c++)
+        st = write_cdf_block(hs_afile_stream(af), in->pred[idx[c]].lat_us, in->trace->n);
+    if (st != HS_OK) {
+        hs_afile_abort(af);
+        return st;
+    }
+    st = hs_afile_commit(af);
+    if (st != HS_OK)
+        return st;
+    off = (size_t)snprintf(extra, sizeof(extra), "ncurves = %zu\n", n);
+    for (size_t c = 0; c < n && off < sizeof(extra); c++) {
+        hint_label(in->pred[idx[c]].hint_bytes, lab, sizeof(lab));
+        off += (size_t)snprintf(extra + off, sizeof(extra) - off,
+                                "title%zu = 'hint %s (%s)'\n", c, lab, role[c]);
+    }
+    snprintf(fig->caption, sizeof(fig->caption),
+             "Fraction of the trace's messages that complete within a given latency, for the "
+             "recommended hint, the runner-up and no hint (%s engine, per-message replay).",
+             in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, "cdf", extra);
+}
+
+hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    hs_afile_t *af;
+    char lab[32];
+    size_t npts = 0;
+    hs_status_t st;
+
+    fig_init(fig, "pred_vs_meas", PLOT_SRC_MEASURED, "Predicted against measured latency");
+    if (!in->meas) {
+        snprintf(fig->caption, sizeof(fig->caption), "no measured figures (validate only)");
+        return HS_ERR_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < in->npred; i++)
+        npts += in->meas[i].p50_us > 0 && in->pred[i].p50_us > 0 && in->meas[i].p99_us > 0 &&
+                in->pred[i].p99_us > 0;
+    if (npts == 0) {
+        snprintf(fig->caption, sizeof(fig->caption), "no hint has positive measured and "
+                 "predicted latencies");
+        return HS_ERR_UNSUPPORTED;
+    }
+    st = dat_open(dir, fig->name, &af);
+    if (st != HS_OK)
+        return st;
+    for (size_t i = 0; i < in->npred; i++) {
+        const pred_result_t *m = &in->meas[i], *p = &in->pred[i];
+        if (!(m->p50_us > 0 && p->p50_us > 0 && m->p99_us > 0 && p->p99_us > 0))
+            continue;
+        hint_label(p->hint_bytes, lab, sizeof(lab));
+        fprintf(hs_afile_stream(af), "\"%s\" %.6g %.6g %.6g %.6g\n", lab, m->p50_us,
+                p->p50_us, m->p99_us, p->p99_us);
+    }
+    st = hs_afile_commit(af);
+    if (st != HS_OK)
+        return st;
+    snprintf(fig->caption, sizeof(fig->caption),
+             "Each point is one hint: x measured on the live device, y %s by the %s engine. "
+             "Points on the dashed diagonal were predicted exactly.",
+             plot_source_str(plot_input_pred_source(in)), in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, "pred_meas", NULL);
+}
+
+typedef hs_status_t (*plot_fn_t)(const char *, const plot_input_t *, plot_fig_t *);
+
+hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_figset_t *out)
+{
+    static const plot_fn_t fns[] = {plot_size_hist, plot_pct_vs_hint, plot_latency_cdf,
+                                    plot_throughput, plot_cost_curves, plot_pred_vs_meas};
+    hs_status_t st = plot_input_check(in);
+
+    memset(out, 0, sizeof(*out));
+    if (st == HS_OK)
+        st = hs_mkdir_p(dir);
+    for (size_t i = 0; st == HS_OK && i < sizeof(fns) / sizeof(fns[0]); i++) {
+        plot_fig_t fig;
+
+        st = fns[i](dir, in, &fig);
+        if (st == HS_ERR_UNSUPPORTED) {
+            snprintf(out->skipped[out->nskipped++], sizeof(out->skipped[0]), "%s: %s",
+                     fig.title, fig.caption);
+            st = HS_OK;
+        } else if (st == HS_OK) {
+            out->figs[out->n++] = fig;
+        }
+    }
+    return st;
+}

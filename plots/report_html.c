@@ -1,0 +1,306 @@
+/* report_html.c - the self-contained report.html; see report_html.h.
+ *
+ * Written as one pass to an atomic file: head and CSS, the recommendation, provenance, the
+ * per-hint table, then the figures (PNG inline as data URIs, SVG linked).
+ */
+#include "plots/report_html.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/hs_util.h"
+
+static const char g_css[] =
+    "body{font-family:system-ui,sans-serif;max-width:1040px;margin:1.5em auto;padding:0 1em;"
+    "color:#222;background:#fff}h1{font-size:1.6em;margin-bottom:.2em}"
+    "h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}"
+    ".rec{background:#eef6ee;border-left:5px solid #2ca02c;padding:.6em 1em}"
+    "table{border-collapse:collapse;font-size:.9em;margin:.5em 0}"
+    "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}"
+    "th{background:#f3f3f3}td.l,th.l{text-align:left}tr.best td{background:#fff4d6;"
+    "font-weight:bold}figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #ddd}"
+    "figcaption{font-size:.9em;color:#444}.src{font-size:.85em;color:#666}"
+    ".tag{display:inline-block;padding:0 .4em;border-radius:3px;background:#e8e8f8;"
+    "font-size:.8em}";
+
+static void esc(FILE *fp, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", fp); break;
+        case '>': fputs("&gt;", fp); break;
+        case '&': fputs("&amp;", fp); break;
+        case '"': fputs("&quot;", fp); break;
+        default: fputc(*s, fp);
+        }
+    }
+}
+
+char *rep_base64(const unsigned char *buf, size_t len)
+{
+    static const char tbl[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)buf[i] << 16;
+        size_t rem = len - i;
+        if (rem > 1)
+            v |= (uint32_t)buf[i + 1] << 8;
+        if (rem > 2)
+            v |= buf[i + 2];
+        *o++ = tbl[(v >> 18) & 63];
+        *o++ = tbl[(v >> 12) & 63];
+        *o++ = rem > 1 ? tbl[(v >> 6) & 63] : '=';
+        *o++ = rem > 2 ? tbl[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+int rep_objective_value(const pred_result_t *r, const char *objective, double *val,
+                        const char **unit)
+{
+    static const struct { const char *name; size_t off; const char *unit; } tbl[] = {
+        {"p99", offsetof(pred_result_t, p99_us), "us"},
+        {"p50", offsetof(pred_result_t, p50_us), "us"},
+        {"mean", offsetof(pred_result_t, mean_us), "us"},
+        {"throughput", offsetof(pred_result_t, throughput_gbps), "Gb/s"},
+    };
+
+    for (size_t i = 0; objective && i < sizeof(tbl) / sizeof(tbl[0]); i++) {
+        if (strcmp(objective, tbl[i].name) == 0) {
+            *val = *(const double *)((const char *)r + tbl[i].off);
+            *unit = tbl[i].unit;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void hint_text(uint64_t hint, char *buf, size_t len)
+{
+    if (hint == 0)
+        snprintf(buf, len, "0 (no hint)");
+    else
+        hs_format_size(hint, buf, len);
+}
+
+/* "hint 16K: p99 = 12.3 us" for one role of the summary. */
+static void summary_line(FILE *fp, const plot_input_t *in, int idx, const char *role)
+{
+    char h[32];
+    double v;
+    const char *unit;
+
+    if (idx < 0)
+        return;
+    hint_text(in->pred[idx].hint_bytes, h, sizeof(h));
+    fprintf(fp, "<li>%s: <b>%s</b>", role, h);
+    if (rep_objective_value(&in->pred[idx], in->objective, &v, &unit))
+        fprintf(fp, " &mdash; %s = %.4g %s", in->objective, v, unit);
+    fprintf(fp, " <span class=\"tag\">%s</span></li>\n",
+            plot_source_str(plot_input_pred_source(in)));
+}
+
+static void write_summary(FILE *fp, const plot_input_t *in)
+{
+    fputs("<div class=\"rec\">\n", fp);
+    if (in->rec_idx < 0)
+        fputs("<p>No recommendation was made.</p>\n", fp);
+    fprintf(fp, "<p>Objective: <b>%s</b></p>\n<ul>\n", in->objective ? in->objective : "?");
+    summary_line(fp, in, in->rec_idx, "Recommended hint");
+    summary_line(fp, in, in->runner_idx, "Runner-up");
+    summary_line(fp, in, plot_input_hint0_idx(in), "Without a hint");
+    fputs("</ul>\n", fp);
+    if (in->why) {
+        fputs("<p>Why: ", fp);
+        esc(fp, in->why);
+        fputs("</p>\n", fp);
+    }
+    fputs("</div>\n", fp);
+}
+
+static void prov_row(FILE *fp, const char *key, const char *val)
+{
+    fprintf(fp, "<tr><th class=\"l\">%s</th><td class=\"l\">", key);
+    esc(fp, val && *val ? val : "(unknown)");
+    fputs("</td></tr>\n", fp);
+}
+
+static void write_provenance(FILE *fp, const plot_input_t *in)
+{
+    static const char *const modes[] = {"capture bench (measured)", "LD_PRELOAD capture "
+                                        "(measured)", "synthetic (trace gen)", "converted"};
+    const trace_hdr_t *h = &in->trace->hdr;
+    char buf[128];
+
+    fputs("<h2>Where these numbers come from</h2>\n<table>\n", fp);
+    snprintf(buf, sizeof(buf), "%s (%s)", in->engine ? in->engine : "?",
+             plot_source_str(plot_input_pred_source(in)));
+    prov_row(fp, "predictions", buf);
+    if (in->meas)
+        prov_row(fp, "measurements", "live device (validate)");
+    prov_row(fp, "profile", in->profile->name);
+    prov_row(fp, "profile origin", in->profile->origin);
+    snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)in->profile_hash);
+    prov_row(fp, "profile hash", buf);
+    prov_row(fp, "trace", in->trace_path);
+    snprintf(buf, sizeof(buf), "%zu", in->trace->n);
+    prov_row(fp, "trace records", buf);
+    prov_row(fp, "trace mode", (unsigned)h->mode < 4 ? modes[h->mode] : "?");
+    snprintf(buf, sizeof(buf), "%s %s", h->producer, h->producer_version);
+    prov_row(fp, "trace producer", buf);
+    prov_row(fp, "trace host", h->host);
+    prov_row(fp, "trace device", h->device);
+    prov_row(fp, "workload", h->workload);
+    fputs("</table>\n", fp);
+}
+
+static void write_row(FILE *fp, const plot_input_t *in, size_t i)
+{
+    const pred_result_t *r = &in->pred[i];
+    char h[32];
+
+    hint_text(r->hint_bytes, h, sizeof(h));
+    fprintf(fp, "<tr%s><td class=\"l\">%s%s</td><td>%.4g</td><td>%.4g</td><td>%.4g</td>"
+            "<td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.3f</td><td>%llu</td><td>%.4g</td>",
+            (int)i == in->rec_idx ? " class=\"best\"" : "", h,
+            (int)i == in->rec_idx ? " &#9733;" : "", r->p50_us, r->p90_us, r->p99_us,
+            r->p999_us, r->mean_us, r->throughput_gbps, r->ll_fraction,
+            (unsigned long long)r->switches, r->drain_us_total);
+    if (in->meas)
+        fprintf(fp, "<td>%.4g</td><td>%.4g</td><td>%.4g</td>", in->meas[i].p50_us,
+                in->meas[i].p99_us, in->meas[i].throughput_gbps);
+    fputs("</tr>\n", fp);
+}
+
+static void write_table(FILE *fp, const plot_input_t *in)
+{
+    const char *src = plot_source_str(plot_input_pred_source(in));
+
+    fprintf(fp, "<h2>Every candidate hint</h2>\n<p class=\"src\">Columns without a mark "
+            "are %s; &#9733; is the recommendation.</p>\n<table>\n<tr><th class=\"l\">hint"
+            "</th><th>p50 us</th><th>p90 us</th><th>p99 us</th><th>p99.9 us</th>"
+            "<th>mean us</th><th>Gb/s</th><th>LL fraction</th><th>switches</th>"
+            "<th>drain us</th>", src);
+    if (in->meas)
+        fputs("<th>measured p50 us</th><th>measured p99 us</th><th>measured Gb/s</th>", fp);
+    fputs("</tr>\n", fp);
+    for (size_t i = 0; i < in->npred; i++)
+        write_row(fp, in, i);
+    fputs("</table>\n", fp);
+}
+
+static hs_status_t write_figure(FILE *fp, const char *dir, const plot_input_t *in,
+                                const plot_fig_t *f)
+{
+    char path[4096], sub[512], *png = NULL, *b64;
+    size_t len = 0;
+    hs_status_t st;
+
+    snprintf(path, sizeof(path), "%s/%s.png", dir, f->name);
+    st = hs_read_file(path, &png, &len);
+    if (st != HS_OK)
+        return st;
+    b64 = rep_base64((const unsigned char *)png, len);
+    free(png);
+    if (!b64)
+        return HS_ERR_NOMEM;
+    plot_subtitle(in, f->source, sub, sizeof(sub));
+    fprintf(fp, "<figure id=\"%s\">\n<img alt=\"", f->name);
+    esc(fp, f->title);
+    fprintf(fp, "\" src=\"data:image/png;base64,%s\">\n<figcaption><b>", b64);
+    esc(fp, f->title);
+    fputs(".</b> ", fp);
+    esc(fp, f->caption);
+    fputs("<br><span class=\"src\">", fp);
+    esc(fp, sub);
+    fprintf(fp, " &middot; <a href=\"%s.svg\">SVG</a> &middot; <a href=\"%s.dat\">data</a>"
+            "</span></figcaption>\n</figure>\n", f->name, f->name);
+    free(b64);
+    return HS_OK;
+}
+
+static hs_status_t write_figures(FILE *fp, const char *dir, const plot_input_t *in,
+                                 const plot_figset_t *figs)
+{
+    hs_status_t st = HS_OK;
+
+    if (!figs || (figs->n == 0 && figs->nskipped == 0))
+        return HS_OK;
+    fputs("<h2>Figures</h2>\n", fp);
+    for (size_t i = 0; i < figs->n && st == HS_OK; i++)
+        st = write_figure(fp, dir, in, &figs->figs[i]);
+    if (st == HS_OK && figs->nskipped) {
+        fputs("<p>Not drawn:</p>\n<ul>\n", fp);
+        for (size_t i = 0; i < figs->nskipped; i++) {
+            fputs("<li>", fp);
+            esc(fp, figs->skipped[i]);
+            fputs("</li>\n", fp);
+        }
+        fputs("</ul>\n", fp);
+    }
+    return st;
+}
+
+static void write_head(FILE *fp, const plot_input_t *in)
+{
+    char date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+
+    strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&now, &tm));
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", fp);
+    fprintf(fp, "<title>hintsim %s report</title>\n<style>%s</style>\n</head>\n<body>\n",
+            in->command ? in->command : "", g_css);
+    fprintf(fp, "<h1>hintsim %s report</h1>\n<p class=\"src\">hintsim %s, generated %s"
+            "</p>\n", in->command ? in->command : "", HINTSIM_VERSION, date);
+}
+
+hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_figset_t *figs)
+{
+    char path[4096];
+    hs_afile_t *af;
+    FILE *fp;
+    hs_status_t st = plot_input_check(in);
+
+    if (st == HS_OK)
+        st = hs_mkdir_p(dir);
+    if (st != HS_OK)
+        return st;
+    snprintf(path, sizeof(path), "%s/report.html", dir);
+    st = hs_afile_open(path, &af);
+    if (st != HS_OK)
+        return st;
+    fp = hs_afile_stream(af);
+    write_head(fp, in);
+    write_summary(fp, in);
+    write_provenance(fp, in);
+    write_table(fp, in);
+    st = write_figures(fp, dir, in, figs);
+    if (st != HS_OK) {
+        hs_afile_abort(af);
+        return st;
+    }
+    if (in->profile->notes) {
+        fputs("<h2>Profile notes</h2>\n<p>", fp);
+        esc(fp, in->profile->notes);
+        fputs("</p>\n", fp);
+    }
+    fputs("</body>\n</html>\n", fp);
+    return hs_afile_commit(af);
+}
+
+hs_status_t rep_write_report(const char *dir, const plot_input_t *in)
+{
+    plot_figset_t figs;
+    hs_status_t st = plot_report_figures(dir, in, &figs);
+
+    if (st != HS_OK)
+        return st;
+    return rep_write_html(dir, in, &figs);
+}

@@ -1,0 +1,33 @@
+/* report_html.h - report.html: one self-contained page that opens from disk.
+ *
+ * The page carries its own CSS, embeds each figure's PNG as a base64 data URI (so it can be
+ * mailed or attached alone) and links the SVG next to it by a relative name. Every number
+ * in it says whether it is measured, simulated or modelled, and the provenance block names
+ * the profile (name, origin, hash), the trace (path, producer, host, device) and the tool.
+ */
+#ifndef HS_REPORT_HTML_H
+#define HS_REPORT_HTML_H
+
+#include <stddef.h>
+
+#include "plots/plot_figs.h"
+#include "plots/plot_input.h"
+
+/* Write DIR/report.html (atomically) from in and the figures already drawn into DIR
+ * (figs may be NULL or empty: tables only). Logs errors. */
+hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_figset_t *figs);
+
+/* The whole visual report in one call: every figure the input allows (plot_report_figures,
+ * PNG + SVG into DIR), then DIR/report.html. HS_ERR_ENV when gnuplot is missing. */
+hs_status_t rep_write_report(const char *dir, const plot_input_t *in);
+
+/* Base64 (RFC 4648, padded) of buf into a malloc'ed NUL-terminated string (caller frees);
+ * NULL when out of memory. */
+char *rep_base64(const unsigned char *buf, size_t len);
+
+/* The objective's value for one result ("p99" -> p99_us, "throughput" -> throughput_gbps,
+ * ...) and its unit; returns 0 when the objective has no single figure (e.g. "balanced"). */
+int rep_objective_value(const pred_result_t *r, const char *objective, double *val,
+                        const char **unit);
+
+#endif

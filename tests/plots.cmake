@@ -1,0 +1,4 @@
+# plots/: figures (gnuplot) and the fixture shared with tests/report.cmake.
+add_library(hs_plot_fixture STATIC test_plot_fixture.c)
+target_link_libraries(hs_plot_fixture PUBLIC hs_plots hs_trace hs_common ${M_LIB})
+hs_add_unit_test(test_plot_figs SOURCES test_plot_figs.c LIBS hs_plot_fixture hs_testlib)

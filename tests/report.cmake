@@ -1,0 +1,10 @@
+# report.html: content and atomicity, and a render in headless Chromium.
+hs_add_unit_test(test_report_html SOURCES test_report_html.c LIBS hs_plot_fixture hs_testlib)
+find_library(HS_Z_LIB z)
+if(HS_Z_LIB)
+  hs_add_unit_test(test_report_chromium SOURCES test_report_chromium.c
+    LIBS hs_plot_fixture hs_testlib ${HS_Z_LIB})
+  set_tests_properties(test_report_chromium PROPERTIES TIMEOUT 300)
+else()
+  message(STATUS "hintsim: zlib not found, test_report_chromium not built (apt-get install zlib1g-dev)")
+endif()

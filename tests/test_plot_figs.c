@@ -1,0 +1,211 @@
+/* test_plot_figs.c - the report figures: data files, PNG + SVG from gnuplot, the cost
+ * curves' crossover, provenance in every figure, missing gnuplot -> HS_ERR_ENV. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+#include "plots/plot_figs.h"
+#include "plots/plot_gnuplot.h"
+#include "tests/hs_test.h"
+#include "tests/test_plot_fixture.h"
+
+static int file_starts_with(const char *dir, const char *name, const char *magic, size_t n)
+{
+    char path[4096], *buf = NULL;
+    size_t len = 0;
+    int ok;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (hs_read_file(path, &buf, &len) != HS_OK)
+        return 0;
+    ok = len > 200 && memcmp(buf, magic, n) == 0;
+    free(buf);
+    return ok;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return stat(path, &st) == 0;
+}
+
+static void test_crossover(void **state)
+{
+    uint64_t sizes[5] = {8, 64, 512, 4096, 32768};
+    double ll[5] = {1, 2, 3, 10, 40}, bw[5] = {3, 4, 5, 9, 12}, never[5] = {9, 9, 9, 99, 99};
+    (void)state;
+    assert_int_equal(plot_cost_crossover(sizes, ll, bw, 5), 4096);
+    assert_int_equal(plot_cost_crossover(sizes, ll, never, 5), 0);
+    /* BW cheaper from the start: no crossover "from LL to BW". */
+    assert_int_equal(plot_cost_crossover(sizes, never, ll, 5), 0);
+}
+
+static void test_cost_at_uses_engine(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    double ll = 0, bw = 0;
+    (void)state;
+    /* 9 messages with jitter 0..8%: the median is message 4's, x1.04. */
+    assert_int_equal(plot_cost_at(&fixture_engine_ops, f->prof, 4000, 1, &ll), HS_OK);
+    assert_int_equal(plot_cost_at(&fixture_engine_ops, f->prof, 4000, 0, &bw), HS_OK);
+    assert_float_equal(ll, (1.0 + 4.0) * 1.04, 1e-4);
+    assert_float_equal(bw, (3.0 + 1.0) * 1.04, 1e-4);
+    fixture_free(f);
+}
+
+static void check_fig(const char *dir, const char *name)
+{
+    char file[128];
+
+    snprintf(file, sizeof(file), "%s.png", name);
+    assert_true(file_starts_with(dir, file, "\x89PNG", 4));
+    snprintf(file, sizeof(file), "%s.svg", name);
+    assert_true(file_starts_with(dir, file, "<?xml", 5));
+    snprintf(file, sizeof(file), "%s.png.tmp", name);
+    assert_false(exists(dir, file));
+    snprintf(file, sizeof(file), "%s.log", name);
+    assert_false(exists(dir, file));
+}
+
+static void test_all_figures(void **state)
+{
+    fixture_t *f = fixture_new(1);
+    char *dir = hs_test_tmpdir(), path[4096], *text = NULL;
+    plot_figset_t figs;
+    size_t len;
+    (void)state;
+    assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
+    assert_int_equal(figs.n, 6);
+    assert_int_equal(figs.nskipped, 0);
+    for (size_t i = 0; i < figs.n; i++) {
+        check_fig(dir, figs.figs[i].name);
+        /* every program carries the provenance subtitle */
+        snprintf(path, sizeof(path), "%s/%s.gp", dir, figs.figs[i].name);
+        assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+        assert_non_null(strstr(text, "profile test-profile (hash 000000001234abcd)"));
+        assert_non_null(strstr(text, "trace it''s/fixture.hst (2000 messages)"));
+        free(text);
+    }
+    assert_string_equal(figs.figs[0].name, "size_hist");
+    assert_int_equal(figs.figs[0].source, PLOT_SRC_SYNTHETIC);
+    assert_int_equal(figs.figs[1].source, PLOT_SRC_MODELLED);
+    assert_int_equal(figs.figs[5].source, PLOT_SRC_MEASURED);
+    /* the fake engine crosses over at 2667 B: the first power of two past it is 4096 */
+    snprintf(path, sizeof(path), "%s/cost_curves.gp", dir);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    assert_non_null(strstr(text, "cross_x = 4096\n"));
+    free(text);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
+static void test_histogram_counts(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), path[4096], *text = NULL, *line;
+    plot_fig_t fig;
+    unsigned long long total = 0, c;
+    size_t len;
+    unsigned k;
+    (void)state;
+    assert_int_equal(plot_size_hist(dir, &f->in, &fig), HS_OK);
+    snprintf(path, sizeof(path), "%s/size_hist.dat", dir);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char lab[32];
+        assert_int_equal(sscanf(line, "%u %31s %llu", &k, lab, &c), 3);
+        total += c;
+    }
+    assert_int_equal(total, f->tr->n);
+    free(text);
+    /* the recommended hint (16K = 2^14) sits between class 14 and 15 */
+    snprintf(path, sizeof(path), "%s/size_hist.gp", dir);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    assert_non_null(strstr(text, "hint_x = 14.500\n"));
+    free(text);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
+static void test_skips_without_data(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir();
+    plot_figset_t figs;
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        free(f->pred[i].lat_us);
+        f->pred[i].lat_us = NULL;
+    }
+    f->in.cost_engine = NULL;
+    assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
+    assert_int_equal(figs.n, 3);
+    assert_int_equal(figs.nskipped, 3);
+    assert_false(exists(dir, "latency_cdf.png"));
+    assert_false(exists(dir, "latency_cdf.dat"));
+    assert_non_null(strstr(figs.skipped[0], "no per-message latencies"));
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
+static void test_missing_gnuplot(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), buf[256];
+    plot_figset_t figs;
+    (void)state;
+    setenv("HINTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);
+    assert_int_equal(plot_gnuplot_find(buf, sizeof(buf)), HS_ERR_ENV);
+    assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_ERR_ENV);
+    assert_false(exists(dir, "size_hist.png"));
+    unsetenv("HINTSIM_GNUPLOT");
+    assert_int_equal(plot_gnuplot_version(buf, sizeof(buf)), HS_OK);
+    assert_non_null(strstr(buf, "gnuplot"));
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
+static void test_bad_input(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    plot_figset_t figs;
+    (void)state;
+    f->in.rec_idx = 9;
+    assert_int_equal(plot_report_figures("/nonexistent-dir-never", &f->in, &figs),
+                     HS_ERR_INVALID);
+    f->in.rec_idx = 2;
+    f->in.npred = 0;
+    assert_int_equal(plot_report_figures("/nonexistent-dir-never", &f->in, &figs),
+                     HS_ERR_INVALID);
+    fixture_free(f);
+}
+
+int main(void)
+{
+    char gp[4096];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crossover),
+        cmocka_unit_test(test_cost_at_uses_engine),
+        cmocka_unit_test(test_all_figures),
+        cmocka_unit_test(test_histogram_counts),
+        cmocka_unit_test(test_skips_without_data),
+        cmocka_unit_test(test_missing_gnuplot),
+        cmocka_unit_test(test_bad_input),
+    };
+
+    if (plot_gnuplot_find(gp, sizeof(gp)) != HS_OK) {
+        fprintf(stderr, "test_plot_figs: gnuplot not found (apt-get install gnuplot-nox)\n");
+        return 77;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
