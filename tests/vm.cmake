@@ -4,3 +4,10 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/vm/hs_add_vm_test.cmake)
 # Boots, checks rxe0/PORT_ACTIVE, runs ibv_rc_pingpong, ib_write_lat, ib_write_bw in the
 # guest; the host re-reads the results that came back through $OUT.
 hs_add_vm_test(vm_smoke SCRIPT vm-smoke.sh CHECK vm-smoke-check.sh TIMEOUT 600)
+
+# The harness itself: exit status, arguments, files in and out, skip codes, timeout.
+add_test(NAME vm_selftest
+  COMMAND ${HS_BASH} ${HS_VM_DIR}/vm-selftest.sh ${HINTSIM_VM_CACHE} $<TARGET_FILE:hintsim>
+          ${CMAKE_BINARY_DIR}/vm-out/vm_selftest)
+set_tests_properties(vm_selftest PROPERTIES LABELS vm SKIP_RETURN_CODE 77 PROCESSORS 2
+  TIMEOUT 900)

@@ -13,6 +13,7 @@
 #                        build/vm-cache)
 #   --mem MB --smp N     guest memory (default 1024) and virtual CPUs (default 2)
 #   --shell              interactive shell in the VM instead of a script (Ctrl-a x quits)
+#   --prepare            only fetch the kernel and build the cached base image
 #
 # SCRIPT runs under busybox sh as root in /hs/files, with OUT=/out and HS_VM=1; rxe0 is up
 # on the dummy netdev d0 (10.77.0.1), and lo (127.0.0.1) is up. Exit status: SCRIPT's; 124
@@ -23,8 +24,9 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 OUTDIR=""
+TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 PREPARE=0 OUTDIR=""
 HINTSIM=${HINTSIM_BIN:-$ROOT/build/cli/hintsim}
+QEMU_BIN=${HS_VM_QEMU:-qemu-system-x86_64}    # overridable for the harness's own tests
 CACHE=${HINTSIM_VM_CACHE:-$ROOT/build/vm-cache}
 FILES=() SCRIPT="" ARGS=()
 TMP=""
@@ -32,7 +34,7 @@ TMP=""
 say() { echo "run-in-vm: $*" >&2; }
 die() { say "$*"; exit 1; }
 skip() { say "SKIP: $*"; exit 77; }
-usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,/^#$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 
 parse_args() {
     while [ $# -gt 0 ]; do
@@ -45,13 +47,15 @@ parse_args() {
         --mem) MEM=${2:?}; shift ;;
         --smp) SMP=${2:?}; shift ;;
         --shell) SHELL_MODE=1 ;;
-        -h|--help) usage ;;
+        --prepare) PREPARE=1 ;;
+        -h|--help) usage 0 ;;
         --) shift; break ;;
         -*) say "unknown option '$1'"; usage ;;
         *) break ;;
         esac
         shift
     done
+    [ $PREPARE -eq 0 ] || return 0
     if [ $SHELL_MODE -eq 0 ]; then
         [ $# -ge 1 ] || usage
         SCRIPT=$1; shift
@@ -78,7 +82,7 @@ base_key() {
 # prepare_base: kernel and base initramfs, cached in $CACHE (built once, under a lock).
 prepare_base() {
     local rc=0
-    command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (qemu-system-x86)"
+    command -v "$QEMU_BIN" >/dev/null || skip "$QEMU_BIN not installed (qemu-system-x86)"
     "$HERE/fetch-kernel.sh" "$CACHE" || rc=$?
     [ $rc -eq 0 ] || { [ $rc -eq 77 ] && exit 77; die "kernel fetch failed"; }
     BASE=$CACHE/base-$(base_key).cpio
@@ -112,7 +116,7 @@ make_initrd() {
 }
 
 qemu_args() {
-    QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp "$SMP" -m "$MEM" -no-reboot
+    QEMU=("$QEMU_BIN" -accel tcg -cpu max -smp "$SMP" -m "$MEM" -no-reboot
           -nodefaults -no-user-config -display none
           -kernel "$CACHE/kernel/vmlinuz" -initrd "$TMP/initrd.cpio"
           -append "console=ttyS0 panic=-1 quiet")
@@ -172,6 +176,7 @@ collect() {
 main() {
     parse_args "$@"
     prepare_base
+    [ $PREPARE -eq 0 ] || { say "kernel and base image ready in $CACHE"; exit 0; }
     TMP=$(mktemp -d "${TMPDIR:-/tmp}/hs-vm.XXXXXX")
     trap 'rm -rf "$TMP"' EXIT
     make_initrd
