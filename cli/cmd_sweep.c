@@ -1,12 +1,289 @@
-/* cmd_sweep.c - `hintsim sweep`: placeholder until its module lands (exits 3, says so). */
+/* cmd_sweep.c - `hintsim sweep`: expand a what-if grid into points, run those not done yet
+ * (locally with --jobs, over MPI ranks with --mpi, or one Slurm slice with --slice), then
+ * merge the point files into sweep.csv, sweep.json and the plots. --emit-slurm writes an
+ * sbatch array script instead of running. The grid format is sweep/GRID.md.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/hs_util.h"
+#include "sweep/sweep_eval_model.h"
+#include "sweep/sweep_grid.h"
+#include "sweep/sweep_mpi.h"
+#include "sweep/sweep_out.h"
+#include "sweep/sweep_plot.h"
+#include "sweep/sweep_point.h"
+#include "sweep/sweep_run.h"
+#include "sweep/sweep_slurm.h"
+
+struct sweep_opts {
+    hs_strlist_t traces, profiles, sets;
+    const char *grid, *out, *emit_slurm, *slice;
+    uint64_t jobs, slices;
+    int mpi, json, quiet, no_plots;
+};
+
+#define O(f) offsetof(struct sweep_opts, f)
+static const hs_opt_t g_sweep_opts[] = {
+    {"grid", 'g', HS_OPT_STR, O(grid), "GRID.json", NULL, "the grid to sweep (sweep/GRID.md)"},
+    {"output", 'o', HS_OPT_STR, O(out), "DIR", NULL, "output directory (points/, sweep.csv, sweep.json, plots/)"},
+    {"trace", 't', HS_OPT_LIST, O(traces), "FILE", NULL, "add a trace to the grid's (repeatable)"},
+    {"profile", 'p', HS_OPT_LIST, O(profiles), "P", NULL, "add a profile (name or file) to the grid's (repeatable)"},
+    {"set", 0, HS_OPT_LIST, O(sets), "KEY=VALUE", NULL, "override a profile parameter at every point (repeatable)"},
+    {"jobs", 'j', HS_OPT_U64, O(jobs), "N", "0", "local worker processes (0 = one per core)"},
+    {"mpi", 0, HS_OPT_FLAG, O(mpi), NULL, NULL, "split the points across MPI ranks (run under mpirun); rank 0 merges"},
+    {"slice", 0, HS_OPT_STR, O(slice), "I/N", NULL, "run only the points whose index % N == I (Slurm array task)"},
+    {"emit-slurm", 0, HS_OPT_STR, O(emit_slurm), "FILE", NULL, "write an sbatch --array script running the slices, run nothing"},
+    {"slices", 0, HS_OPT_U64, O(slices), "N", "0", "array tasks for --emit-slurm (0 = one per point, at most 1000)"},
+    {"no-plots", 0, HS_OPT_FLAG, O(no_plots), NULL, NULL, "write sweep.csv and sweep.json only"},
+    {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the run's summary as JSON"},
+    {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar or info messages"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+#undef O
+
+static const hs_cmd_spec_t g_sweep_spec = {
+    "hintsim sweep --grid GRID.json [--trace T ...] [--profile P ...] [--set K=V ...] -o DIR",
+    "what-if grid over traces, profiles, parameters and hints; resumable, local/MPI/Slurm",
+    g_sweep_opts, 0, 0,
+    "Each point's result is one file under DIR/points named by the hash of its inputs, so an\n"
+    "interrupted sweep resumes where it stopped. Under MPI: mpirun -n N hintsim sweep ... --mpi.\n"
+    "Slurm: --emit-slurm FILE, then sbatch FILE. The grid format is in sweep/GRID.md.",
+};
+
+/* Everything one invocation holds; released in run_release. */
+typedef struct {
+    sweep_grid_t *grid;
+    sweep_plan_t *plan;
+    sweep_eval_t ev;
+    sweep_stats_t stats;
+    sweep_run_opts_t ro;
+    int complete, nplots;
+    uint64_t t0_ns;
+} sweep_cmd_t;
+
+static int check_usage(const struct sweep_opts *o, sweep_run_opts_t *ro)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (!o->grid || !o->out) {
+        fprintf(stderr, "hintsim sweep: --grid and -o DIR are required\nusage: %s\n",
+                g_sweep_spec.usage);
+        return 2;
+    }
+    if (o->slice && sweep_slice_parse(o->slice, &ro->slice_i, &ro->slice_n) != HS_OK) {
+        fprintf(stderr, "hintsim sweep: --slice '%s': expected I/N with 0 <= I < N\n", o->slice);
+        return 2;
+    }
+    if (o->emit_slurm && (o->mpi || o->slice)) {
+        fprintf(stderr, "hintsim sweep: --emit-slurm runs nothing; drop --mpi/--slice\n");
+        return 2;
+    }
+    if (o->jobs > 1024) {
+        fprintf(stderr, "hintsim sweep: --jobs %" PRIu64 ": at most 1024\n", o->jobs);
+        return 2;
+    }
+    ro->dir = o->out;
+    ro->mpi = o->mpi;
+    ro->jobs = o->jobs ? (unsigned)o->jobs : (unsigned)(cores > 0 ? cores : 1);
+    return -1;
+}
+
+static hs_status_t prepare(const struct sweep_opts *o, sweep_cmd_t *c)
+{
+    sweep_grid_extra_t x = {o->traces.v, o->traces.n, o->profiles.v, o->profiles.n,
+                            o->sets.v, o->sets.n};
+    hs_status_t st;
+
+    if ((st = sweep_grid_load(o->grid, &x, &c->grid)) != HS_OK)
+        return st;
+    if ((st = sweep_grid_hash_traces(c->grid)) != HS_OK)
+        return st;
+    if ((st = sweep_eval_model_create(c->grid, &c->ev)) != HS_OK)
+        return st;
+    if ((st = c->ev.ops->check(c->ev.ctx, c->grid)) != HS_OK)
+        return st;
+    if ((st = sweep_plan_build(c->grid, &c->plan)) != HS_OK)
+        return st;
+    return sweep_point_keys(c->grid, c->plan, &c->ev);
+}
+
+/* An absolute path for a file that exists (or for dir, after creating it). */
+static char *abs_path(const char *p)
+{
+    char *r = realpath(p, NULL);
+
+    if (!r)
+        hs_log_error("%s: cannot resolve path", p);
+    return r;
+}
+
+/* The command line each Slurm task runs: this binary and the same inputs, absolute. */
+static hs_status_t emit_slurm(const struct sweep_opts *o, sweep_cmd_t *c)
+{
+    const char *args[64 + 3 * 256];
+    char *own[8 + 2 * 256];
+    size_t na = 0, no = 0;
+    unsigned slices = o->slices ? (unsigned)o->slices : (unsigned)c->plan->n;
+    hs_status_t st = HS_ERR_INVALID;
+
+    if (o->traces.n + o->profiles.n > 256 || o->sets.n > 256) {
+        hs_log_error("--emit-slurm: at most 256 --trace/--profile and 256 --set options");
+        return HS_ERR_INVALID;
+    }
+    if (slices > 1000 || slices > c->plan->n)
+        slices = (unsigned)(c->plan->n < 1000 ? c->plan->n : 1000);
+    if ((st = hs_mkdir_p(o->out)) != HS_OK)
+        return st;
+    st = HS_ERR_INVALID;
+    if (!(own[no++] = abs_path("/proc/self/exe")) || !(own[no++] = abs_path(o->grid)) ||
+        !(own[no++] = abs_path(o->out)))
+        goto out;
+    args[na++] = own[0];
+    args[na++] = "sweep";
+    args[na++] = "--grid";
+    args[na++] = own[1];
+    args[na++] = "-o";
+    args[na++] = own[2];
+    for (size_t i = 0; i < o->traces.n; i++) {
+        if (!(own[no++] = abs_path(o->traces.v[i])))
+            goto out;
+        args[na++] = "--trace";
+        args[na++] = own[no - 1];
+    }
+    for (size_t i = 0; i < o->profiles.n; i++) {
+        int file = access(o->profiles.v[i], F_OK) == 0;
+        if (file && !(own[no++] = abs_path(o->profiles.v[i])))
+            goto out;
+        args[na++] = "--profile";
+        args[na++] = file ? own[no - 1] : o->profiles.v[i];
+    }
+    for (size_t i = 0; i < o->sets.n; i++) {
+        args[na++] = "--set";
+        args[na++] = o->sets.v[i];
+    }
+    args[na++] = "--jobs";
+    args[na++] = "1";
+    if (o->no_plots)
+        args[na++] = "--no-plots";
+    st = sweep_slurm_write(o->emit_slurm, args, na, c->plan->n, slices, own[2]);
+    if (st == HS_OK)
+        hs_log_info("wrote %s: %zu points in %u array tasks (submit with: sbatch %s)",
+                    o->emit_slurm, c->plan->n, slices, o->emit_slurm);
+out:
+    while (no > 0)
+        free(own[--no]);
+    return st;
+}
+
+/* Rank 0 (or the only process): merge when every point has its file. */
+static hs_status_t merge(const struct sweep_opts *o, sweep_cmd_t *c)
+{
+    sweep_result_t *res = NULL;
+    size_t missing = 0;
+    hs_status_t st = sweep_out_collect(c->plan, o->out, &res, &missing);
+
+    if (st != HS_OK)
+        return st;
+    if (missing) {
+        hs_log_info("%zu of %zu points have no result yet; the merged outputs are written "
+                    "once every slice has run", missing, c->plan->n);
+        goto out;
+    }
+    c->complete = 1;
+    if ((st = sweep_out_write(c->grid, c->plan, res, o->out)) != HS_OK)
+        goto out;
+    if (!o->no_plots)
+        st = sweep_plot_all(c->grid, c->plan, res, o->out, &c->nplots);
+out:
+    free(res);
+    return st;
+}
+
+static void print_json(const struct sweep_opts *o, const sweep_cmd_t *c, double secs)
+{
+    const sweep_stats_t *s = &c->stats;
+
+    printf("{\"points\": %zu, \"mine\": %zu, \"reused\": %zu, \"computed\": %zu, "
+           "\"ranks\": %d, \"jobs\": %u, \"slice\": \"%u/%u\", \"complete\": %s, "
+           "\"plots\": %d, \"elapsed_s\": %.6f, \"points_per_s\": %.3f, \"computed_indices\": [",
+           s->total, s->mine, s->reused, s->computed, s->nranks, c->ro.mpi ? 1 : c->ro.jobs,
+           c->ro.slice_i, c->ro.slice_n, c->complete ? "true" : "false", c->nplots, secs,
+           secs > 0 ? (double)s->computed / secs : 0.0);
+    for (size_t i = 0; i < s->ndone; i++)
+        printf("%s%zu", i ? ", " : "", s->done_idx[i]);
+    printf("], \"csv\": \"%s/sweep.csv\", \"json\": \"%s/sweep.json\"}\n", o->out, o->out);
+}
+
+static void print_text(const struct sweep_opts *o, const sweep_cmd_t *c, double secs)
+{
+    const sweep_stats_t *s = &c->stats;
+
+    printf("sweep: %zu points; this run: %zu computed, %zu already done (not recomputed)",
+           s->mine, s->computed, s->reused);
+    if (c->ro.mpi)
+        printf(", %d MPI ranks", s->nranks);
+    printf(", %.2f s\n", secs);
+    if (c->complete)
+        printf("results: %s/sweep.csv, %s/sweep.json; plots: %d in %s/plots\n", o->out,
+               o->out, c->nplots, o->out);
+}
+
+static int run_sweep(const struct sweep_opts *o, sweep_cmd_t *c)
+{
+    hs_status_t st = prepare(o, c);
+    double secs;
+
+    if (st != HS_OK)
+        return hs_status_exit_code(st);
+    if (o->emit_slurm)
+        return hs_status_exit_code(emit_slurm(o, c));
+    if (c->ro.mpi)
+        c->ro.jobs = 1;
+    if ((st = sweep_run(c->grid, c->plan, &c->ev, &c->ro, &c->stats)) != HS_OK)
+        return hs_status_exit_code(st);
+    if (c->stats.rank != 0)
+        return 0;
+    st = merge(o, c);
+    secs = (double)(hs_now_ns() - c->t0_ns) / 1e9;
+    if (o->json)
+        print_json(o, c, secs);
+    else if (!o->quiet)
+        print_text(o, c, secs);
+    return hs_status_exit_code(st);
+}
 
 int cmd_sweep(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hintsim: 'sweep' is not implemented in this build yet\n");
-    return 3;
+    struct sweep_opts o;
+    sweep_cmd_t c;
+    char **pos = NULL;
+    int npos = 0, rc;
+
+    memset(&o, 0, sizeof(o));
+    memset(&c, 0, sizeof(c));
+    c.t0_ns = hs_now_ns();
+    rc = hs_cli_parse(&g_sweep_spec, argc, argv, &o, &pos, &npos);
+    if (rc >= 0)
+        return rc;
+    rc = check_usage(&o, &c.ro);
+    if (rc < 0) {
+        hs_log_set_quiet(o.quiet);
+        rc = run_sweep(&o, &c);
+    }
+    if (o.mpi)
+        sweep_mpi_finalize();
+    sweep_stats_release(&c.stats);
+    if (c.ev.ops)
+        sweep_eval_model_destroy(&c.ev);
+    sweep_plan_free(c.plan);
+    sweep_grid_free(c.grid);
+    hs_opt_free(&g_sweep_spec, &o, pos);
+    return rc;
 }

@@ -1,0 +1,46 @@
+/* sweep_eval.h - how one sweep point is evaluated: an ops table, so the sweep machinery
+ * (keys, resume, local/MPI/Slurm engines, merge) does not depend on what computes a point.
+ * sweep_eval_model.c plugs in the real model/simulator; the unit tests plug in a closed-form
+ * stand-in.
+ */
+#ifndef HS_SWEEP_EVAL_H
+#define HS_SWEEP_EVAL_H
+
+#include <stdint.h>
+
+#include "common/hs_status.h"
+#include "sweep/sweep_grid.h"
+
+/* What one point produced. */
+typedef struct {
+    uint64_t hint_bytes;    /* the hint evaluated (for "auto": the recommended one) */
+    double value;           /* the objective's value for that hint */
+    double p50_us, p99_us, mean_us;
+    double throughput_gbps;
+    double ll_fraction;
+    uint64_t switches;
+} sweep_result_t;
+
+typedef struct sweep_eval_ops {
+    const char *name;
+    /* Check the whole grid can run (profiles load, overrides apply) before any point runs;
+     * log the first error naming the entry. May cache what it loads in ctx. */
+    hs_status_t (*check)(void *ctx, const sweep_grid_t *g);
+    /* Hash of the effective profile of a point (after every override): part of its key. */
+    hs_status_t (*profile_hash)(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,
+                                uint64_t *out);
+    /* Evaluate one point. Must be deterministic: the same inputs give the same bytes. */
+    hs_status_t (*eval)(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,
+                        sweep_result_t *out);
+} sweep_eval_ops_t;
+
+/* An evaluator bound to its state. */
+typedef struct {
+    const sweep_eval_ops_t *ops;
+    void *ctx;
+} sweep_eval_t;
+
+/* 1 if a lower objective value is better (latencies), 0 if higher is (throughput). */
+int sweep_objective_lower_better(const char *objective);
+
+#endif

@@ -1,0 +1,220 @@
+/* sweep_eval_model.c - the real evaluator (see sweep_eval_model.h).
+ *
+ * Traces are loaded once when the evaluator is created and base profiles once in check();
+ * a point clones its base profile and applies the grid's overrides (fixed ones, then one
+ * per axis), so its profile hash is the hash of the numbers the engine really used.
+ * "auto" evaluates hint 0 and every power of two from 64 bytes up to the trace's largest
+ * message, and keeps the best by the objective (ties: the smaller hint).
+ */
+#include "sweep/sweep_eval_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/predict.h"
+#include "model/profile.h"
+#include "sim/sim.h"
+#include "traces/trace.h"
+
+typedef struct {
+    const sweep_grid_t *g;
+    const pred_engine_ops_t *eng;
+    trace_t **traces;     /* one per grid trace */
+    profile_t **profiles; /* one per grid profile, loaded by check() */
+} eval_model_t;
+
+static void ctx_free(eval_model_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; m->traces && i < m->g->ntraces; i++)
+        trace_free(m->traces[i]);
+    for (size_t i = 0; m->profiles && i < m->g->nprofiles; i++)
+        profile_free(m->profiles[i]);
+    free(m->traces);
+    free(m->profiles);
+    free(m);
+}
+
+static hs_status_t em_check(void *ctx, const sweep_grid_t *g)
+{
+    eval_model_t *m = ctx;
+    hs_status_t st;
+
+    if (strcmp(g->objective, "balanced") == 0) {
+        hs_log_error("%s: objective: 'balanced' is not available in sweeps yet; use p99, p50, "
+                     "mean or throughput", g->path);
+        return HS_ERR_INVALID;
+    }
+    for (size_t i = 0; i < g->nprofiles; i++) {
+        if (m->profiles[i])
+            continue;
+        if ((st = profile_load(g->profiles[i], &m->profiles[i])) != HS_OK) {
+            hs_log_error("%s: profiles[%zu]: cannot load '%s'", g->path, i, g->profiles[i]);
+            return st;
+        }
+    }
+    return HS_OK;
+}
+
+/* The point's profile: its base profile with every override applied, validated. */
+static hs_status_t point_profile(eval_model_t *m, const sweep_grid_t *g, const sweep_point_t *pt,
+                                 profile_t **out)
+{
+    const char *sets[256];
+    size_t n = sweep_point_sets(g, pt, sets, 256);
+    profile_t *p = NULL;
+    hs_status_t st;
+
+    if (n > 256)
+        return HS_ERR_INVALID;
+    if ((st = profile_clone(m->profiles[pt->profile], &p)) != HS_OK)
+        return st;
+    for (size_t i = 0; i < n && st == HS_OK; i++)
+        st = profile_set(p, sets[i]);
+    if (st == HS_OK)
+        st = profile_validate(p);
+    if (st != HS_OK) {
+        hs_log_error("%s: point %zu: profile '%s' with its overrides is not valid", g->path,
+                     pt->index, g->profiles[pt->profile]);
+        profile_free(p);
+        return st;
+    }
+    *out = p;
+    return HS_OK;
+}
+
+static hs_status_t em_profile_hash(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,
+                                   uint64_t *out)
+{
+    profile_t *p;
+    hs_status_t st = point_profile(ctx, g, pt, &p);
+
+    if (st != HS_OK)
+        return st;
+    *out = profile_hash(p);
+    profile_free(p);
+    return HS_OK;
+}
+
+static double objective_value(const char *objective, const pred_result_t *r)
+{
+    if (strcmp(objective, "p50") == 0)
+        return r->p50_us;
+    if (strcmp(objective, "mean") == 0)
+        return r->mean_us;
+    if (strcmp(objective, "throughput") == 0)
+        return r->throughput_gbps;
+    return r->p99_us;
+}
+
+static void fill_result(const char *objective, const pred_result_t *r, sweep_result_t *out)
+{
+    out->hint_bytes = r->hint_bytes;
+    out->value = objective_value(objective, r);
+    out->p50_us = r->p50_us;
+    out->p99_us = r->p99_us;
+    out->mean_us = r->mean_us;
+    out->throughput_gbps = r->throughput_gbps;
+    out->ll_fraction = r->ll_fraction;
+    out->switches = r->switches;
+}
+
+static hs_status_t run_hint(const eval_model_t *m, const trace_t *tr, const profile_t *p,
+                            uint64_t hint, sweep_result_t *out)
+{
+    pred_opts_t o;
+    pred_result_t r;
+    hs_status_t st;
+
+    memset(&o, 0, sizeof(o));
+    memset(&r, 0, sizeof(r));
+    o.mode = strcmp(m->g->mode, "closed") == 0 ? PRED_CLOSED : PRED_OPEN;
+    o.flows = 1;
+    st = pred_run(m->eng, tr, p, &o, hint, 0, &r);
+    if (st == HS_OK)
+        fill_result(m->g->objective, &r, out);
+    pred_result_release(&r);
+    return st;
+}
+
+static hs_status_t run_auto(const eval_model_t *m, const trace_t *tr, const profile_t *p,
+                            sweep_result_t *out)
+{
+    uint64_t max_size = 0;
+    sweep_result_t best, cur;
+    int lower = sweep_objective_lower_better(m->g->objective);
+    hs_status_t st;
+
+    for (size_t i = 0; i < tr->n; i++)
+        if (tr->recs[i].size_bytes > max_size)
+            max_size = tr->recs[i].size_bytes;
+    if ((st = run_hint(m, tr, p, 0, &best)) != HS_OK)
+        return st;
+    for (uint64_t h = 64; h <= max_size && h != 0; h <<= 1) {
+        if ((st = run_hint(m, tr, p, h, &cur)) != HS_OK)
+            return st;
+        if (lower ? cur.value < best.value : cur.value > best.value)
+            best = cur;
+    }
+    *out = best;
+    return HS_OK;
+}
+
+static hs_status_t em_eval(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,
+                           sweep_result_t *out)
+{
+    eval_model_t *m = ctx;
+    const sweep_hint_t *h = &g->hints[pt->hint];
+    profile_t *p;
+    hs_status_t st = point_profile(m, g, pt, &p);
+
+    if (st != HS_OK)
+        return st;
+    if (h->is_auto)
+        st = run_auto(m, m->traces[pt->trace], p, out);
+    else
+        st = run_hint(m, m->traces[pt->trace], p, h->bytes, out);
+    profile_free(p);
+    return st;
+}
+
+static const sweep_eval_ops_t g_eval_model_ops = {
+    "model", em_check, em_profile_hash, em_eval,
+};
+
+hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out)
+{
+    eval_model_t *m = calloc(1, sizeof(*m));
+    hs_status_t st = HS_ERR_NOMEM;
+
+    if (!m)
+        return HS_ERR_NOMEM;
+    m->g = g;
+    m->eng = strcmp(g->engine, "sim") == 0 ? &sim_engine_ops : &model_engine_ops;
+    m->traces = calloc(g->ntraces, sizeof(*m->traces));
+    m->profiles = calloc(g->nprofiles, sizeof(*m->profiles));
+    if (!m->traces || !m->profiles)
+        goto fail;
+    for (size_t i = 0; i < g->ntraces; i++) {
+        if ((st = trace_load(g->traces[i].path, &m->traces[i])) != HS_OK) {
+            hs_log_error("%s: traces[%zu]: cannot load '%s'", g->path, i, g->traces[i].label);
+            goto fail;
+        }
+    }
+    out->ops = &g_eval_model_ops;
+    out->ctx = m;
+    return HS_OK;
+fail:
+    ctx_free(m);
+    return st;
+}
+
+void sweep_eval_model_destroy(sweep_eval_t *ev)
+{
+    ctx_free(ev->ctx);
+    ev->ctx = NULL;
+    ev->ops = NULL;
+}

@@ -1,0 +1,19 @@
+/* sweep_eval_model.h - the evaluator that `hintsim sweep` runs: each point replays its trace
+ * under its profile (after overrides) with the analytical model or the SimGrid simulator
+ * (grid "engine"), for a fixed hint through pred_run, or for "auto" through the
+ * recommender, and reports the objective's value.
+ */
+#ifndef HS_SWEEP_EVAL_MODEL_H
+#define HS_SWEEP_EVAL_MODEL_H
+
+#include "common/hs_status.h"
+#include "sweep/sweep_eval.h"
+#include "sweep/sweep_grid.h"
+
+/* Bind the evaluator for g (loads each trace once; g must outlive it). Returns
+ * HS_ERR_UNSUPPORTED (logged) when this build lacks the model. Release with
+ * sweep_eval_model_destroy. */
+hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out);
+void sweep_eval_model_destroy(sweep_eval_t *ev);
+
+#endif

@@ -1,0 +1,28 @@
+/* sweep_out.h - the merged outputs of a sweep, read only from the point files:
+ * DIR/sweep.csv and DIR/sweep.json (one row per point, in plan order), and the plots
+ * (sweep_plot.h). Byte-identical for the same grid whichever engine computed the points.
+ */
+#ifndef HS_SWEEP_OUT_H
+#define HS_SWEEP_OUT_H
+
+#include <stddef.h>
+
+#include "common/hs_status.h"
+#include "sweep/sweep_eval.h"
+#include "sweep/sweep_grid.h"
+
+/* Read every point's result into *res (malloc'ed, plan->n entries, caller frees).
+ * *nmissing counts points without a result file (their entries are zero). */
+hs_status_t sweep_out_collect(const sweep_plan_t *plan, const char *dir, sweep_result_t **res,
+                              size_t *nmissing);
+
+/* Write DIR/sweep.csv and DIR/sweep.json atomically from complete results. */
+hs_status_t sweep_out_write(const sweep_grid_t *g, const sweep_plan_t *plan,
+                            const sweep_result_t *res, const char *dir);
+
+/* Index of the best point among those sharing pt's trace, profile and axis values (that is,
+ * over the hints), per the objective. */
+size_t sweep_out_best_hint(const sweep_grid_t *g, const sweep_plan_t *plan,
+                           const sweep_result_t *res, size_t pt);
+
+#endif

@@ -1,0 +1,179 @@
+/* sweep_plot.c - heatmap and best-hint plots of a sweep (see sweep_plot.h).
+ *
+ * Axis values can be spaced unevenly (16, 32, 64, 512), so the plots place them at their
+ * index and label the tics with the values. gnuplot writes to a temporary name that is
+ * renamed once it exits 0, so an image is never half-written.
+ */
+#include "sweep/sweep_plot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+#include "sweep/sweep_out.h"
+
+/* Point index with the given values on axes a and b, every other dimension at 0, and the
+ * best hint. */
+static size_t slice_point(const sweep_grid_t *g, const sweep_plan_t *plan,
+                          const sweep_result_t *res, size_t a, size_t va, size_t b, size_t vb)
+{
+    size_t idx = 0;
+
+    for (size_t k = 0; k < g->naxes; k++) {
+        size_t v = k == a ? va : (k == b ? vb : 0);
+        idx = idx * g->axes[k].n + v;
+    }
+    return sweep_out_best_hint(g, plan, res, idx * g->nhints);
+}
+
+static void gp_tics(FILE *fp, const char *which, const sweep_axis_t *ax)
+{
+    fprintf(fp, "set %stics (", which);
+    for (size_t v = 0; v < ax->n; v++)
+        fprintf(fp, "%s\"%s\" %zu", v ? ", " : "", sweep_axis_value(ax, v), v);
+    fprintf(fp, ")\n");
+}
+
+/* Run gnuplot on script (in dir); rename tmp to final on success. */
+static hs_status_t gp_run(const char *dir, const char *script, const char *tmp,
+                          const char *final)
+{
+    pid_t pid;
+    int ws;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        hs_log_error("sweep: fork for gnuplot: %s", strerror(errno));
+        return HS_ERR_IO;
+    }
+    if (pid == 0) {
+        if (chdir(dir) == 0)
+            execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 127) {
+        hs_log_error("gnuplot not found: install it (apt-get install gnuplot-nox) to draw "
+                     "the sweep's plots; their data and scripts are in %s", dir);
+        return HS_ERR_ENV;
+    }
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || rename(tmp, final) != 0) {
+        hs_log_error("%s/%s: gnuplot failed; the image was not written", dir, script);
+        unlink(tmp);
+        return HS_ERR_IO;
+    }
+    return HS_OK;
+}
+
+static FILE *open_in(const char *dir, const char *name, const char *mode)
+{
+    char path[4096];
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fp = fopen(path, mode);
+    if (!fp)
+        hs_log_error("%s: cannot write: %s", path, strerror(errno));
+    return fp;
+}
+
+static hs_status_t plot_heatmap(const sweep_grid_t *g, const sweep_plan_t *plan,
+                                const sweep_result_t *res, const char *pdir)
+{
+    FILE *dat = open_in(pdir, "heatmap.dat", "w"), *gp = NULL;
+    char tmp[64], final[4096 + 64];
+
+    if (!dat)
+        return HS_ERR_IO;
+    fprintf(dat, "# x_index y_index %s (best over hints)  x=%s y=%s\n", g->objective,
+            g->axes[0].key, g->axes[1].key);
+    for (size_t x = 0; x < g->axes[0].n; x++) {
+        for (size_t y = 0; y < g->axes[1].n; y++)
+            fprintf(dat, "%zu %zu %.9g\n", x, y, res[slice_point(g, plan, res, 0, x, 1, y)].value);
+        fprintf(dat, "\n");
+    }
+    fclose(dat);
+    if (!(gp = open_in(pdir, "heatmap.gp", "w")))
+        return HS_ERR_IO;
+    snprintf(tmp, sizeof(tmp), "heatmap.png.tmp.%ld", (long)getpid());
+    fprintf(gp, "# hintsim sweep: %s over %s and %s (best over hints; other dimensions at "
+                "their first value)\nset terminal pngcairo size 900,700\nset output '%s'\n"
+                "set title '%s (%s) by %s and %s'\nset xlabel '%s'\nset ylabel '%s'\n"
+                "set cblabel '%s'\nset view map\nunset key\n",
+            g->objective, g->axes[0].key, g->axes[1].key, tmp, g->objective, g->engine,
+            g->axes[0].key, g->axes[1].key, g->axes[0].key, g->axes[1].key, g->objective);
+    gp_tics(gp, "x", &g->axes[0]);
+    gp_tics(gp, "y", &g->axes[1]);
+    fprintf(gp, "plot 'heatmap.dat' using 1:2:3 with image, \\\n"
+                "     '' using 1:2:(sprintf('%%.3g', $3)) with labels\n");
+    fclose(gp);
+    snprintf(final, sizeof(final), "%s/heatmap.png", pdir);
+    return gp_run(pdir, "heatmap.gp", tmp, final);
+}
+
+static hs_status_t plot_best(const sweep_grid_t *g, const sweep_plan_t *plan,
+                             const sweep_result_t *res, const char *pdir, size_t a)
+{
+    char name[256], tmp[320], final[4096 + 512];
+    const char *key = g->axes[a].key;
+    FILE *dat, *gp;
+
+    snprintf(name, sizeof(name), "best_hint_%s.dat", key);
+    if (!(dat = open_in(pdir, name, "w")))
+        return HS_ERR_IO;
+    fprintf(dat, "# index %s best_hint_bytes %s\n", key, g->objective);
+    for (size_t v = 0; v < g->axes[a].n; v++) {
+        const sweep_result_t *r = &res[slice_point(g, plan, res, a, v, a, v)];
+        fprintf(dat, "%zu %s %llu %.9g\n", v, sweep_axis_value(&g->axes[a], v),
+                (unsigned long long)r->hint_bytes, r->value);
+    }
+    fclose(dat);
+    snprintf(name, sizeof(name), "best_hint_%s.gp", key);
+    if (!(gp = open_in(pdir, name, "w")))
+        return HS_ERR_IO;
+    snprintf(tmp, sizeof(tmp), "best_hint_%s.png.tmp.%ld", key, (long)getpid());
+    fprintf(gp, "# hintsim sweep: best hint (by %s) against %s, other dimensions at their "
+                "first value\nset terminal pngcairo size 900,600\nset output '%s'\n"
+                "set title 'best hint by %s (%s) against %s'\nset xlabel '%s'\n"
+                "set ylabel 'best hint (bytes)'\nset grid\nunset key\nset offsets 0.3,0.3,0,0\n"
+                "set yrange [0:*]\n",
+            g->objective, key, tmp, g->objective, g->engine, key, key);
+    gp_tics(gp, "x", &g->axes[a]);
+    fprintf(gp, "plot 'best_hint_%s.dat' using 1:3 with linespoints pt 7 ps 1.5, \\\n"
+                "     '' using 1:3:(sprintf('%%d', $3)) with labels offset 0,1\n", key);
+    fclose(gp);
+    snprintf(name, sizeof(name), "best_hint_%s.gp", key);
+    snprintf(final, sizeof(final), "%s/best_hint_%s.png", pdir, key);
+    return gp_run(pdir, name, tmp, final);
+}
+
+hs_status_t sweep_plot_all(const sweep_grid_t *g, const sweep_plan_t *plan,
+                           const sweep_result_t *res, const char *dir, int *nplots)
+{
+    char pdir[4096];
+    hs_status_t st;
+
+    *nplots = 0;
+    if (g->naxes == 0)
+        return HS_OK;
+    snprintf(pdir, sizeof(pdir), "%s/plots", dir);
+    if ((st = hs_mkdir_p(pdir)) != HS_OK)
+        return st;
+    if (g->naxes >= 2) {
+        if ((st = plot_heatmap(g, plan, res, pdir)) != HS_OK)
+            return st;
+        (*nplots)++;
+    }
+    for (size_t a = 0; a < g->naxes; a++) {
+        if ((st = plot_best(g, plan, res, pdir, a)) != HS_OK)
+            return st;
+        (*nplots)++;
+    }
+    return HS_OK;
+}

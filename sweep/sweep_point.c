@@ -1,0 +1,229 @@
+/* sweep_point.c - point keys, and the one-file-per-point results that make a sweep resumable.
+ *
+ * The key chains FNV-1a over a fixed-layout record of the inputs, so it is the same on every
+ * host, rank and run. A result file carries the key and the inputs (for people reading it),
+ * the result, and who computed it when (pid, time: never copied into the merged outputs,
+ * they are what proves a resumed sweep did not recompute a point).
+ */
+#include "sweep/sweep_point.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+
+#define SWEEP_POINT_FORMAT "hintsim-sweep-point"
+#define SWEEP_POINT_VERSION 1
+
+int sweep_objective_lower_better(const char *objective)
+{
+    return strcmp(objective, "throughput") != 0;
+}
+
+static uint64_t hash_str(const char *s, uint64_t h)
+{
+    return hs_hash64(s, strlen(s) + 1, h); /* the NUL separates fields */
+}
+
+static uint64_t point_key(const sweep_grid_t *g, const sweep_point_t *pt, uint64_t prof_hash)
+{
+    const sweep_hint_t *hint = &g->hints[pt->hint];
+    uint64_t h = hash_str("hintsim-sweep-key/1", HS_FNV_SEED);
+    uint64_t words[4] = {g->traces[pt->trace].hash, g->traces[pt->trace].size_bytes, prof_hash,
+                         hint->bytes};
+
+    h = hash_str(HINTSIM_VERSION, h);
+    h = hs_hash64(words, sizeof(words), h);
+    h = hash_str(hint->is_auto ? "auto" : "fixed", h);
+    h = hash_str(g->objective, h);
+    h = hash_str(g->engine, h);
+    return hash_str(g->mode, h);
+}
+
+hs_status_t sweep_point_keys(const sweep_grid_t *g, sweep_plan_t *plan, const sweep_eval_t *ev)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        uint64_t ph;
+        hs_status_t st = ev->ops->profile_hash(ev->ctx, g, &plan->pts[i], &ph);
+
+        if (st != HS_OK)
+            return st;
+        plan->pts[i].key = point_key(g, &plan->pts[i], ph);
+    }
+    return HS_OK;
+}
+
+void sweep_point_path(const char *dir, uint64_t key, char *buf, size_t buflen)
+{
+    snprintf(buf, buflen, "%s/points/%016" PRIx64 ".json", dir, key);
+}
+
+static cJSON *inputs_json(const sweep_grid_t *g, const sweep_point_t *pt)
+{
+    cJSON *o = cJSON_CreateObject(), *sets = cJSON_CreateArray();
+    const char *sv[256];
+    size_t ns = sweep_point_sets(g, pt, sv, 256);
+    char buf[64];
+
+    if (!o || !sets || !cJSON_AddItemToObject(o, "set", sets)) {
+        cJSON_Delete(sets);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_AddStringToObject(o, "trace", g->traces[pt->trace].label);
+    snprintf(buf, sizeof(buf), "%016" PRIx64, g->traces[pt->trace].hash);
+    cJSON_AddStringToObject(o, "trace_hash", buf);
+    cJSON_AddStringToObject(o, "profile", g->profiles[pt->profile]);
+    for (size_t i = 0; i < ns && i < 256; i++)
+        cJSON_AddItemToArray(sets, cJSON_CreateString(sv[i]));
+    sweep_hint_text(&g->hints[pt->hint], buf, sizeof(buf));
+    cJSON_AddStringToObject(o, "hint", buf);
+    cJSON_AddStringToObject(o, "objective", g->objective);
+    cJSON_AddStringToObject(o, "engine", g->engine);
+    cJSON_AddStringToObject(o, "mode", g->mode);
+    cJSON_AddStringToObject(o, "hintsim", HINTSIM_VERSION);
+    return o;
+}
+
+static cJSON *result_json(const sweep_result_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "hint", (double)r->hint_bytes);
+    cJSON_AddNumberToObject(o, "value", r->value);
+    cJSON_AddNumberToObject(o, "p50_us", r->p50_us);
+    cJSON_AddNumberToObject(o, "p99_us", r->p99_us);
+    cJSON_AddNumberToObject(o, "mean_us", r->mean_us);
+    cJSON_AddNumberToObject(o, "throughput_gbps", r->throughput_gbps);
+    cJSON_AddNumberToObject(o, "ll_fraction", r->ll_fraction);
+    cJSON_AddNumberToObject(o, "switches", (double)r->switches);
+    return o;
+}
+
+static cJSON *computed_json(uint64_t wall_ns)
+{
+    cJSON *o = cJSON_CreateObject();
+    struct timespec ts;
+
+    if (!o)
+        return NULL;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cJSON_AddNumberToObject(o, "pid", (double)getpid());
+    cJSON_AddNumberToObject(o, "unix_ns", (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
+    cJSON_AddNumberToObject(o, "wall_us", (double)wall_ns / 1e3);
+    return o;
+}
+
+static hs_status_t point_write(const char *path, const sweep_grid_t *g, const sweep_point_t *pt,
+                               const sweep_result_t *r, uint64_t wall_ns)
+{
+    cJSON *root = cJSON_CreateObject();
+    char keybuf[32], *text = NULL;
+    hs_status_t st = HS_ERR_NOMEM;
+
+    if (!root)
+        return HS_ERR_NOMEM;
+    snprintf(keybuf, sizeof(keybuf), "%016" PRIx64, pt->key);
+    cJSON_AddStringToObject(root, "format", SWEEP_POINT_FORMAT);
+    cJSON_AddNumberToObject(root, "version", SWEEP_POINT_VERSION);
+    cJSON_AddStringToObject(root, "key", keybuf);
+    if (!cJSON_AddItemToObject(root, "inputs", inputs_json(g, pt)) ||
+        !cJSON_AddItemToObject(root, "result", result_json(r)) ||
+        !cJSON_AddItemToObject(root, "computed", computed_json(wall_ns)))
+        goto out;
+    text = cJSON_Print(root);
+    if (!text)
+        goto out;
+    st = hs_write_file_atomic(path, text);
+out:
+    free(text);
+    cJSON_Delete(root);
+    return st;
+}
+
+hs_status_t sweep_point_run(const sweep_grid_t *g, const sweep_point_t *pt,
+                            const sweep_eval_t *ev, const char *dir)
+{
+    char path[4096];
+    sweep_result_t r;
+    uint64_t t0 = hs_now_ns();
+    hs_status_t st;
+
+    memset(&r, 0, sizeof(r));
+    st = ev->ops->eval(ev->ctx, g, pt, &r);
+    if (st != HS_OK) {
+        hs_log_error("sweep point %zu (trace %s, profile %s) failed: %s", pt->index,
+                     g->traces[pt->trace].label, g->profiles[pt->profile], hs_status_str(st));
+        return st;
+    }
+    sweep_point_path(dir, pt->key, path, sizeof(path));
+    return point_write(path, g, pt, &r, hs_now_ns() - t0);
+}
+
+static int get_num(const cJSON *o, const char *name, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+    if (cJSON_IsNull(v)) {
+        *out = NAN;
+        return 1;
+    }
+    if (!cJSON_IsNumber(v))
+        return 0;
+    *out = v->valuedouble;
+    return 1;
+}
+
+static hs_status_t result_parse(const cJSON *o, sweep_result_t *r)
+{
+    double hint, sw;
+
+    if (!cJSON_IsObject(o) || !get_num(o, "hint", &hint) || !get_num(o, "value", &r->value) ||
+        !get_num(o, "p50_us", &r->p50_us) || !get_num(o, "p99_us", &r->p99_us) ||
+        !get_num(o, "mean_us", &r->mean_us) ||
+        !get_num(o, "throughput_gbps", &r->throughput_gbps) ||
+        !get_num(o, "ll_fraction", &r->ll_fraction) || !get_num(o, "switches", &sw) ||
+        !(hint >= 0) || !(sw >= 0))
+        return HS_ERR_INVALID;
+    r->hint_bytes = (uint64_t)hint;
+    r->switches = (uint64_t)sw;
+    return HS_OK;
+}
+
+hs_status_t sweep_point_load(const char *dir, uint64_t key, sweep_result_t *res)
+{
+    char path[4096], keybuf[32], *text = NULL;
+    const cJSON *k;
+    cJSON *root = NULL;
+    sweep_result_t r;
+    hs_status_t st = HS_ERR_INVALID;
+
+    sweep_point_path(dir, key, path, sizeof(path));
+    if (access(path, F_OK) != 0)
+        return HS_ERR_IO;
+    if (hs_read_file(path, &text, NULL) != HS_OK)
+        return HS_ERR_INVALID;
+    snprintf(keybuf, sizeof(keybuf), "%016" PRIx64, key);
+    root = cJSON_Parse(text);
+    k = cJSON_GetObjectItemCaseSensitive(root, "key");
+    memset(&r, 0, sizeof(r));
+    if (!cJSON_IsString(k) || strcmp(k->valuestring, keybuf) != 0 ||
+        result_parse(cJSON_GetObjectItemCaseSensitive(root, "result"), &r) != HS_OK) {
+        hs_log_warn("%s: damaged or not this point's result; it will be recomputed", path);
+        goto out;
+    }
+    *res = r;
+    st = HS_OK;
+out:
+    cJSON_Delete(root);
+    free(text);
+    return st;
+}

@@ -1,0 +1,266 @@
+/* sweep_run.c - the local engine (worker processes), slices, and the MPI split.
+ *
+ * Local workers are forked processes, not threads: the SimGrid engine keeps global state
+ * and is not re-entrant, and a worker that crashes cannot take the others' results with
+ * it. Workers take the next point from a shared atomic counter (dynamic balance: points
+ * differ in cost) and write one byte per finished point to a pipe that drives the
+ * progress bar in the parent.
+ */
+#include "sweep/sweep_run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/hs_progress.h"
+#include "common/hs_util.h"
+#include "sweep/sweep_mpi.h"
+#include "sweep/sweep_point.h"
+
+hs_status_t sweep_run_todo(const sweep_plan_t *plan, const char *dir, unsigned slice_i,
+                           unsigned slice_n, size_t **todo, size_t *ntodo, size_t *nmine)
+{
+    size_t *v = malloc((plan->n ? plan->n : 1) * sizeof(*v)), n = 0, mine = 0;
+    sweep_result_t r;
+
+    if (!v)
+        return HS_ERR_NOMEM;
+    for (size_t i = 0; i < plan->n; i++) {
+        if (slice_n && i % slice_n != slice_i)
+            continue;
+        mine++;
+        if (sweep_point_load(dir, plan->pts[i].key, &r) != HS_OK)
+            v[n++] = i;
+    }
+    *todo = v;
+    *ntodo = n;
+    *nmine = mine;
+    return HS_OK;
+}
+
+/* State shared between the parent and its forked workers. */
+typedef struct {
+    atomic_size_t next;
+    atomic_int status; /* first failure, HS_OK while none */
+} sweep_shared_t;
+
+static void worker_loop(const sweep_grid_t *g, const sweep_plan_t *plan, const size_t *todo,
+                        size_t ntodo, const sweep_eval_t *ev, const char *dir,
+                        sweep_shared_t *sh, int progress_fd)
+{
+    char one = 1;
+
+    while (atomic_load(&sh->status) == HS_OK) {
+        size_t k = atomic_fetch_add(&sh->next, 1);
+        hs_status_t st;
+
+        if (k >= ntodo)
+            break;
+        st = sweep_point_run(g, &plan->pts[todo[k]], ev, dir);
+        if (st != HS_OK) {
+            int expect = HS_OK;
+            atomic_compare_exchange_strong(&sh->status, &expect, (int)st);
+            break;
+        }
+        if (progress_fd >= 0 && write(progress_fd, &one, 1) != 1)
+            break;
+    }
+}
+
+static hs_status_t run_inline(const sweep_grid_t *g, const sweep_plan_t *plan,
+                              const size_t *todo, size_t ntodo, const sweep_eval_t *ev,
+                              const char *dir)
+{
+    hs_progress_t pb;
+    hs_status_t st = HS_OK;
+
+    hs_progress_start(&pb, "sweep", ntodo);
+    for (size_t k = 0; k < ntodo && st == HS_OK; k++) {
+        st = sweep_point_run(g, &plan->pts[todo[k]], ev, dir);
+        hs_progress_update(&pb, k + 1);
+    }
+    hs_progress_finish(&pb);
+    return st;
+}
+
+/* Read one byte per finished point until every worker closed the pipe. */
+static void follow_progress(int fd, size_t ntodo)
+{
+    hs_progress_t pb;
+    char buf[256];
+    size_t done = 0;
+    ssize_t n;
+
+    hs_progress_start(&pb, "sweep", ntodo);
+    while ((n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        done += (size_t)n;
+        hs_progress_update(&pb, done);
+    }
+    hs_progress_finish(&pb);
+}
+
+static hs_status_t reap_workers(const pid_t *pids, unsigned n, sweep_shared_t *sh)
+{
+    hs_status_t st = HS_OK;
+
+    for (unsigned w = 0; w < n; w++) {
+        int ws;
+        if (pids[w] <= 0)
+            continue;
+        while (waitpid(pids[w], &ws, 0) < 0 && errno == EINTR)
+            ;
+        if (WIFSIGNALED(ws)) {
+            hs_log_error("sweep worker %u (pid %ld) was killed by signal %d", w,
+                         (long)pids[w], WTERMSIG(ws));
+            st = HS_ERR_INTERNAL;
+        }
+    }
+    if (atomic_load(&sh->status) != HS_OK)
+        st = (hs_status_t)atomic_load(&sh->status);
+    return st;
+}
+
+static hs_status_t run_forked(const sweep_grid_t *g, const sweep_plan_t *plan,
+                              const size_t *todo, size_t ntodo, const sweep_eval_t *ev,
+                              const char *dir, unsigned jobs)
+{
+    sweep_shared_t *sh;
+    pid_t *pids = calloc(jobs, sizeof(*pids));
+    int fds[2] = {-1, -1};
+    hs_status_t st = HS_ERR_IO;
+
+    sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (!pids || sh == MAP_FAILED || pipe(fds) != 0) {
+        hs_log_error("sweep: cannot set up workers: %s", strerror(errno));
+        goto out;
+    }
+    atomic_init(&sh->next, 0);
+    atomic_init(&sh->status, HS_OK);
+    fflush(NULL);
+    for (unsigned w = 0; w < jobs; w++) {
+        pids[w] = fork();
+        if (pids[w] == 0) {
+            close(fds[0]);
+            worker_loop(g, plan, todo, ntodo, ev, dir, sh, fds[1]);
+            _exit(0); /* no atexit handlers: the parent owns everything inherited */
+        }
+        if (pids[w] < 0) {
+            hs_log_error("sweep: fork: %s", strerror(errno));
+            atomic_store(&sh->status, HS_ERR_IO);
+            break;
+        }
+    }
+    close(fds[1]);
+    fds[1] = -1;
+    follow_progress(fds[0], ntodo);
+    st = reap_workers(pids, jobs, sh);
+out:
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (fds[1] >= 0)
+        close(fds[1]);
+    if (sh != MAP_FAILED && sh)
+        munmap(sh, sizeof(*sh));
+    free(pids);
+    return st;
+}
+
+hs_status_t sweep_run_local(const sweep_grid_t *g, const sweep_plan_t *plan, const size_t *todo,
+                            size_t ntodo, const sweep_eval_t *ev, const char *dir,
+                            unsigned jobs)
+{
+    char sub[4096];
+    hs_status_t st;
+
+    snprintf(sub, sizeof(sub), "%s/points", dir);
+    if ((st = hs_mkdir_p(sub)) != HS_OK)
+        return st;
+    if (jobs > ntodo)
+        jobs = (unsigned)ntodo;
+    if (ntodo == 0)
+        return HS_OK;
+    if (jobs <= 1)
+        return run_inline(g, plan, todo, ntodo, ev, dir);
+    return run_forked(g, plan, todo, ntodo, ev, dir, jobs);
+}
+
+/* Keep only todo[k] with k % nranks == rank (in place). */
+static size_t rank_share(size_t *todo, size_t ntodo, int rank, int nranks)
+{
+    size_t n = 0;
+
+    for (size_t k = (size_t)rank; k < ntodo; k += (size_t)nranks)
+        todo[n++] = todo[k];
+    return n;
+}
+
+static hs_status_t run_mpi(const sweep_grid_t *g, const sweep_plan_t *plan, size_t *todo,
+                           size_t ntodo, const sweep_eval_t *ev, const sweep_run_opts_t *o,
+                           sweep_stats_t *stats)
+{
+    char sub[4096];
+    hs_status_t st = HS_OK, all;
+    size_t n;
+
+    /* Every rank listed what is left before any rank writes a result: same lists. */
+    snprintf(sub, sizeof(sub), "%s/points", o->dir);
+    if (stats->rank == 0)
+        st = hs_mkdir_p(sub);
+    if (sweep_mpi_barrier() != HS_OK)
+        return HS_ERR_ENV;
+    n = rank_share(todo, ntodo, stats->rank, stats->nranks);
+    if (st == HS_OK)
+        st = sweep_run_local(g, plan, todo, n, ev, o->dir, 1);
+    if (sweep_mpi_combine(st, st == HS_OK ? n : 0, &all, &stats->computed) != HS_OK)
+        return HS_ERR_ENV;
+    return all;
+}
+
+hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const sweep_eval_t *ev,
+                      const sweep_run_opts_t *opts, sweep_stats_t *stats)
+{
+    size_t *todo = NULL, ntodo = 0;
+    hs_status_t st;
+
+    memset(stats, 0, sizeof(*stats));
+    stats->total = plan->n;
+    stats->nranks = 1;
+    if (opts->mpi && (st = sweep_mpi_init(&stats->rank, &stats->nranks)) != HS_OK)
+        return st;
+    st = sweep_run_todo(plan, opts->dir, opts->slice_i, opts->slice_n, &todo, &ntodo,
+                        &stats->mine);
+    if (st != HS_OK)
+        return st;
+    stats->reused = stats->mine - ntodo;
+    if (opts->mpi) {
+        st = run_mpi(g, plan, todo, ntodo, ev, opts, stats);
+        free(todo);
+        return st;
+    }
+    st = sweep_run_local(g, plan, todo, ntodo, ev, opts->dir, opts->jobs);
+    if (st == HS_OK) {
+        stats->computed = ntodo;
+        stats->done_idx = todo;
+        stats->ndone = ntodo;
+        return HS_OK;
+    }
+    free(todo);
+    return st;
+}
+
+void sweep_stats_release(sweep_stats_t *stats)
+{
+    free(stats->done_idx);
+    stats->done_idx = NULL;
+    stats->ndone = 0;
+}
