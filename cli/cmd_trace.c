@@ -1,12 +1,294 @@
-/* cmd_trace.c - `hintsim trace`: placeholder until its module lands (exits 3, says so). */
+/* cmd_trace.c - `hintsim trace`: info, validate, salvage, convert, gen, workloads.
+ * Each subcommand parses its option table and calls the trace library; the library logs
+ * errors (file, block, byte offset, line) and this file maps statuses to exit codes. */
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
+#include "traces/trace.h"
+#include "traces/trace_check.h"
+#include "traces/trace_convert.h"
+#include "traces/trace_gen.h"
+#include "traces/trace_stats.h"
+
+#define END_OPTS {NULL, 0, 0, 0, NULL, NULL, NULL}
+
+static int exit_of(hs_status_t st) { return hs_status_exit_code(st); }
+
+/* ---- info ------------------------------------------------------------------------- */
+
+struct info_opts {
+    int json;
+};
+
+static const hs_opt_t g_info_opts[] = {
+    {"json", 0, HS_OPT_FLAG, offsetof(struct info_opts, json), NULL, NULL, "print JSON"},
+    END_OPTS,
+};
+static const hs_cmd_spec_t g_info_spec = {
+    "hintsim trace info FILE [--json]",
+    "Header, record count, size histogram, time span, completion coverage, cold starts, path split.",
+    g_info_opts, 1, 1,
+    "FILE may be .hst, CSV, JSON Lines or perftest -U output (recognised by content)."};
+
+static int trace_info(int argc, char **argv)
+{
+    struct info_opts o = {0};
+    trace_stats_t s;
+    trace_t *tr = NULL;
+    char **pos = NULL, *json;
+    int npos, rc = hs_cli_parse(&g_info_spec, argc, argv, &o, &pos, &npos);
+    hs_status_t st;
+
+    if (rc >= 0)
+        goto out;
+    if ((st = trace_load(pos[0], &tr)) != HS_OK || (st = trace_stats_compute(tr, &s)) != HS_OK) {
+        rc = exit_of(st);
+        goto out;
+    }
+    rc = 0;
+    if (!o.json) {
+        trace_stats_print(stdout, pos[0], tr, &s);
+    } else if ((json = trace_stats_json(pos[0], tr, &s)) != NULL) {
+        printf("%s\n", json);
+        free(json);
+    } else {
+        rc = exit_of(HS_ERR_NOMEM);
+    }
+out:
+    trace_free(tr);
+    hs_opt_free(&g_info_spec, &o, pos);
+    return rc;
+}
+
+/* ---- validate --------------------------------------------------------------------- */
+
+static const hs_opt_t g_no_opts[] = {END_OPTS};
+static const hs_cmd_spec_t g_validate_spec = {
+    "hintsim trace validate FILE",
+    "Check a trace completely; exit 0 if intact, 1 naming the first bad block and byte offset.",
+    g_no_opts, 1, 1, NULL};
+
+static int trace_validate_cmd(int argc, char **argv)
+{
+    trace_validate_t v;
+    char **pos = NULL;
+    int npos, rc = hs_cli_parse(&g_validate_spec, argc, argv, NULL, &pos, &npos);
+    hs_status_t st;
+
+    if (rc >= 0)
+        goto out;
+    st = trace_validate(pos[0], &v);
+    rc = exit_of(st);
+    if (st != HS_OK)
+        goto out;
+    if (v.is_hst)
+        printf("%s: ok: format v%d, %" PRIu64 " blocks, %" PRIu64 " records, %" PRIu64
+               " dropped by the producer\n", pos[0], TRACE_FORMAT_VERSION, v.blocks, v.records,
+               v.dropped);
+    else
+        printf("%s: ok: %" PRIu64 " records (text format: no blocks or checksums)\n", pos[0],
+               v.records);
+out:
+    hs_opt_free(&g_validate_spec, NULL, pos);
+    return rc;
+}
+
+/* ---- salvage ---------------------------------------------------------------------- */
+
+struct out_opts {
+    const char *out;
+};
+
+static const hs_opt_t g_out_opts[] = {
+    {"output", 'o', HS_OPT_STR, offsetof(struct out_opts, out), "OUT", NULL,
+     "output file (required; written atomically)"},
+    END_OPTS,
+};
+static const hs_cmd_spec_t g_salvage_spec = {
+    "hintsim trace salvage FILE -o OUT",
+    "Copy every intact block of a damaged .hst trace into a new, valid trace.",
+    g_out_opts, 1, 1,
+    "After damage the reader resynchronises on the next block magic. Prints what was kept\n"
+    "and lost; the output's dropped count includes the records known lost."};
+
+static int need_out(const hs_cmd_spec_t *spec, const char *out)
+{
+    if (out)
+        return 0;
+    fprintf(stderr, "hintsim: option -o OUT is required\nusage: %s\n", spec->usage);
+    return 2;
+}
+
+static void salvage_report(const char *in, const char *out, const trace_salvage_t *r)
+{
+    printf("%s: kept %" PRIu64 " blocks (%" PRIu64 " records)", in, r->kept_blocks,
+           r->kept_records);
+    if (r->end_ok)
+        printf(" of %" PRIu64 " blocks (%" PRIu64 " records); lost %" PRIu64 " blocks (%" PRIu64
+               " records)", r->total_blocks, r->total_records, r->total_blocks - r->kept_blocks,
+               r->total_records - r->kept_records);
+    else
+        printf("; end block lost, so the totals are unknown; lost at least %" PRIu64 " blocks",
+               r->lost_blocks_min);
+    if (r->damaged_regions)
+        printf("; %" PRIu64 " damaged region(s), %" PRIu64 " bytes skipped, first at byte offset "
+               "%" PRIu64 " (%s)", r->damaged_regions, r->skipped_bytes, r->first_bad_offset,
+               r->first_bad_why);
+    else
+        printf("; no damage found");
+    printf("%s; wrote %s\n", r->header_ok ? "" : "; header damaged, defaults used", out);
+}
+
+static int trace_salvage_cmd(int argc, char **argv)
+{
+    struct out_opts o = {0};
+    trace_salvage_t res;
+    char **pos = NULL;
+    int npos, rc = hs_cli_parse(&g_salvage_spec, argc, argv, &o, &pos, &npos);
+    hs_status_t st;
+
+    if (rc >= 0 || (rc = need_out(&g_salvage_spec, o.out)) != 0)
+        goto out;
+    st = trace_salvage(pos[0], o.out, &res);
+    rc = exit_of(st);
+    if (st == HS_OK)
+        salvage_report(pos[0], o.out, &res);
+out:
+    hs_opt_free(&g_salvage_spec, &o, pos);
+    return rc;
+}
+
+/* ---- convert ---------------------------------------------------------------------- */
+
+static const hs_cmd_spec_t g_convert_spec = {
+    "hintsim trace convert IN -o OUT",
+    "Convert between .hst, .csv and .jsonl (by OUT's extension); IN may also be perftest -U output.",
+    g_out_opts, 1, 1,
+    "perftest: run e.g. `ib_write_lat -s 64 -n 1000 -U > lat.txt`; the per-iteration latencies\n"
+    "become a ping-pong trace (posts back to back, completion = post + latency)."};
+
+static int trace_convert_cmd(int argc, char **argv)
+{
+    struct out_opts o = {0};
+    trace_t *tr = NULL;
+    char **pos = NULL;
+    int npos, rc = hs_cli_parse(&g_convert_spec, argc, argv, &o, &pos, &npos);
+    hs_status_t st;
+
+    if (rc >= 0 || (rc = need_out(&g_convert_spec, o.out)) != 0)
+        goto out;
+    if (trace_fmt_from_ext(o.out) == TRACE_FMT_UNKNOWN) {
+        fprintf(stderr, "hintsim: %s: the output name must end in .hst, .csv or .jsonl\n"
+                "usage: %s\n", o.out, g_convert_spec.usage);
+        rc = 2;
+        goto out;
+    }
+    st = trace_load(pos[0], &tr);
+    if (st == HS_OK)
+        st = trace_save(o.out, tr);
+    rc = exit_of(st);
+    if (st == HS_OK)
+        printf("%s: %zu records written to %s\n", pos[0], tr->n, o.out);
+out:
+    trace_free(tr);
+    hs_opt_free(&g_convert_spec, &o, pos);
+    return rc;
+}
+
+/* ---- gen -------------------------------------------------------------------------- */
+
+struct gen_opts {
+    const char *workload, *out;
+    uint64_t count, seed;
+    hs_strlist_t set;
+};
+
+static const hs_opt_t g_gen_opts[] = {
+    {"workload", 'w', HS_OPT_STR, offsetof(struct gen_opts, workload), "NAME", NULL,
+     "workload (see 'hintsim trace workloads'; required)"},
+    {"count", 'n', HS_OPT_U64, offsetof(struct gen_opts, count), "N", "10000", "records"},
+    {"seed", 's', HS_OPT_U64, offsetof(struct gen_opts, seed), "S", "0", "random seed"},
+    {"set", 0, HS_OPT_LIST, offsetof(struct gen_opts, set), "KEY=VALUE", NULL,
+     "override a workload parameter"},
+    {"output", 'o', HS_OPT_STR, offsetof(struct gen_opts, out), "FILE", NULL,
+     "output .hst/.csv/.jsonl (required)"},
+    END_OPTS,
+};
+static const hs_cmd_spec_t g_gen_spec = {
+    "hintsim trace gen --workload NAME [--count N] [--seed S] [--set KEY=VALUE ...] -o FILE",
+    "Generate a synthetic trace; the same seed gives a byte-identical file.",
+    g_gen_opts, 0, 0,
+    "Parameters and their defaults: 'hintsim trace workloads --verbose'. The effective values\n"
+    "are recorded in the header's extra JSON."};
+
+static int trace_gen_cmd(int argc, char **argv)
+{
+    struct gen_opts o = {0};
+    char **pos = NULL;
+    int npos, rc = hs_cli_parse(&g_gen_spec, argc, argv, &o, &pos, &npos);
+    hs_status_t st;
+
+    if (rc >= 0 || (rc = need_out(&g_gen_spec, o.out)) != 0)
+        goto out;
+    if (!o.workload || o.count == 0) {
+        fprintf(stderr, "hintsim: %s\nusage: %s\n", o.workload ? "--count must be at least 1" :
+                "option --workload NAME is required", g_gen_spec.usage);
+        rc = 2;
+        goto out;
+    }
+    st = trace_gen_run(o.workload, o.count, o.seed, o.set.v, o.set.n, o.out);
+    rc = exit_of(st);
+    if (st == HS_OK)
+        printf("%s: %" PRIu64 " records of workload %s (seed %" PRIu64 ")\n", o.out, o.count,
+               o.workload, o.seed);
+out:
+    hs_opt_free(&g_gen_spec, &o, pos);
+    return rc;
+}
+
+/* ---- workloads -------------------------------------------------------------------- */
+
+struct wl_opts {
+    int verbose;
+};
+
+static const hs_opt_t g_wl_opts[] = {
+    {"verbose", 'v', HS_OPT_FLAG, offsetof(struct wl_opts, verbose), NULL, NULL,
+     "also list every parameter with its default"},
+    END_OPTS,
+};
+static const hs_cmd_spec_t g_wl_spec = {
+    "hintsim trace workloads [--verbose]", "List the generator's workloads, one line each.",
+    g_wl_opts, 0, 0, NULL};
+
+static int trace_workloads_cmd(int argc, char **argv)
+{
+    struct wl_opts o = {0};
+    char **pos = NULL;
+    int npos, rc = hs_cli_parse(&g_wl_spec, argc, argv, &o, &pos, &npos);
+
+    if (rc < 0) {
+        trace_gen_print_workloads(stdout, o.verbose);
+        rc = 0;
+    }
+    hs_opt_free(&g_wl_spec, &o, pos);
+    return rc;
+}
+
+static const hs_cli_cmd_t g_trace_cmds[] = {
+    {"info", trace_info, "header, record count, size histogram, time span"},
+    {"validate", trace_validate_cmd, "check a trace; exit 1 names the first bad block/offset"},
+    {"salvage", trace_salvage_cmd, "copy every intact block of a damaged trace"},
+    {"convert", trace_convert_cmd, "convert .hst/.csv/.jsonl; import perftest -U output"},
+    {"gen", trace_gen_cmd, "generate a synthetic workload trace"},
+    {"workloads", trace_workloads_cmd, "list the generator's workloads"},
+    {NULL, NULL, NULL},
+};
 
 int cmd_trace(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hintsim: 'trace' is not implemented in this build yet\n");
-    return 3;
+    return hs_cli_dispatch("hintsim trace", g_trace_cmds, argc, argv);
 }

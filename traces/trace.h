@@ -124,6 +124,10 @@ void trace_writer_set_dropped(trace_writer_t *w, uint64_t dropped);
 hs_status_t trace_writer_close(trace_writer_t *w);
 /* Discard the temporary, leave any existing file at path untouched. Frees w. */
 void trace_writer_abort(trace_writer_t *w);
+/* Append n records at once (same result as n trace_writer_append calls, faster). */
+hs_status_t trace_writer_append_many(trace_writer_t *w, const trace_rec_t *recs, size_t n);
+/* Records per block, 1..65536 (default 4096); only before the first append. */
+hs_status_t trace_writer_set_block_records(trace_writer_t *w, uint32_t n);
 
 /* Streaming reader. trace_reader_next returns HS_OK with a record, HS_ERR_INVALID on
  * damage (logged with file, block and byte offset), and sets *eof at the end. */
@@ -131,6 +135,14 @@ typedef struct trace_reader trace_reader_t;
 hs_status_t trace_reader_open(const char *path, trace_reader_t **out);
 const trace_hdr_t *trace_reader_header(const trace_reader_t *r);
 hs_status_t trace_reader_next(trace_reader_t *r, trace_rec_t *rec, int *eof);
+/* Bulk variant: hands out the remaining records of the current (checked) block at once.
+ * *recs stays valid until the next call on r; *n >= 1 unless *eof is set. */
+hs_status_t trace_reader_next_block(trace_reader_t *r, const trace_rec_t **recs, size_t *n,
+                                    int *eof);
+/* Record blocks read so far. */
+uint64_t trace_reader_blocks(const trace_reader_t *r);
+/* Byte offset of the block the last returned records came from (for messages). */
+uint64_t trace_reader_block_offset(const trace_reader_t *r);
 void trace_reader_close(trace_reader_t *r);
 
 /* Load a whole trace from any supported file: .hst, .csv, .jsonl, or perftest raw

@@ -1,0 +1,46 @@
+/* trace_check.h - check a trace file (validate) and recover what is intact in a damaged
+ * one (salvage). Messages name the file, the block number and the byte offset. */
+#ifndef HS_TRACE_CHECK_H
+#define HS_TRACE_CHECK_H
+
+#include <stdint.h>
+
+#include "traces/trace.h"
+
+/* What an intact file holds. */
+typedef struct {
+    int is_hst;        /* 0 for CSV/JSONL/perftest input (checked after loading) */
+    uint64_t blocks;   /* record blocks (.hst only) */
+    uint64_t records;
+    uint64_t dropped;
+} trace_validate_t;
+
+/* Check every structural property of an .hst file (magic, version, header CRC and JSON,
+ * every block's lengths at both ends, sequence, CRCs, the end block) and every record's
+ * semantics (opcode, path bits, completion after post). Other formats are loaded and their
+ * records checked. Returns HS_OK, or HS_ERR_INVALID after logging the first problem with
+ * its block and byte offset (HS_ERR_IO when the file cannot be read). */
+hs_status_t trace_validate(const char *path, trace_validate_t *out);
+
+#define TRACE_UNKNOWN_COUNT UINT64_MAX
+
+/* What salvage kept and lost. Totals are TRACE_UNKNOWN_COUNT when the end block is lost. */
+typedef struct {
+    int header_ok;          /* the JSON header was intact (else defaults were used) */
+    int end_ok;             /* the end block was found intact */
+    uint64_t kept_blocks, kept_records;
+    uint64_t total_blocks, total_records; /* from the end block */
+    uint64_t lost_blocks_min;   /* lost blocks known from sequence gaps (a lower bound) */
+    uint64_t damaged_regions;   /* runs of bytes that were not an intact block */
+    uint64_t skipped_bytes;
+    uint64_t first_bad_offset;  /* byte offset of the first damage (if any) */
+    char first_bad_why[256];
+} trace_salvage_t;
+
+/* Copy every intact record block of in (resynchronising on the block magic after damage)
+ * into a new, valid .hst file at out (atomic). The output's dropped count adds the records
+ * known lost. Fails (HS_ERR_INVALID) only when nothing at all could be recovered or the
+ * file is of a future format version. */
+hs_status_t trace_salvage(const char *in, const char *out, trace_salvage_t *res);
+
+#endif

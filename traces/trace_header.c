@@ -1,0 +1,308 @@
+/* trace_header.c - the JSON header of a trace (every field of trace_hdr_t plus "extra"),
+ * the enum name tables, and deep copies. Used by the .hst writer/reader and by the CSV
+ * and JSON Lines converters, which carry the same object on their first line. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/trace_format.h"
+
+static const char *const g_mode_names[] = {"bench", "preload", "synthetic", "converted"};
+static const char *const g_mem_names[] = {"host", "cuda"};
+static const char *const g_hint_names[] = {"none", "env", "config", "code"};
+static const struct {
+    unsigned op;
+    const char *name;
+} g_ops[] = {
+    {TRACE_OP_SEND, "send"},   {TRACE_OP_SEND_IMM, "send_imm"}, {TRACE_OP_WRITE, "write"},
+    {TRACE_OP_WRITE_IMM, "write_imm"}, {TRACE_OP_READ, "read"}, {TRACE_OP_ATOMIC, "atomic"},
+    {TRACE_OP_OTHER, "other"},
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *name_of(const char *const *tab, size_t n, unsigned v)
+{
+    return v < n ? tab[v] : "unknown";
+}
+
+static int parse_name(const char *const *tab, size_t n, const char *s, unsigned *out)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (strcmp(tab[i], s) == 0) {
+            *out = (unsigned)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *trace_mode_str(trace_mode_t m) { return name_of(g_mode_names, NELEM(g_mode_names), m); }
+const char *trace_mem_str(trace_mem_t m) { return name_of(g_mem_names, NELEM(g_mem_names), m); }
+const char *trace_hint_src_str(trace_hint_src_t s)
+{
+    return name_of(g_hint_names, NELEM(g_hint_names), s);
+}
+
+int trace_mode_parse(const char *s, trace_mode_t *out)
+{
+    unsigned v;
+    if (parse_name(g_mode_names, NELEM(g_mode_names), s, &v))
+        return -1;
+    *out = (trace_mode_t)v;
+    return 0;
+}
+
+int trace_mem_parse(const char *s, trace_mem_t *out)
+{
+    unsigned v;
+    if (parse_name(g_mem_names, NELEM(g_mem_names), s, &v))
+        return -1;
+    *out = (trace_mem_t)v;
+    return 0;
+}
+
+int trace_hint_src_parse(const char *s, trace_hint_src_t *out)
+{
+    unsigned v;
+    if (parse_name(g_hint_names, NELEM(g_hint_names), s, &v))
+        return -1;
+    *out = (trace_hint_src_t)v;
+    return 0;
+}
+
+const char *trace_opcode_str(unsigned op)
+{
+    for (size_t i = 0; i < NELEM(g_ops); i++)
+        if (g_ops[i].op == op)
+            return g_ops[i].name;
+    return "unknown";
+}
+
+int trace_opcode_parse(const char *s, uint8_t *out)
+{
+    for (size_t i = 0; s && i < NELEM(g_ops); i++)
+        if (strcmp(g_ops[i].name, s) == 0) {
+            *out = (uint8_t)g_ops[i].op;
+            return 0;
+        }
+    return -1;
+}
+
+/* ---- to JSON ---------------------------------------------------------------------- */
+
+cJSON *trace_hdr_to_cjson(const trace_hdr_t *hdr)
+{
+    cJSON *o = cJSON_CreateObject(), *extra = NULL;
+
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "format_version", TRACE_FORMAT_VERSION);
+    cJSON_AddStringToObject(o, "producer", hdr->producer);
+    cJSON_AddStringToObject(o, "producer_version", hdr->producer_version);
+    cJSON_AddStringToObject(o, "mode", trace_mode_str(hdr->mode));
+    cJSON_AddStringToObject(o, "host", hdr->host);
+    cJSON_AddStringToObject(o, "device", hdr->device);
+    cJSON_AddStringToObject(o, "firmware", hdr->firmware);
+    cJSON_AddStringToObject(o, "mem", trace_mem_str(hdr->mem));
+    cJSON_AddStringToObject(o, "clock_source", hdr->clock_source);
+    cJSON_AddStringToObject(o, "clock_unit", "ns");
+    cJSON_AddNumberToObject(o, "hint_bytes", (double)hdr->hint_bytes);
+    cJSON_AddStringToObject(o, "hint_source", trace_hint_src_str(hdr->hint_source));
+    cJSON_AddNumberToObject(o, "pid", (double)hdr->pid);
+    cJSON_AddNumberToObject(o, "rank", hdr->rank);
+    cJSON_AddNumberToObject(o, "dropped", (double)hdr->dropped);
+    cJSON_AddStringToObject(o, "workload", hdr->workload);
+    if (hdr->extra_json && *hdr->extra_json)
+        extra = cJSON_Parse(hdr->extra_json);
+    cJSON_AddItemToObject(o, "extra", extra ? extra : cJSON_CreateObject());
+    return o;
+}
+
+hs_status_t trace_hdr_to_json(const trace_hdr_t *hdr, char **out)
+{
+    cJSON *o = trace_hdr_to_cjson(hdr);
+    char *text;
+
+    if (!o)
+        return HS_ERR_NOMEM;
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!text)
+        return HS_ERR_NOMEM;
+    *out = text;
+    return HS_OK;
+}
+
+/* ---- from JSON -------------------------------------------------------------------- */
+
+static int get_str(const cJSON *o, const char *key, char *dst, size_t cap, char *why, size_t wl)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!it)
+        return 0;
+    if (!cJSON_IsString(it) || strlen(it->valuestring) >= cap) {
+        snprintf(why, wl, "field '%s' must be a string of at most %zu bytes", key, cap - 1);
+        return -1;
+    }
+    memcpy(dst, it->valuestring, strlen(it->valuestring) + 1);
+    return 0;
+}
+
+static int get_num(const cJSON *o, const char *key, double lo, double hi, double *dst, char *why,
+                   size_t wl)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!it)
+        return 1;
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= lo && it->valuedouble <= hi) ||
+        it->valuedouble != floor(it->valuedouble)) {
+        snprintf(why, wl, "field '%s' must be an integer in %.0f..%.0f", key, lo, hi);
+        return -1;
+    }
+    *dst = it->valuedouble;
+    return 0;
+}
+
+static int get_enum(const cJSON *o, const char *key, const char *const *tab, size_t n,
+                    unsigned *dst, char *why, size_t wl)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!it)
+        return 0;
+    if (!cJSON_IsString(it) || parse_name(tab, n, it->valuestring, dst) != 0) {
+        snprintf(why, wl, "field '%s' must be one of the names in FORMAT.md", key);
+        return -1;
+    }
+    return 0;
+}
+
+static int get_strings(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
+{
+    if (get_str(o, "producer", h->producer, sizeof(h->producer), why, wl) ||
+        get_str(o, "producer_version", h->producer_version, sizeof(h->producer_version), why, wl) ||
+        get_str(o, "host", h->host, sizeof(h->host), why, wl) ||
+        get_str(o, "device", h->device, sizeof(h->device), why, wl) ||
+        get_str(o, "firmware", h->firmware, sizeof(h->firmware), why, wl) ||
+        get_str(o, "clock_source", h->clock_source, sizeof(h->clock_source), why, wl) ||
+        get_str(o, "workload", h->workload, sizeof(h->workload), why, wl))
+        return -1;
+    return 0;
+}
+
+static int get_enums(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
+{
+    unsigned mode = h->mode, mem = h->mem, src = h->hint_source;
+
+    if (get_enum(o, "mode", g_mode_names, NELEM(g_mode_names), &mode, why, wl) ||
+        get_enum(o, "mem", g_mem_names, NELEM(g_mem_names), &mem, why, wl) ||
+        get_enum(o, "hint_source", g_hint_names, NELEM(g_hint_names), &src, why, wl))
+        return -1;
+    h->mode = (trace_mode_t)mode;
+    h->mem = (trace_mem_t)mem;
+    h->hint_source = (trace_hint_src_t)src;
+    return 0;
+}
+
+static int get_numbers(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
+{
+    const double max53 = 9007199254740992.0; /* integers above 2^53 are not exact in JSON */
+    double v;
+    int rc;
+
+    if ((rc = get_num(o, "hint_bytes", 0, max53, &v, why, wl)) < 0)
+        return -1;
+    if (rc == 0)
+        h->hint_bytes = (uint64_t)v;
+    if ((rc = get_num(o, "pid", -1, max53, &v, why, wl)) < 0)
+        return -1;
+    if (rc == 0)
+        h->pid = (int64_t)v;
+    if ((rc = get_num(o, "rank", -1, 2147483647.0, &v, why, wl)) < 0)
+        return -1;
+    if (rc == 0)
+        h->rank = (int32_t)v;
+    if ((rc = get_num(o, "dropped", 0, max53, &v, why, wl)) < 0)
+        return -1;
+    if (rc == 0)
+        h->dropped = (uint64_t)v;
+    return 0;
+}
+
+static int get_unit(const cJSON *o, char *why, size_t wl)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "clock_unit");
+
+    if (it && !(cJSON_IsString(it) && strcmp(it->valuestring, "ns") == 0)) {
+        snprintf(why, wl, "field 'clock_unit' must be \"ns\"");
+        return -1;
+    }
+    return 0;
+}
+
+static int get_extra(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "extra");
+    char *text;
+
+    if (!it || (cJSON_IsObject(it) && !it->child))
+        return 0;
+    if (!cJSON_IsObject(it)) {
+        snprintf(why, wl, "field 'extra' must be an object");
+        return -1;
+    }
+    text = cJSON_PrintUnformatted(it);
+    if (!text) {
+        snprintf(why, wl, "out of memory");
+        return -1;
+    }
+    free(h->extra_json);
+    h->extra_json = text;
+    return 0;
+}
+
+int trace_hdr_from_cjson(const cJSON *obj, trace_hdr_t *hdr, char *why, size_t whylen)
+{
+    if (!cJSON_IsObject(obj)) {
+        snprintf(why, whylen, "the header is not a JSON object");
+        return -1;
+    }
+    if (get_strings(obj, hdr, why, whylen) || get_enums(obj, hdr, why, whylen) ||
+        get_numbers(obj, hdr, why, whylen) || get_unit(obj, why, whylen) ||
+        get_extra(obj, hdr, why, whylen))
+        return -1;
+    hdr->version = TRACE_FORMAT_VERSION;
+    return 0;
+}
+
+int trace_hdr_from_json(const char *text, size_t len, trace_hdr_t *hdr, char *why, size_t whylen)
+{
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    int rc;
+
+    if (!o) {
+        snprintf(why, whylen, "JSON syntax error at byte %td of the header",
+                 end ? end - text : (ptrdiff_t)0);
+        return -1;
+    }
+    rc = trace_hdr_from_cjson(o, hdr, why, whylen);
+    cJSON_Delete(o);
+    return rc;
+}
+
+hs_status_t trace_hdr_copy(trace_hdr_t *dst, const trace_hdr_t *src)
+{
+    char *extra = NULL;
+
+    if (src->extra_json && !(extra = strdup(src->extra_json)))
+        return HS_ERR_NOMEM;
+    *dst = *src;
+    dst->extra_json = extra;
+    return HS_OK;
+}

@@ -1,0 +1,165 @@
+/* trace_io.c - trace_load and trace_save: whole traces in any supported format.
+ * Input formats are recognised by content (the .hst magic, the CSV or JSON Lines first
+ * line, perftest's report lines), output formats by extension. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hs_util.h"
+#include "traces/trace_convert.h"
+#include "traces/trace_format.h"
+
+trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
+{
+    size_t i = 0;
+
+    if (len >= TRACE_FILE_MAGIC_LEN && memcmp(head, TRACE_FILE_MAGIC, TRACE_FILE_MAGIC_LEN) == 0)
+        return TRACE_FMT_HST;
+    while (i < len && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+        i++;
+    if (i < len && head[i] == '{')
+        return TRACE_FMT_JSONL;
+    if (len - i >= 16 && memcmp(head + i, "# hintsim-trace ", 16) == 0)
+        return TRACE_FMT_CSV;
+    if (memmem(head, len, "#, usec", 7) || memmem(head, len, "#, cycles", 9) ||
+        memmem(head, len, "#bytes", 6) || memmem(head, len, "Latency Test", 12))
+        return TRACE_FMT_PERFTEST;
+    if (memmem(head, len, "t_post_ns", 9))
+        return TRACE_FMT_CSV;
+    return TRACE_FMT_UNKNOWN;
+}
+
+trace_fmt_t trace_fmt_from_ext(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+
+    if (!dot || strchr(dot, '/'))
+        return TRACE_FMT_UNKNOWN;
+    if (strcmp(dot, ".hst") == 0)
+        return TRACE_FMT_HST;
+    if (strcmp(dot, ".csv") == 0)
+        return TRACE_FMT_CSV;
+    if (strcmp(dot, ".jsonl") == 0)
+        return TRACE_FMT_JSONL;
+    return TRACE_FMT_UNKNOWN;
+}
+
+static hs_status_t load_hst(const char *path, trace_t **out)
+{
+    trace_reader_t *r = NULL;
+    trace_t *tr = NULL;
+    const trace_rec_t *recs;
+    size_t n;
+    int eof = 0;
+    hs_status_t st = trace_reader_open(path, &r);
+
+    if (st != HS_OK)
+        return st;
+    if ((st = trace_new(&tr)) != HS_OK)
+        goto out;
+    while ((st = trace_reader_next_block(r, &recs, &n, &eof)) == HS_OK && !eof) {
+        if (tr->n + n > tr->cap) {
+            size_t ncap = tr->cap ? tr->cap : 65536;
+            while (ncap < tr->n + n)
+                ncap *= 2;
+            trace_rec_t *nr = realloc(tr->recs, ncap * sizeof(*nr));
+            if (!nr) {
+                st = HS_ERR_NOMEM;
+                goto out;
+            }
+            tr->recs = nr;
+            tr->cap = ncap;
+        }
+        memcpy(tr->recs + tr->n, recs, n * sizeof(*recs));
+        tr->n += n;
+    }
+    if (st != HS_OK)
+        goto out;
+    trace_hdr_release(&tr->hdr);
+    if ((st = trace_hdr_copy(&tr->hdr, trace_reader_header(r))) != HS_OK)
+        goto out;
+    *out = tr;
+    tr = NULL;
+out:
+    trace_free(tr);
+    trace_reader_close(r);
+    return st;
+}
+
+hs_status_t trace_load(const char *path, trace_t **out)
+{
+    char head[4096];
+    size_t len;
+    FILE *fp = fopen(path, "rb");
+    hs_status_t st;
+
+    if (!fp) {
+        hs_log_error("%s: cannot open: %s", path, strerror(errno));
+        return HS_ERR_IO;
+    }
+    len = fread(head, 1, sizeof(head), fp);
+    rewind(fp);
+    switch (trace_fmt_sniff(head, len)) {
+    case TRACE_FMT_HST:
+        fclose(fp);
+        return load_hst(path, out);
+    case TRACE_FMT_CSV:
+        st = trace_csv_read(fp, path, out);
+        break;
+    case TRACE_FMT_JSONL:
+        st = trace_jsonl_read(fp, path, out);
+        break;
+    case TRACE_FMT_PERFTEST:
+        st = trace_perftest_read(fp, path, out);
+        break;
+    default:
+        hs_log_error("%s: not a trace: neither .hst (magic at byte offset 0), CSV, JSON Lines "
+                     "nor perftest -U output", path);
+        st = HS_ERR_INVALID;
+    }
+    fclose(fp);
+    return st;
+}
+
+static hs_status_t save_hst(const char *path, const trace_t *tr)
+{
+    trace_writer_t *w;
+    hs_status_t st = trace_writer_open(path, &tr->hdr, &w);
+
+    if (st != HS_OK)
+        return st;
+    st = trace_writer_append_many(w, tr->recs, tr->n);
+    if (st != HS_OK) {
+        trace_writer_abort(w);
+        return st;
+    }
+    trace_writer_set_dropped(w, tr->hdr.dropped);
+    return trace_writer_close(w);
+}
+
+hs_status_t trace_save(const char *path, const trace_t *tr)
+{
+    trace_fmt_t fmt = trace_fmt_from_ext(path);
+    hs_afile_t *af;
+    hs_status_t st;
+
+    if (fmt == TRACE_FMT_HST)
+        return save_hst(path, tr);
+    if (fmt == TRACE_FMT_UNKNOWN) {
+        hs_log_error("%s: unknown output format: the name must end in .hst, .csv or .jsonl", path);
+        return HS_ERR_USAGE;
+    }
+    if ((st = hs_afile_open(path, &af)) != HS_OK)
+        return st;
+    if (fmt == TRACE_FMT_CSV)
+        st = trace_csv_write(hs_afile_stream(af), tr);
+    else
+        st = trace_jsonl_write(hs_afile_stream(af), tr);
+    if (st != HS_OK) {
+        hs_log_error("%s: write failed", path);
+        hs_afile_abort(af);
+        return st;
+    }
+    return hs_afile_commit(af);
+}

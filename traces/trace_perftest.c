@@ -1,0 +1,203 @@
+/* trace_perftest.c - import perftest's per-iteration latency output (`ib_*_lat -U`).
+ *
+ * What perftest prints (linux-rdma/perftest, print_report_lat in perftest_parameters.c):
+ * a banner ("RDMA_Write Latency Test", " Device         : mlx5_0", " Max inline data : 220[B]"),
+ * the result header line (" #bytes #iterations    t_min[usec] ..."), then with -U the line
+ * "#, usec" followed by one "i, latency" line per iteration (i from 1; the latency is
+ * the post-to-post delta divided by the round-trip factor: 2 for send/write, 1 for
+ * read/atomic), then the summary line whose first two fields are the size in bytes and the
+ * iteration count. With -a this repeats per size. With -C the unit is "cycles", which
+ * cannot be converted without the CPU clock, so it is refused.
+ *
+ * The result is a ping-pong trace: posts back to back (each post at the previous
+ * completion), completion = post + the printed latency, size from the summary line. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/trace_convert.h"
+#include "traces/trace_format.h"
+
+typedef struct {
+    trace_t *tr;
+    const char *path;
+    unsigned long lineno;
+    size_t pending_from;  /* first record of the current sample group */
+    unsigned long first_sample_line;
+    uint64_t next_index;  /* expected sample index (1, 2, ...); 0 = not in a group */
+    uint64_t t_ns;        /* next post time */
+    uint64_t inline_max;
+    int have_inline;
+    uint8_t opcode;
+    char test[64];
+    char groups[4096];    /* JSON array body for extra_json: one entry per size */
+} pt_state_t;
+
+static void pt_banner(pt_state_t *s, const char *line)
+{
+    static const struct {
+        const char *word;
+        uint8_t op;
+    } tests[] = {{"RDMA_Write", TRACE_OP_WRITE}, {"Send", TRACE_OP_SEND},
+                 {"RDMA_Read", TRACE_OP_READ}, {"Atomic", TRACE_OP_ATOMIC}};
+    const char *p;
+    char tok[64];
+
+    if ((p = strstr(line, "Latency Test"))) {
+        for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+            if (strstr(line, tests[i].word))
+                s->opcode = tests[i].op;
+        while (*line == ' ')
+            line++;
+        snprintf(s->test, sizeof(s->test), "%.*s", (int)(p - line + 12), line);
+        for (char *c = s->test; *c; c++) /* it goes into JSON text: keep it plain */
+            if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+                *c = '_';
+    }
+    if ((p = strstr(line, "Device         :")) && sscanf(p + 16, "%63s", tok) == 1)
+        snprintf(s->tr->hdr.device, sizeof(s->tr->hdr.device), "%s", tok);
+    if ((p = strstr(line, "Max inline data :")) && sscanf(p + 17, "%" SCNu64, &s->inline_max) == 1)
+        s->have_inline = 1;
+}
+
+/* "i, value": returns 1 if the line is a sample, 0 if not, -1 on a malformed one. */
+static int pt_sample(pt_state_t *s, const char *line, char *why, size_t wl)
+{
+    uint64_t idx;
+    double us;
+    int used = 0;
+    trace_rec_t rec = {0};
+
+    if (sscanf(line, "%" SCNu64 ", %lf %n", &idx, &us, &used) != 2 || line[used] != '\0')
+        return 0;
+    if (idx != s->next_index) {
+        snprintf(why, wl, "sample index %" PRIu64 ", expected %" PRIu64, idx, s->next_index);
+        return -1;
+    }
+    if (!isfinite(us) || us < 0 || us > 1e9) {
+        snprintf(why, wl, "latency %g usec is not a plausible value", us);
+        return -1;
+    }
+    rec.t_post_ns = s->t_ns;
+    rec.t_done_ns = s->t_ns + (uint64_t)llround(us * 1000.0);
+    rec.opcode = s->opcode;
+    rec.flags = TRACE_F_SIGNALED;
+    s->t_ns = rec.t_done_ns;
+    s->next_index++;
+    return trace_push(s->tr, &rec) == HS_OK ? 1 : (snprintf(why, wl, "out of memory"), -1);
+}
+
+/* The summary line " 2       1000   ..." closes a group: give its samples their size. */
+static int pt_summary(pt_state_t *s, const char *line)
+{
+    uint64_t size, iters;
+    size_t len;
+
+    if (s->tr->n == s->pending_from ||
+        sscanf(line, " %" SCNu64 " %" SCNu64, &size, &iters) != 2)
+        return 0;
+    for (size_t i = s->pending_from; i < s->tr->n; i++) {
+        s->tr->recs[i].size_bytes = size;
+        if (s->have_inline && size <= s->inline_max)
+            s->tr->recs[i].flags |= TRACE_F_INLINE;
+    }
+    len = strlen(s->groups);
+    snprintf(s->groups + len, sizeof(s->groups) - len,
+             "%s{\"size_bytes\":%" PRIu64 ",\"iterations\":%" PRIu64 ",\"samples\":%zu}",
+             len ? "," : "", size, iters, s->tr->n - s->pending_from);
+    s->pending_from = s->tr->n;
+    s->next_index = 0;
+    return 1;
+}
+
+static int pt_line(pt_state_t *s, char *line, char *why, size_t wl)
+{
+    int rc;
+
+    if (strncmp(line, "#, ", 3) == 0) {
+        if (strcmp(line + 3, "usec") != 0) {
+            snprintf(why, wl, "per-iteration unit '%s' cannot be converted to ns (rerun "
+                     "perftest without -C)", line + 3);
+            return -1;
+        }
+        s->next_index = 1;
+        s->first_sample_line = s->lineno;
+        return 0;
+    }
+    if (s->next_index) {
+        rc = pt_sample(s, line, why, wl);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+        if (pt_summary(s, line))
+            return 0;
+    }
+    pt_banner(s, line);
+    return 0;
+}
+
+static hs_status_t pt_finish(pt_state_t *s)
+{
+    char *extra;
+    size_t cap;
+    trace_hdr_t *h = &s->tr->hdr;
+
+    if (s->tr->n == 0) {
+        hs_log_error("%s: no per-iteration samples (a \"#, usec\" line followed by \"1, <usec>\" "
+                     "lines): was perftest run with -U?", s->path);
+        return HS_ERR_INVALID;
+    }
+    if (s->tr->n != s->pending_from) {
+        hs_log_error("%s:%lu: the samples starting here have no summary line giving their "
+                     "size (output cut short?)", s->path, s->first_sample_line);
+        return HS_ERR_INVALID;
+    }
+    h->mode = TRACE_MODE_CONVERTED;
+    snprintf(h->producer, sizeof(h->producer), "perftest");
+    h->producer_version[0] = '\0';
+    h->host[0] = '\0';
+    snprintf(h->clock_source, sizeof(h->clock_source), "perftest cycles");
+    cap = strlen(s->groups) + 512;
+    if (!(extra = malloc(cap)))
+        return HS_ERR_NOMEM;
+    snprintf(extra, cap, "{\"source\":\"perftest -U\",\"test\":\"%s\",\"latency\":\"as printed: "
+             "post-to-post delta / round-trip factor (2 send/write, 1 read/atomic)\","
+             "\"timeline\":\"posts back to back, completion = post + latency\",\"groups\":[%s]}",
+             s->test, s->groups);
+    free(h->extra_json);
+    h->extra_json = extra;
+    return HS_OK;
+}
+
+hs_status_t trace_perftest_read(FILE *fp, const char *path, trace_t **out)
+{
+    pt_state_t s = {.path = path, .opcode = TRACE_OP_WRITE};
+    char *line = NULL, why[256];
+    size_t cap = 0;
+    hs_status_t st = trace_new(&s.tr);
+
+    if (st != HS_OK)
+        return st;
+    while (getline(&line, &cap, fp) != -1) {
+        size_t n = strlen(line);
+        s.lineno++;
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (pt_line(&s, line, why, sizeof(why)) != 0) {
+            hs_log_error("%s:%lu: %s", path, s.lineno, why);
+            st = HS_ERR_INVALID;
+            goto out;
+        }
+    }
+    st = pt_finish(&s);
+    if (st == HS_OK) {
+        *out = s.tr;
+        s.tr = NULL;
+    }
+out:
+    free(line);
+    trace_free(s.tr);
+    return st;
+}
