@@ -303,7 +303,7 @@ hs_status_t cap_conn_open(const cap_conn_opts_t *o, cap_dev_t *dev, const cap_me
         st = open_remote(c, o, dev, mem, p);
     }
     if (st != HS_OK) {
-        cap_conn_close(c);
+        cap_conn_close(c, 0);
         return st;
     }
     *out = c;
@@ -450,7 +450,7 @@ static hs_status_t serve_pingpong(cap_conn_t *c, const uint64_t cmd[4])
     return st == HS_OK ? send_u64s(c->fd, &ack, 1, tmo) : st;
 }
 
-hs_status_t cap_conn_serve(cap_conn_t *c)
+hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
 {
     /* Between commands the client may run long one-sided phases: wait much longer than
      * one operation's timeout, but still bounded. A client that dies closes the socket. */
@@ -462,8 +462,10 @@ hs_status_t cap_conn_serve(cap_conn_t *c)
         st = recv_u64s(c->fd, cmd, 4, idle_ns);
         if (st != HS_OK)
             return st;
-        if (cmd[0] == CMD_END)
+        if (cmd[0] == CMD_END) {
+            *more = cmd[1] != 0;
             return HS_OK;
+        }
         if (cmd[0] != CMD_PINGPONG) {
             hs_log_error("unknown command %llu from the client", (unsigned long long)cmd[0]);
             return HS_ERR_CHECK;
@@ -474,9 +476,9 @@ hs_status_t cap_conn_serve(cap_conn_t *c)
     }
 }
 
-void cap_conn_close(cap_conn_t *c)
+void cap_conn_close(cap_conn_t *c, int more)
 {
-    uint64_t end[4] = {CMD_END, 0, 0, 0};
+    uint64_t end[4] = {CMD_END, (uint64_t)(more != 0), 0, 0};
 
     if (!c)
         return;

@@ -50,9 +50,11 @@ hs_status_t cap_conn_open(const cap_conn_opts_t *o, cap_dev_t *dev, const cap_me
  * In loopback one thread plays both ends in turn. */
 hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_bytes,
                               uint64_t count, uint64_t *half_rtt_ns);
-/* Server: answer the client's commands until it says it is done. */
-hs_status_t cap_conn_serve(cap_conn_t *c);
-/* Client: tell the server the run is over. Then free everything (any role). */
-void cap_conn_close(cap_conn_t *c);
+/* Server: answer the client's commands until it says it is done; *more = the client will
+ * connect again (another hint of a sweep). */
+hs_status_t cap_conn_serve(cap_conn_t *c, int *more);
+/* Client: tell the server this connection is over (more: another one follows). Then free
+ * everything (any role). */
+void cap_conn_close(cap_conn_t *c, int more);
 
 #endif

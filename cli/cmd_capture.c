@@ -1,12 +1,137 @@
-/* cmd_capture.c - `hintsim capture`: placeholder until its module lands (exits 3, says so). */
+/* cmd_capture.c - `hintsim capture`: the live capture group (`bench`; `run`, the LD_PRELOAD
+ * interposer, is registered here once it exists). Thin: options in, cap_bench_run, output. */
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "capture/cap_bench.h"
 #include "cli/cli.h"
+#include "common/hs_util.h"
+
+struct bench_opts {
+    const char *device;
+    uint64_t gid_index;
+    int server;
+    const char *connect;
+    uint64_t port;
+    const char *sizes;
+    const char *hint;
+    uint64_t iters;
+    uint64_t warmup;
+    const char *mem;
+    const char *profile;
+    hs_strlist_t set;
+    double timeout_s;
+    const char *out;
+    int json;
+};
+
+#define O(f) offsetof(struct bench_opts, f)
+static const hs_opt_t g_bench_opts[] = {
+    {"device", 'd', HS_OPT_STR, O(device), "DEV", NULL, "verbs device (ibv_devices lists them)"},
+    {"gid-index", 'x', HS_OPT_U64, O(gid_index), "N", "0", "GID index of port 1 (RoCE)"},
+    {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "wait for a --connect peer and answer it"},
+    {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "run against a --server on HOST"},
+    {"port", 'p', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
+    {"sizes", 's', HS_OPT_STR, O(sizes), "LIST", NULL, "message sizes, e.g. 8,4K,64K"},
+    {"hint", 0, HS_OPT_STR, O(hint), "LIST", "0", "low-latency hint(s) in bytes; 0 = none"},
+    {"iters", 'n', HS_OPT_U64, O(iters), "N", "1000", "measured iterations per phase"},
+    {"warmup", 0, HS_OPT_U64, O(warmup), "N", "100", "warm-up iterations (flagged cold)"},
+    {"mem", 0, HS_OPT_STR, O(mem), "host|cuda", "host", "buffer memory kind"},
+    {"profile", 0, HS_OPT_STR, O(profile), "P", "generic", "profile for the path settings"},
+    {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
+    {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
+    {"output", 'o', HS_OPT_STR, O(out), "TRACE", NULL, "trace file to write (.hst/.csv/.jsonl)"},
+    {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+#undef O
+
+static const hs_cmd_spec_t g_bench_spec = {
+    "hintsim capture bench --device DEV [--server | --connect HOST] [--port N] --sizes LIST "
+    "[--hint H] [--iters N] [--warmup N] [--mem host|cuda] -o TRACE",
+    "measure each size on its path: ping-pong round trip/2, post-to-completion, stream",
+    g_bench_opts, 0, 0,
+    "Without --server/--connect both ends run in this process over the device. Messages\n"
+    "<= hint take the LL path (shallow queue, every WR signalled, inline), others the BW\n"
+    "path (deep queue, selective signalling, segments, CQ moderation or its emulation).\n"
+    "Exit 3: no such device (the devices present are listed) or no CUDA; exit 1: a limit\n"
+    "exceeded, the peer gone or a work completion in error (its status is named)."};
+
+static int bench_parse_lists(const struct bench_opts *a, cap_bench_opts_t *o, uint64_t **sizes,
+                             uint64_t **hints)
+{
+    size_t n = 0;
+
+    if (!a->server && !a->sizes) {
+        fprintf(stderr, "hintsim: capture bench: --sizes is required\n");
+        return 2;
+    }
+    if (a->sizes && hs_parse_size_list(a->sizes, sizes, &o->nsizes) != HS_OK) {
+        fprintf(stderr, "hintsim: capture bench: --sizes '%s': not a list of sizes\n", a->sizes);
+        return 2;
+    }
+    if (hs_parse_size_list(a->hint, hints, &n) != HS_OK) {
+        fprintf(stderr, "hintsim: capture bench: --hint '%s': not a list of sizes\n", a->hint);
+        return 2;
+    }
+    o->sizes = *sizes;
+    o->hints = *hints;
+    o->nhints = n;
+    return -1;
+}
+
+static int cmd_capture_bench(int argc, char **argv)
+{
+    struct bench_opts a = {0};
+    cap_bench_opts_t o = {0};
+    uint64_t *sizes = NULL, *hints = NULL;
+    cJSON *rep = NULL;
+    char **pos = NULL;
+    int npos = 0, rc = hs_cli_parse(&g_bench_spec, argc, argv, &a, &pos, &npos);
+    hs_status_t st;
+
+    if (rc >= 0)
+        goto out;
+    if (!a.device) {
+        fprintf(stderr, "hintsim: capture bench: --device is required\n");
+        rc = 2;
+        goto out;
+    }
+    rc = bench_parse_lists(&a, &o, &sizes, &hints);
+    if (rc >= 0)
+        goto out;
+    o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
+                               a.timeout_s, a.mem, a.profile, &a.set};
+    o.iters = a.iters;
+    o.warmup = a.warmup;
+    o.out_path = a.out;
+    st = cap_bench_run(&o, &rep);
+    rc = hs_status_exit_code(st);
+    if (st == HS_OK) {
+        if (a.json) {
+            char *txt = cJSON_Print(rep);
+            if (txt)
+                printf("%s\n", txt);
+            free(txt);
+        } else {
+            cap_bench_print(rep, stdout);
+        }
+    }
+out:
+    cJSON_Delete(rep);
+    free(sizes);
+    free(hints);
+    hs_opt_free(&g_bench_spec, &a, pos);
+    return rc;
+}
+
+static const hs_cli_cmd_t g_capture_cmds[] = {
+    {"bench", cmd_capture_bench, "benchmark sizes (and hints) on a live device, write a trace"},
+    {NULL, NULL, NULL},
+};
 
 int cmd_capture(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hintsim: 'capture' is not implemented in this build yet\n");
-    return 3;
+    return hs_cli_dispatch("hintsim capture", g_capture_cmds, argc, argv);
 }

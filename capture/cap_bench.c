@@ -1,0 +1,329 @@
+/* cap_bench.c - the capture bench: ping-pong, post-to-completion and stream phases per
+ * hint and size, a trace of every post-to-completion message, and a JSON report
+ * (see cap_bench.h). */
+#include "capture/cap_bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+#include "traces/trace.h"
+
+#define CAP_BENCH_MAX_SIZE ((uint64_t)1 << 30)
+
+typedef struct {
+    trace_t *tr;
+    uint64_t t0_ns; /* trace clock origin */
+} bench_ctx_t;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+double cap_pctl(double *v, size_t n, double q)
+{
+    size_t k;
+
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_double);
+    k = (size_t)(q * (double)n + 0.999999999);
+    k = k == 0 ? 0 : k - 1;
+    return v[k < n ? k : n - 1];
+}
+
+static cJSON *stats_json(double *us, size_t n)
+{
+    cJSON *j = cJSON_CreateObject();
+    double sum = 0;
+
+    for (size_t i = 0; i < n; i++)
+        sum += us[i];
+    cJSON_AddNumberToObject(j, "count", (double)n);
+    cJSON_AddNumberToObject(j, "mean_us", n ? sum / (double)n : 0);
+    cJSON_AddNumberToObject(j, "p50_us", cap_pctl(us, n, 0.50));
+    cJSON_AddNumberToObject(j, "p99_us", cap_pctl(us, n, 0.99));
+    cJSON_AddNumberToObject(j, "max_us", n ? us[n - 1] : 0);
+    return j;
+}
+
+static void on_done(void *arg, uint64_t msg, uint64_t t_done_ns, int implicit)
+{
+    bench_ctx_t *b = arg;
+    trace_rec_t *r = &b->tr->recs[msg];
+
+    r->t_done_ns = t_done_ns - b->t0_ns;
+    if (implicit)
+        r->flags |= TRACE_F_IMPLICIT;
+}
+
+static hs_status_t phase_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size,
+                                  const cap_bench_opts_t *o, cJSON *row)
+{
+    uint64_t n = o->warmup + o->iters;
+    uint64_t *ns = calloc(n, sizeof(*ns));
+    double *us = calloc(n, sizeof(*us));
+    hs_status_t st = HS_ERR_NOMEM;
+
+    if (!ns || !us)
+        goto out;
+    st = cap_conn_pingpong(c, path, size, n, ns);
+    if (st != HS_OK)
+        goto out;
+    for (uint64_t i = 0; i < o->iters; i++)
+        us[i] = (double)ns[o->warmup + i] / 1e3;
+    cJSON_AddItemToObject(row, "round_trip_half", stats_json(us, o->iters));
+out:
+    free(ns);
+    free(us);
+    return st;
+}
+
+static uint16_t rec_flags(const cap_conn_t *c, cap_path_id_t path, uint64_t size, int cold)
+{
+    const cap_path_cfg_t *cfg = &c->cfg[path];
+    uint16_t f = path == CAP_PATH_LL ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
+
+    if (cold)
+        f |= TRACE_F_COLD;
+    if (size <= cfg->inline_bytes && c->ep->mem->cpu_visible &&
+        cap_seg_count(size, cfg->seg_bytes) == 1)
+        f |= TRACE_F_INLINE;
+    return f;
+}
+
+/* Post-to-completion: one trace record per message; wait only where the path signals. */
+static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t path,
+                                 uint64_t size, int switched, const cap_bench_opts_t *o,
+                                 cJSON *row)
+{
+    cap_qp_t *q = &c->ep->qp[path];
+    uint64_t n = o->warmup + o->iters, first = b->tr->n;
+    double *us = calloc(o->iters, sizeof(*us));
+    hs_status_t st = us ? HS_OK : HS_ERR_NOMEM;
+
+    for (uint64_t i = 0; st == HS_OK && i < n; i++) {
+        trace_rec_t r = {.size_bytes = size, .qp = (uint32_t)path, .opcode = TRACE_OP_WRITE,
+                         .t_done_ns = TRACE_TIME_UNKNOWN,
+                         .flags = rec_flags(c, path, size, i < o->warmup)};
+        int sig = 0;
+        if (i == 0 && switched)
+            r.flags |= TRACE_F_SWITCH;
+        r.t_post_ns = hs_now_ns() - b->t0_ns;
+        st = trace_push(b->tr, &r);
+        if (st == HS_OK)
+            st = cap_qp_post_msg(c->ep, q, b->tr->n - 1, size, 0, &sig);
+        if (st == HS_OK && sig) {
+            b->tr->recs[b->tr->n - 1].flags |= TRACE_F_SIGNALED;
+            st = cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
+        }
+    }
+    if (st == HS_OK)
+        st = cap_qp_drain(c->ep, q, NULL); /* every record gets its completion time */
+    for (uint64_t i = 0; st == HS_OK && i < o->iters; i++) {
+        const trace_rec_t *r = &b->tr->recs[first + o->warmup + i];
+        us[i] = (double)(r->t_done_ns - r->t_post_ns) / 1e3;
+    }
+    if (st == HS_OK)
+        cJSON_AddItemToObject(row, "post_to_completion", stats_json(us, o->iters));
+    free(us);
+    return st;
+}
+
+/* Stream: keep the path's queue full for iters messages; throughput over the whole phase. */
+static hs_status_t phase_stream(cap_conn_t *c, cap_path_id_t path, uint64_t size,
+                                const cap_bench_opts_t *o, cJSON *row)
+{
+    cap_qp_t *q = &c->ep->qp[path];
+    cap_done_fn saved = q->on_done;
+    uint64_t t0, ns;
+    hs_status_t st = HS_OK;
+
+    q->on_done = NULL;
+    for (uint64_t i = 0; st == HS_OK && i < o->warmup; i++)
+        st = cap_qp_post_msg(c->ep, q, i, size, 0, NULL);
+    if (st == HS_OK)
+        st = cap_qp_drain(c->ep, q, NULL);
+    t0 = hs_now_ns();
+    for (uint64_t i = 0; st == HS_OK && i < o->iters; i++)
+        st = cap_qp_post_msg(c->ep, q, i, size, 0, NULL);
+    if (st == HS_OK)
+        st = cap_qp_drain(c->ep, q, NULL);
+    ns = hs_now_ns() - t0;
+    q->on_done = saved;
+    if (st == HS_OK) {
+        cJSON *s = cJSON_AddObjectToObject(row, "stream");
+        cJSON_AddNumberToObject(s, "messages", (double)o->iters);
+        cJSON_AddNumberToObject(s, "throughput_gbps",
+                                ns ? (double)(size * o->iters) * 8.0 / (double)ns : 0);
+        cJSON_AddNumberToObject(s, "msg_rate_mpps", ns ? (double)o->iters * 1e3 / (double)ns : 0);
+    }
+    return st;
+}
+
+static hs_status_t bench_size(cap_conn_t *c, bench_ctx_t *b, uint64_t hint, uint64_t size,
+                              cap_path_id_t *prev, const cap_bench_opts_t *o, cJSON *rows)
+{
+    cap_path_id_t path = cap_route_class(hint, size);
+    cJSON *row = cJSON_CreateObject();
+    uint64_t drain_ns = 0;
+    int switched = (int)*prev >= 0 && *prev != path;
+    hs_status_t st = HS_OK;
+
+    cJSON_AddItemToArray(rows, row);
+    cJSON_AddNumberToObject(row, "hint", (double)hint);
+    cJSON_AddNumberToObject(row, "size_bytes", (double)size);
+    cJSON_AddStringToObject(row, "path", cap_path_name(path));
+    if (switched)
+        st = cap_qp_drain(c->ep, &c->ep->qp[*prev], &drain_ns);
+    cJSON_AddNumberToObject(row, "switch_drain_us", (double)drain_ns / 1e3);
+    *prev = path;
+    if (st == HS_OK)
+        st = phase_pingpong(c, path, size, o, row);
+    if (st == HS_OK)
+        st = phase_latency(c, b, path, size, switched, o, row);
+    if (st == HS_OK)
+        st = phase_stream(c, path, size, o, row);
+    return st;
+}
+
+static hs_status_t bench_hint(const cap_bench_opts_t *o, cap_live_t *l, bench_ctx_t *b,
+                              uint64_t hint, uint64_t max_msg, int more, cJSON *report)
+{
+    cap_conn_opts_t co;
+    cap_conn_t *c = NULL;
+    cap_path_id_t prev = (cap_path_id_t)-1;
+    cJSON *rows = cJSON_GetObjectItem(report, "results");
+    hs_status_t st;
+
+    cap_live_conn_opts(&o->live, l, max_msg, hint, &co);
+    st = cap_conn_open(&co, l->dev, l->mem, l->prof, &c);
+    if (st != HS_OK)
+        return st;
+    if (!cJSON_GetObjectItem(report, "config"))
+        cJSON_AddItemToObject(report, "config", cap_live_config_json(l, c));
+    for (int i = 0; i < CAP_NPATHS; i++) {
+        c->ep->qp[i].on_done = on_done;
+        c->ep->qp[i].on_done_arg = b;
+    }
+    for (size_t i = 0; st == HS_OK && i < o->nsizes; i++)
+        st = bench_size(c, b, hint, o->sizes[i], &prev, o, rows);
+    cap_conn_close(c, more && st == HS_OK);
+    return st;
+}
+
+static hs_status_t check_opts(const cap_bench_opts_t *o, uint64_t *max_msg)
+{
+    *max_msg = 0;
+    if (o->nsizes == 0 || o->nhints == 0 || o->iters == 0) {
+        hs_log_error("capture bench needs --sizes, at least one hint and --iters >= 1");
+        return HS_ERR_USAGE;
+    }
+    for (size_t i = 0; i < o->nsizes; i++) {
+        if (o->sizes[i] == 0 || o->sizes[i] > CAP_BENCH_MAX_SIZE) {
+            hs_log_error("--sizes: %llu is outside 1..1G",
+                         (unsigned long long)o->sizes[i]);
+            return HS_ERR_USAGE;
+        }
+        if (o->sizes[i] > *max_msg)
+            *max_msg = o->sizes[i];
+    }
+    return HS_OK;
+}
+
+static hs_status_t write_trace(const cap_bench_opts_t *o, const cap_live_t *l, bench_ctx_t *b,
+                               const cJSON *report)
+{
+    trace_hdr_t *h = &b->tr->hdr;
+
+    h->mode = TRACE_MODE_BENCH;
+    snprintf(h->producer, sizeof(h->producer), "hintsim capture bench");
+    snprintf(h->device, sizeof(h->device), "%s", l->dev->name);
+    snprintf(h->firmware, sizeof(h->firmware), "%s", l->dev->fw_ver);
+    h->mem = l->mem->cpu_visible ? TRACE_MEM_HOST : TRACE_MEM_CUDA;
+    h->hint_bytes = o->hints[0];
+    h->hint_source = o->hints[0] ? TRACE_HINT_CODE : TRACE_HINT_NONE;
+    h->pid = (int64_t)getpid();
+    free(h->extra_json);
+    h->extra_json = cJSON_PrintUnformatted(report);
+    return trace_save(o->out_path, b->tr);
+}
+
+hs_status_t cap_bench_run(const cap_bench_opts_t *o, cJSON **report)
+{
+    cap_live_t l;
+    bench_ctx_t b = {0};
+    uint64_t max_msg = 0;
+    cJSON *rep = NULL;
+    hs_status_t st = o->live.server ? HS_OK : check_opts(o, &max_msg);
+
+    if (st != HS_OK)
+        return st;
+    st = cap_live_open(&o->live, &l);
+    if (st != HS_OK)
+        return st;
+    rep = cJSON_CreateObject();
+    if (l.role == CAP_ROLE_SERVER) {
+        st = cap_live_serve(&o->live, &l);
+        cJSON_AddStringToObject(rep, "role", "server");
+        goto out;
+    }
+    cJSON_AddItemToObject(rep, "results", cJSON_CreateArray());
+    st = trace_new(&b.tr);
+    b.t0_ns = hs_now_ns();
+    for (size_t i = 0; st == HS_OK && i < o->nhints; i++)
+        st = bench_hint(o, &l, &b, o->hints[i], max_msg, i + 1 < o->nhints, rep);
+    if (st == HS_OK && o->out_path) {
+        cJSON_AddStringToObject(rep, "trace", o->out_path);
+        st = write_trace(o, &l, &b, rep);
+    }
+out:
+    if (b.tr)
+        trace_free(b.tr);
+    cap_live_close(&l);
+    if (st != HS_OK) {
+        cJSON_Delete(rep);
+        return st;
+    }
+    *report = rep;
+    return HS_OK;
+}
+
+static double jnum(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItem(o, a);
+
+    x = x && b ? cJSON_GetObjectItem(x, b) : x;
+    return cJSON_IsNumber(x) ? x->valuedouble : 0;
+}
+
+void cap_bench_print(const cJSON *report, FILE *fp)
+{
+    const cJSON *rows = cJSON_GetObjectItem(report, "results"), *row;
+    char hb[32], sb[32];
+
+    if (!rows) {
+        fprintf(fp, "server: the client's run is over\n");
+        return;
+    }
+    fprintf(fp, "%8s %8s %4s | %23s | %23s | %10s %9s\n", "hint", "size", "path",
+            "post->completion us", "round trip/2 us", "stream", "drain");
+    fprintf(fp, "%8s %8s %4s | %7s %7s %7s | %7s %7s %7s | %10s %9s\n", "", "", "", "p50",
+            "p99", "mean", "p50", "p99", "mean", "Gb/s", "us");
+    cJSON_ArrayForEach(row, rows) {
+        hs_format_size((uint64_t)jnum(row, "hint", NULL), hb, sizeof(hb));
+        hs_format_size((uint64_t)jnum(row, "size_bytes", NULL), sb, sizeof(sb));
+        fprintf(fp, "%8s %8s %4s | %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f | %10.3f %9.2f\n",
+                jnum(row, "hint", NULL) ? hb : "none", sb,
+                cJSON_GetObjectItem(row, "path")->valuestring,
+                jnum(row, "post_to_completion", "p50_us"), jnum(row, "post_to_completion", "p99_us"),
+                jnum(row, "post_to_completion", "mean_us"), jnum(row, "round_trip_half", "p50_us"),
+                jnum(row, "round_trip_half", "p99_us"), jnum(row, "round_trip_half", "mean_us"),
+                jnum(row, "stream", "throughput_gbps"), jnum(row, "switch_drain_us", NULL));
+    }
+}

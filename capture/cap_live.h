@@ -1,0 +1,54 @@
+/* cap_live.h - what every live command (capture bench, validate) sets up first: the memory
+ * kind, the profile with its --set overrides, the device, and which end this process is;
+ * and the effective configuration as JSON, for the output and the trace header.
+ */
+#ifndef HS_CAP_LIVE_H
+#define HS_CAP_LIVE_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "capture/cap_conn.h"
+#include "common/hs_opt.h"
+#include "model/profile.h"
+
+typedef struct {
+    const char *device;
+    uint64_t gid_index;
+    int server;              /* --server */
+    const char *connect;     /* --connect HOST, or NULL */
+    uint64_t port;
+    double timeout_s;        /* bound of every wait */
+    const char *mem;         /* "host" | "cuda" */
+    const char *profile;     /* name or file; NULL = "generic" */
+    const hs_strlist_t *sets; /* --set KEY=VALUE overrides (may be NULL) */
+} cap_live_opts_t;
+
+typedef struct {
+    cap_dev_t *dev;
+    const cap_mem_ops_t *mem;
+    profile_t *prof;
+    cap_role_t role;
+} cap_live_t;
+
+/* Check the options (HS_ERR_USAGE: --server with --connect, bad port/timeout), find the
+ * memory kind, load the profile and open the device. Release with cap_live_close. */
+hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out);
+void cap_live_close(cap_live_t *l);
+/* Connection options for one run of max_msg bytes at most under hint. */
+void cap_live_conn_opts(const cap_live_opts_t *o, const cap_live_t *l, uint64_t max_msg,
+                        uint64_t hint_bytes, cap_conn_opts_t *co);
+/* Server: accept clients one after another (a sweep reconnects per hint) and answer
+ * their ping-pong commands until one says it is the last. */
+hs_status_t cap_live_serve(const cap_live_opts_t *o, cap_live_t *l);
+/* "loopback" / "server" / "client". */
+const char *cap_role_name(cap_role_t r);
+/* {"device": {...limits}, "mem", "role", "profile": {name, hash}, "paths": {LL, BW}}:
+ * the effective configuration of connection c (NULL before one exists: no "paths").
+ * Caller owns the result. */
+cJSON *cap_live_config_json(const cap_live_t *l, const cap_conn_t *c);
+/* One line per path saying how completions are coalesced (for the human output). */
+void cap_live_print_paths(const cap_conn_t *c, FILE *fp);
+
+#endif

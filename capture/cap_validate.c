@@ -1,0 +1,646 @@
+/* cap_validate.c - live replay of a trace per candidate hint, predicted vs measured
+ * (see cap_validate.h). The summary arithmetic is at the end of the file. */
+#include "capture/cap_validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hs_util.h"
+#include "model/model.h"
+
+#define CAP_MAX_CANDIDATES 16
+
+typedef struct {
+    uint64_t hint;
+    const char *role;        /* "recommended", "runner-up", "no hint", "everything LL", "given" */
+    pred_result_t pred;
+    double *meas_obj;        /* per round */
+    pred_result_t *meas;     /* per round (released after the summary) */
+    double meas_median, meas_spread;
+} cand_t;
+
+typedef struct {
+    const cap_validate_opts_t *o;
+    cap_live_t live;
+    trace_t *tr;
+    uint64_t max_msg;
+    cand_t c[CAP_MAX_CANDIDATES];
+    size_t nc;
+    uint64_t recommended;
+    const char *rec_source;
+} vctx_t;
+
+/* ---- replay ----------------------------------------------------------------------------- */
+
+typedef struct {
+    float *lat_us;
+    const uint64_t *sched_ns;
+    uint64_t last_done_ns;
+} replay_ctx_t;
+
+static void replay_done(void *arg, uint64_t msg, uint64_t t_done_ns, int implicit)
+{
+    replay_ctx_t *r = arg;
+
+    (void)implicit;
+    r->lat_us[msg] = (float)((double)(t_done_ns - r->sched_ns[msg]) / 1e3);
+    if (t_done_ns > r->last_done_ns)
+        r->last_done_ns = t_done_ns;
+}
+
+static uint64_t think_ns(const trace_t *tr, size_t i)
+{
+    const trace_rec_t *a, *b;
+
+    if (i == 0)
+        return 0;
+    a = &tr->recs[i - 1];
+    b = &tr->recs[i];
+    if (a->t_done_ns == TRACE_TIME_UNKNOWN || b->t_post_ns <= a->t_done_ns)
+        return 0;
+    return b->t_post_ns - a->t_done_ns;
+}
+
+static void spin_until(uint64_t t_ns)
+{
+    while (hs_now_ns() < t_ns)
+        ;
+}
+
+/* Post message i per mode; closed loop waits for it where its path signals. */
+static hs_status_t replay_one(cap_conn_t *c, const trace_t *tr, size_t i, cap_path_id_t path,
+                              pred_mode_t mode, uint64_t t0, uint64_t *sched, pred_raw_t *raw)
+{
+    cap_qp_t *q = &c->ep->qp[path];
+    int sig = 0;
+    hs_status_t st;
+
+    if (mode == PRED_OPEN)
+        sched[i] = t0 + (tr->recs[i].t_post_ns - tr->recs[0].t_post_ns);
+    else
+        sched[i] = hs_now_ns() + think_ns(tr, i);
+    spin_until(sched[i]);
+    if (cap_track_outstanding(&q->track) + cap_seg_count(tr->recs[i].size_bytes,
+                                                         q->cfg.seg_bytes) > q->cfg.depth)
+        raw->sq_full_stalls++;
+    raw->path[i] = path == CAP_PATH_LL ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
+    st = cap_qp_post_msg(c->ep, q, i, tr->recs[i].size_bytes, 0, &sig);
+    if (st == HS_OK && mode == PRED_CLOSED && sig)
+        st = cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
+    return st;
+}
+
+static hs_status_t replay(cap_conn_t *c, const trace_t *tr, uint64_t hint, uint64_t hysteresis,
+                          pred_mode_t mode, pred_raw_t *raw)
+{
+    uint64_t *sched = calloc(tr->n, sizeof(*sched)), t0, drain_ns = 0;
+    replay_ctx_t rc = {raw->lat_us, sched, 0};
+    cap_route_t route;
+    int sw, started = 0;
+    cap_path_id_t prev = CAP_PATH_BW;
+    hs_status_t st = sched ? HS_OK : HS_ERR_NOMEM;
+
+    for (size_t i = 0; i < tr->n; i++)
+        raw->lat_us[i] = NAN;
+    for (int p = 0; p < CAP_NPATHS; p++) {
+        c->ep->qp[p].on_done = replay_done;
+        c->ep->qp[p].on_done_arg = &rc;
+    }
+    cap_route_init(&route, hint, hysteresis);
+    t0 = hs_now_ns() + 1000;
+    for (size_t i = 0; st == HS_OK && i < tr->n; i++) {
+        cap_path_id_t path = cap_route_next(&route, tr->recs[i].size_bytes, &sw);
+        if (started && path != prev) {
+            st = cap_qp_drain(c->ep, &c->ep->qp[prev], &drain_ns);
+            raw->switches++;
+            raw->drain_us_total += (double)drain_ns / 1e3;
+        }
+        started = 1;
+        prev = path;
+        if (st == HS_OK)
+            st = replay_one(c, tr, i, path, mode, t0, sched, raw);
+    }
+    for (int p = 0; st == HS_OK && p < CAP_NPATHS; p++)
+        st = cap_qp_drain(c->ep, &c->ep->qp[p], NULL);
+    raw->t_first_post_us = 0;
+    raw->t_last_done_us = rc.last_done_ns > t0 ? (double)(rc.last_done_ns - t0) / 1e3 : 0;
+    for (int p = 0; p < CAP_NPATHS; p++)
+        c->ep->qp[p].on_done = NULL;
+    free(sched);
+    return st;
+}
+
+/* One measured run of one candidate: its own connection (the hint sets the BW depth). */
+static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
+{
+    const cap_validate_opts_t *o = v->o;
+    pred_opts_t po = {.mode = o->mode, .flows = 1};
+    pred_raw_t raw;
+    cap_conn_opts_t co;
+    cap_conn_t *c = NULL;
+    hs_status_t st;
+
+    memset(&raw, 0, sizeof(raw));
+    raw.lat_us = malloc(v->tr->n * sizeof(*raw.lat_us));
+    raw.path = calloc(v->tr->n, sizeof(*raw.path));
+    cap_live_conn_opts(&o->live, &v->live, v->max_msg, cd->hint, &co);
+    st = (raw.lat_us && raw.path) ? cap_conn_open(&co, v->live.dev, v->live.mem, v->live.prof, &c)
+                                  : HS_ERR_NOMEM;
+    if (st == HS_OK)
+        st = replay(c, v->tr, cd->hint, (uint64_t)v->live.prof->switch_hysteresis, o->mode, &raw);
+    if (c)
+        cap_conn_close(c, more && st == HS_OK);
+    if (st == HS_OK)
+        st = pred_summarize(v->tr, &po, &raw, cd->hint, &cd->meas[round]);
+    if (st == HS_OK)
+        cd->meas_obj[round] = cap_obj_value(o->objective, &cd->meas[round]);
+    free(raw.lat_us);
+    free(raw.path);
+    return st;
+}
+
+static hs_status_t measure_all(vctx_t *v)
+{
+    size_t idx[CAP_MAX_CANDIDATES];
+    uint64_t seed = v->o->seed ? v->o->seed : 1;
+    hs_status_t st = HS_OK;
+
+    for (size_t k = 0; k < v->nc; k++) {
+        v->c[k].meas_obj = calloc(v->o->repeat, sizeof(double));
+        v->c[k].meas = calloc(v->o->repeat, sizeof(pred_result_t));
+        if (!v->c[k].meas_obj || !v->c[k].meas)
+            return HS_ERR_NOMEM;
+    }
+    for (uint64_t r = 0; st == HS_OK && r < v->o->repeat; r++) {
+        for (size_t k = 0; k < v->nc; k++)
+            idx[k] = k;
+        cap_shuffle(idx, v->nc, &seed);
+        for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
+            int last = r + 1 == v->o->repeat && k + 1 == v->nc;
+            hs_log_info("validate: round %llu/%llu, hint %llu", (unsigned long long)r + 1,
+                        (unsigned long long)v->o->repeat, (unsigned long long)v->c[idx[k]].hint);
+            st = measure(v, &v->c[idx[k]], r, !last);
+        }
+    }
+    return st;
+}
+
+/* ---- candidates ----------------------------------------------------------------------- */
+
+static int has_hint(const vctx_t *v, uint64_t h)
+{
+    for (size_t k = 0; k < v->nc; k++)
+        if (v->c[k].hint == h)
+            return 1;
+    return 0;
+}
+
+static void add_cand(vctx_t *v, uint64_t h, const char *role)
+{
+    if (v->nc < CAP_MAX_CANDIDATES && !has_hint(v, h))
+        v->c[v->nc++] = (cand_t){.hint = h, .role = role};
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Model search over 0 and the trace's distinct sizes: best and runner-up by objective. */
+static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
+{
+    uint64_t *sz = malloc((v->tr->n + 1) * sizeof(*sz));
+    pred_opts_t po = {.mode = v->o->mode, .flows = 1};
+    double bv = INFINITY, sv = INFINITY;
+    size_t n = 0;
+    hs_status_t st = sz ? HS_OK : HS_ERR_NOMEM;
+
+    for (size_t i = 0; sz && i < v->tr->n; i++)
+        sz[n++] = v->tr->recs[i].size_bytes;
+    if (sz)
+        sz[n++] = 0;
+    if (sz)
+        qsort(sz, n, sizeof(*sz), cmp_u64);
+    *best = *second = 0;
+    for (size_t i = 0; st == HS_OK && i < n; i++) {
+        pred_result_t r;
+        double val;
+        if (i > 0 && sz[i] == sz[i - 1])
+            continue;
+        st = pred_run(&model_engine_ops, v->tr, v->live.prof, &po, sz[i], 0, &r);
+        if (st != HS_OK)
+            break;
+        val = cap_obj_value(v->o->objective, &r);
+        pred_result_release(&r);
+        if (val < bv) {
+            *second = *best, sv = bv;
+            *best = sz[i], bv = val;
+        } else if (val < sv) {
+            *second = sz[i], sv = val;
+        }
+    }
+    free(sz);
+    return st;
+}
+
+static hs_status_t pick_candidates(vctx_t *v)
+{
+    uint64_t best = 0, second = 0, maxs = v->max_msg;
+    hs_status_t st = HS_OK;
+
+    if (v->o->hints) {
+        for (size_t i = 0; i < v->o->nhints; i++)
+            add_cand(v, v->o->hints[i], "given");
+        v->recommended = v->o->hints[0];
+        v->rec_source = "the first of --hints";
+        return HS_OK;
+    }
+    st = recommend(v, &best, &second);
+    if (st != HS_OK)
+        return st;
+    v->recommended = best;
+    v->rec_source = "model search over 0 and the trace's sizes";
+    add_cand(v, best, "recommended");
+    add_cand(v, second, "runner-up");
+    add_cand(v, 0, "no hint");
+    add_cand(v, maxs, "everything LL");
+    return HS_OK;
+}
+
+static hs_status_t predict_all(vctx_t *v)
+{
+    pred_opts_t po = {.mode = v->o->mode, .flows = 1};
+    hs_status_t st = HS_OK;
+
+    for (size_t k = 0; st == HS_OK && k < v->nc; k++)
+        st = pred_run(&model_engine_ops, v->tr, v->live.prof, &po, v->c[k].hint, 0,
+                      &v->c[k].pred);
+    return st;
+}
+
+/* ---- summary -------------------------------------------------------------------------- */
+
+static cJSON *result_json(const pred_result_t *r)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(j, "p50_us", r->p50_us);
+    cJSON_AddNumberToObject(j, "p90_us", r->p90_us);
+    cJSON_AddNumberToObject(j, "p99_us", r->p99_us);
+    cJSON_AddNumberToObject(j, "p999_us", r->p999_us);
+    cJSON_AddNumberToObject(j, "max_us", r->max_us);
+    cJSON_AddNumberToObject(j, "mean_us", r->mean_us);
+    cJSON_AddNumberToObject(j, "throughput_gbps", r->throughput_gbps);
+    cJSON_AddNumberToObject(j, "ll_fraction", r->ll_fraction);
+    cJSON_AddNumberToObject(j, "switches", (double)r->switches);
+    cJSON_AddNumberToObject(j, "drain_us_total", r->drain_us_total);
+    cJSON_AddNumberToObject(j, "sq_full_stalls", (double)r->sq_full_stalls);
+    return j;
+}
+
+static const char *obj_name(cap_obj_t o)
+{
+    static const char *const names[] = {"p99", "p50", "mean", "throughput"};
+
+    return (unsigned)o < 4 ? names[o] : "unknown";
+}
+
+/* The measured figures of a candidate: the round whose objective is the median. */
+static const pred_result_t *median_round(const cand_t *cd, uint64_t rounds)
+{
+    size_t best = 0;
+
+    for (size_t r = 0; r < rounds; r++)
+        if (fabs(cd->meas_obj[r] - cd->meas_median) < fabs(cd->meas_obj[best] - cd->meas_median))
+            best = r;
+    return &cd->meas[best];
+}
+
+static cJSON *cand_json(const vctx_t *v, const cand_t *cd)
+{
+    cJSON *j = cJSON_CreateObject(), *m, *rounds;
+
+    cJSON_AddNumberToObject(j, "hint", (double)cd->hint);
+    cJSON_AddStringToObject(j, "candidate", cd->role);
+    cJSON_AddItemToObject(j, "predicted", result_json(&cd->pred));
+    m = result_json(median_round(cd, v->o->repeat));
+    cJSON_AddNumberToObject(m, "objective_median", fabs(cd->meas_median));
+    cJSON_AddNumberToObject(m, "objective_spread", cd->meas_spread);
+    rounds = cJSON_AddArrayToObject(m, "objective_rounds");
+    for (uint64_t r = 0; r < v->o->repeat; r++)
+        cJSON_AddItemToArray(rounds, cJSON_CreateNumber(fabs(cd->meas_obj[r])));
+    cJSON_AddItemToObject(j, "measured", m);
+    return j;
+}
+
+static void summarize_cand(cand_t *cd, uint64_t rounds)
+{
+    double *tmp = malloc(rounds * sizeof(*tmp)), lo = INFINITY, hi = -INFINITY;
+
+    for (uint64_t r = 0; r < rounds; r++) {
+        lo = fmin(lo, cd->meas_obj[r]);
+        hi = fmax(hi, cd->meas_obj[r]);
+        if (tmp)
+            tmp[r] = cd->meas_obj[r];
+    }
+    cd->meas_median = tmp ? cap_median(tmp, rounds) : cd->meas_obj[0];
+    cd->meas_spread = hi - lo;
+    free(tmp);
+}
+
+static cJSON *validation_json(vctx_t *v)
+{
+    double meas[CAP_MAX_CANDIDATES], pred[CAP_MAX_CANDIDATES], spread[CAP_MAX_CANDIDATES];
+    double err[CAP_MAX_CANDIDATES], rec_meas = 0;
+    size_t best = 0;
+    cJSON *j = cJSON_CreateObject();
+    int ineffective;
+
+    for (size_t k = 0; k < v->nc; k++) {
+        summarize_cand(&v->c[k], v->o->repeat);
+        meas[k] = v->c[k].meas_median;
+        spread[k] = v->c[k].meas_spread;
+        pred[k] = cap_obj_value(v->o->objective, &v->c[k].pred);
+        err[k] = meas[k] != 0 ? fabs(pred[k] - meas[k]) / fabs(meas[k]) * 100.0 : 0;
+        if (meas[k] < meas[best])
+            best = k;
+        if (v->c[k].hint == v->recommended)
+            rec_meas = meas[k];
+    }
+    ineffective = cap_hint_ineffective(meas, spread, pred, v->nc);
+    cJSON_AddNumberToObject(j, "recommended_hint", (double)v->recommended);
+    cJSON_AddStringToObject(j, "recommended_by", v->rec_source);
+    cJSON_AddNumberToObject(j, "best_measured_hint", (double)v->c[best].hint);
+    cJSON_AddNumberToObject(j, "regret_pct", meas[best] != 0 ?
+                            fabs(rec_meas - meas[best]) / fabs(meas[best]) * 100.0 : 0);
+    cJSON_AddNumberToObject(j, "rank_correlation", cap_rank_correlation(pred, meas, v->nc));
+    cJSON_AddNumberToObject(j, "median_abs_error_pct", cap_median(err, v->nc));
+    cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
+    cJSON_AddBoolToObject(j, "hint_takes_effect", !ineffective);
+    cJSON_AddStringToObject(j, "verdict", ineffective ?
+        "the hint does not take effect here: measured results of the hints are "
+        "indistinguishable within the repeat-to-repeat spread while the predictions differ "
+        "(seed 000, pitfall 2); this says nothing about the recommendation" :
+        "the hints' measured results differ beyond the repeat-to-repeat spread; compare "
+        "regret and rank correlation");
+    return j;
+}
+
+static cJSON *report_json(vctx_t *v)
+{
+    cJSON *j = cJSON_CreateObject(), *t, *res;
+    char hash[32];
+
+    cJSON_AddStringToObject(j, "engine", "model");
+    cJSON_AddStringToObject(j, "measured_on", v->live.dev->name);
+    cJSON_AddItemToObject(j, "config", cap_live_config_json(&v->live, NULL));
+    t = cJSON_AddObjectToObject(j, "profile");
+    cJSON_AddStringToObject(t, "name", v->live.prof->name);
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(v->live.prof));
+    cJSON_AddStringToObject(t, "hash", hash);
+    t = cJSON_AddObjectToObject(j, "trace");
+    cJSON_AddStringToObject(t, "path", v->o->trace_path);
+    cJSON_AddNumberToObject(t, "records", (double)v->tr->n);
+    cJSON_AddStringToObject(j, "mode", v->o->mode == PRED_OPEN ? "open" : "closed");
+    cJSON_AddNumberToObject(j, "repeat", (double)v->o->repeat);
+    cJSON_AddItemToObject(j, "validation", validation_json(v));
+    res = cJSON_AddArrayToObject(j, "results");
+    for (size_t k = 0; k < v->nc; k++)
+        cJSON_AddItemToArray(res, cand_json(v, &v->c[k]));
+    return j;
+}
+
+static hs_status_t load_trace(vctx_t *v)
+{
+    hs_status_t st = trace_load(v->o->trace_path, &v->tr);
+
+    if (st != HS_OK)
+        return st;
+    if (v->o->limit && v->o->limit < v->tr->n)
+        v->tr->n = v->o->limit;
+    if (v->tr->n == 0) {
+        hs_log_error("%s: the trace has no records to replay", v->o->trace_path);
+        return HS_ERR_INVALID;
+    }
+    for (size_t i = 0; i < v->tr->n; i++) {
+        const trace_rec_t *r = &v->tr->recs[i];
+        if (r->size_bytes > ((uint64_t)1 << 30)) {
+            hs_log_error("%s: record %zu: size_bytes %llu is above the 1G replay limit",
+                         v->o->trace_path, i, (unsigned long long)r->size_bytes);
+            return HS_ERR_INVALID;
+        }
+        if (i > 0 && r->t_post_ns < v->tr->recs[i - 1].t_post_ns && v->o->mode == PRED_OPEN) {
+            hs_log_error("%s: record %zu: t_post_ns goes backwards; open-loop replay needs "
+                         "ordered post times", v->o->trace_path, i);
+            return HS_ERR_INVALID;
+        }
+        if (r->size_bytes > v->max_msg)
+            v->max_msg = r->size_bytes;
+    }
+    if (v->max_msg == 0)
+        v->max_msg = 1;
+    return HS_OK;
+}
+
+static void vctx_release(vctx_t *v)
+{
+    for (size_t k = 0; k < v->nc; k++) {
+        pred_result_release(&v->c[k].pred);
+        for (uint64_t r = 0; v->c[k].meas && r < v->o->repeat; r++)
+            pred_result_release(&v->c[k].meas[r]);
+        free(v->c[k].meas);
+        free(v->c[k].meas_obj);
+    }
+    if (v->tr)
+        trace_free(v->tr);
+    cap_live_close(&v->live);
+}
+
+hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
+{
+    vctx_t v;
+    hs_status_t st;
+
+    memset(&v, 0, sizeof(v));
+    v.o = o;
+    if (o->repeat == 0) {
+        hs_log_error("--repeat must be >= 1");
+        return HS_ERR_USAGE;
+    }
+    st = o->live.server ? HS_OK : load_trace(&v);
+    if (st == HS_OK)
+        st = cap_live_open(&o->live, &v.live);
+    if (st == HS_OK && v.live.role == CAP_ROLE_SERVER) {
+        st = cap_live_serve(&o->live, &v.live);
+        if (st == HS_OK) {
+            *report = cJSON_CreateObject();
+            cJSON_AddStringToObject(*report, "role", "server");
+        }
+        goto out;
+    }
+    if (st == HS_OK)
+        st = pick_candidates(&v);
+    if (st == HS_OK)
+        st = predict_all(&v);
+    if (st == HS_OK)
+        st = measure_all(&v);
+    if (st == HS_OK)
+        *report = report_json(&v);
+out:
+    vctx_release(&v);
+    return st;
+}
+
+static double jget(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItem(o, a);
+
+    x = x && b ? cJSON_GetObjectItem(x, b) : x;
+    return cJSON_IsNumber(x) ? x->valuedouble : 0;
+}
+
+void cap_validate_print(const cJSON *rep, FILE *fp)
+{
+    const cJSON *res = cJSON_GetObjectItem(rep, "results"), *r;
+    const cJSON *val = cJSON_GetObjectItem(rep, "validation");
+    char hb[32];
+
+    if (!res || !val) {
+        fprintf(fp, "server: the client's run is over\n");
+        return;
+    }
+    fprintf(fp, "%8s %-14s | %21s | %21s | %9s\n", "hint", "candidate", "predicted (model) us",
+            "measured (median) us", "spread");
+    fprintf(fp, "%8s %-14s | %10s %10s | %10s %10s | %9s\n", "", "", "p50", "p99", "p50",
+            "p99", "objective");
+    cJSON_ArrayForEach(r, res) {
+        hs_format_size((uint64_t)jget(r, "hint", NULL), hb, sizeof(hb));
+        fprintf(fp, "%8s %-14s | %10.2f %10.2f | %10.2f %10.2f | %9.2f\n",
+                jget(r, "hint", NULL) ? hb : "0", cJSON_GetObjectItem(r, "candidate")->valuestring,
+                jget(r, "predicted", "p50_us"), jget(r, "predicted", "p99_us"),
+                jget(r, "measured", "p50_us"), jget(r, "measured", "p99_us"),
+                jget(r, "measured", "objective_spread"));
+    }
+    fprintf(fp, "\nobjective %s: recommended %llu (%s), best measured %llu, regret %.1f%%, "
+            "rank correlation %.2f, median |error| %.1f%%\n",
+            cJSON_GetObjectItem(val, "objective")->valuestring,
+            (unsigned long long)jget(val, "recommended_hint", NULL),
+            cJSON_GetObjectItem(val, "recommended_by")->valuestring,
+            (unsigned long long)jget(val, "best_measured_hint", NULL),
+            jget(val, "regret_pct", NULL), jget(val, "rank_correlation", NULL),
+            jget(val, "median_abs_error_pct", NULL));
+    fprintf(fp, "%s\n", cJSON_GetObjectItem(val, "verdict")->valuestring);
+}
+
+/* ---- arithmetic --------------------------------------------------------------------------- */
+
+double cap_obj_value(cap_obj_t obj, const pred_result_t *r)
+{
+    switch (obj) {
+    case CAP_OBJ_P50:
+        return r->p50_us;
+    case CAP_OBJ_MEAN:
+        return r->mean_us;
+    case CAP_OBJ_THROUGHPUT:
+        return -r->throughput_gbps;
+    case CAP_OBJ_P99:
+    default:
+        return r->p99_us;
+    }
+}
+
+hs_status_t cap_obj_parse(const char *s, cap_obj_t *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, obj_name((cap_obj_t)i)) == 0) {
+            *out = (cap_obj_t)i;
+            return HS_OK;
+        }
+    return HS_ERR_USAGE;
+}
+
+static void ranks(const double *x, size_t n, double *rk)
+{
+    for (size_t i = 0; i < n; i++) {
+        double less = 0, equal = 0;
+        for (size_t j = 0; j < n; j++) {
+            less += x[j] < x[i];
+            equal += x[j] == x[i];
+        }
+        rk[i] = less + (equal + 1) / 2.0; /* average rank of a tie group, 1-based */
+    }
+}
+
+double cap_rank_correlation(const double *x, const double *y, size_t n)
+{
+    double rx[CAP_MAX_CANDIDATES], ry[CAP_MAX_CANDIDATES], mx = 0, my = 0;
+    double sxy = 0, sxx = 0, syy = 0;
+
+    if (n < 2 || n > CAP_MAX_CANDIDATES)
+        return 0;
+    ranks(x, n, rx);
+    ranks(y, n, ry);
+    for (size_t i = 0; i < n; i++) {
+        mx += rx[i] / (double)n;
+        my += ry[i] / (double)n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sxy += (rx[i] - mx) * (ry[i] - my);
+        sxx += (rx[i] - mx) * (rx[i] - mx);
+        syy += (ry[i] - my) * (ry[i] - my);
+    }
+    return (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+double cap_median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,
+                         size_t n)
+{
+    double mlo = INFINITY, mhi = -INFINITY, plo = INFINITY, phi = -INFINITY, smax = 0, pmean = 0;
+
+    if (n < 2)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        mlo = fmin(mlo, meas[i]);
+        mhi = fmax(mhi, meas[i]);
+        plo = fmin(plo, pred[i]);
+        phi = fmax(phi, pred[i]);
+        smax = fmax(smax, spread[i]);
+        pmean += fabs(pred[i]) / (double)n;
+    }
+    return (mhi - mlo) <= smax && (phi - plo) > 0.05 * pmean;
+}
+
+void cap_shuffle(size_t *idx, size_t n, uint64_t *seed)
+{
+    for (size_t i = n; i > 1; i--) {
+        uint64_t x = *seed;
+        size_t j, t;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *seed = x;
+        j = (size_t)(x % i);
+        t = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = t;
+    }
+}
