@@ -8,3 +8,5 @@ if(HS_Z_LIB)
 else()
   message(STATUS "hintsim: zlib not found, test_report_chromium not built (apt-get install zlib1g-dev)")
 endif()
+# hintsim doctor: the machine report.
+hs_add_unit_test(test_report_doctor SOURCES test_report_doctor.c LIBS hs_plots hs_testlib)
