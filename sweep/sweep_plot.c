@@ -38,13 +38,15 @@ static void gp_tics(FILE *fp, const char *which, const sweep_axis_t *ax)
     fprintf(fp, ")\n");
 }
 
-/* Run gnuplot on script (in dir); rename tmp to final on success. */
+/* Run gnuplot on script (in dir); rename dir/tmp to final on success. */
 static hs_status_t gp_run(const char *dir, const char *script, const char *tmp,
                           const char *final)
 {
+    char tmp_path[4096 + 384];
     pid_t pid;
     int ws;
 
+    snprintf(tmp_path, sizeof(tmp_path), "%s/%s", dir, tmp);
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
@@ -63,9 +65,9 @@ static hs_status_t gp_run(const char *dir, const char *script, const char *tmp,
                      "the sweep's plots; their data and scripts are in %s", dir);
         return HS_ERR_ENV;
     }
-    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || rename(tmp, final) != 0) {
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0 || rename(tmp_path, final) != 0) {
         hs_log_error("%s/%s: gnuplot failed; the image was not written", dir, script);
-        unlink(tmp);
+        unlink(tmp_path);
         return HS_ERR_IO;
     }
     return HS_OK;

@@ -3,3 +3,11 @@
 add_library(hs_test_sweep_fake STATIC test_sweep_fake.c)
 target_link_libraries(hs_test_sweep_fake PUBLIC hs_sweep hs_common)
 hs_add_unit_test(test_sweep_grid SOURCES test_sweep_grid.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
+hs_add_unit_test(test_sweep_run SOURCES test_sweep_run.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
+add_executable(test_sweep_mpi_helper test_sweep_mpi_helper.c)
+target_link_libraries(test_sweep_mpi_helper PRIVATE hs_test_sweep_fake hs_sweep hs_common
+  ${CJSON_LIB} ${M_LIB})
+hs_add_unit_test(test_sweep_mpi SOURCES test_sweep_mpi.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
+add_dependencies(test_sweep_mpi test_sweep_mpi_helper)
+set_property(TEST test_sweep_mpi APPEND PROPERTY ENVIRONMENT
+  "SWEEP_MPI_HELPER=$<TARGET_FILE:test_sweep_mpi_helper>")
