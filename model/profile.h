@@ -45,7 +45,7 @@ typedef enum {
     X(ll_coal_period_us, "ll.coal_period_us", PROF_REAL, "us", 0, "LL path CQ moderation period (0 = off)") \
     X(ll_seg_bytes, "ll.seg_bytes", PROF_INT, "B", 0, "LL path segment size (0 = one WR per message)") \
     X(ll_fixed_ns, "ll.fixed_ns", PROF_REAL, "ns", 0, "LL path fixed per-message overhead")  \
-    X(ll_seg_ns, "ll.seg_ns", PROF_REAL, "ns", 0, "LL path CPU cost per extra segment WR of a split message") \
+    X(ll_split_ns, "ll.split_ns", PROF_REAL, "ns", 0, "LL path: added to the completion of a message split into several WRs (multi-segment setup)") \
     X(ll_irq, "ll.irq", PROF_INT, "0/1", 0, "LL path completion events: 1 = interrupt (host.interrupt_ns), 0 = busy poll (host.poll_ns)") \
     X(bw_depth, "bw.depth", PROF_INT, "WRs", 128, "BW path send-queue depth when no hint is set") \
     X(bw_depth_hinted, "bw.depth_hinted", PROF_INT, "WRs", 128, "BW path depth while a hint is set (hinting provisions for latency, seed 000)") \
@@ -55,7 +55,7 @@ typedef enum {
     X(bw_coal_period_us, "bw.coal_period_us", PROF_REAL, "us", 8, "BW path CQ moderation period") \
     X(bw_seg_bytes, "bw.seg_bytes", PROF_INT, "B", 65536, "BW path segment size (0 = no split)") \
     X(bw_fixed_ns, "bw.fixed_ns", PROF_REAL, "ns", 0, "BW path fixed per-message overhead (generic multi-segment setup)") \
-    X(bw_seg_ns, "bw.seg_ns", PROF_REAL, "ns", 0, "BW path CPU cost per extra segment WR of a split message (descriptor chaining)") \
+    X(bw_split_ns, "bw.split_ns", PROF_REAL, "ns", 0, "BW path: added to the completion of a message split into several WRs (multi-segment setup)") \
     X(bw_irq, "bw.irq", PROF_INT, "0/1", 0, "BW path completion events: 1 = interrupt (host.interrupt_ns), 0 = busy poll (host.poll_ns)") \
     X(switch_drain_fixed_us, "switch.drain_fixed_us", PROF_REAL, "us", 5, "fixed reconfiguration cost of a path switch") \
     X(switch_perturb_window_us, "switch.perturb_window_us", PROF_REAL, "us", 0, "window after a switch in which latency is inflated") \
@@ -124,5 +124,19 @@ uint64_t profile_hash(const profile_t *p);
 /* Deep copy. */
 hs_status_t profile_clone(const profile_t *p, profile_t **out);
 void profile_free(profile_t *p);
+
+/* Set one parameter by key to value, with a source string (copied; NULL keeps the old one).
+ * Checks the value like profile_validate does for that key; logs and rejects otherwise. */
+hs_status_t profile_set_value(profile_t *p, const char *key, double value, const char *source);
+/* Source string of a parameter ("default ..." when none was given); never NULL. */
+const char *profile_source(const profile_t *p, prof_param_id_t id);
+/* The profile as the JSON of model/MODEL.md (name, notes, params with value/unit/source,
+ * factors). The caller owns the result (cJSON_Delete); NULL on allocation failure. */
+struct cJSON *profile_to_json(const profile_t *p);
+/* Write profile_to_json to path atomically. Logs on error. */
+hs_status_t profile_save(const profile_t *p, const char *path);
+/* Effective bandwidth factor and latency factor for a message of size bytes. */
+double profile_bw_factor(const profile_t *p, uint64_t size_bytes);
+double profile_lat_factor(const profile_t *p, uint64_t size_bytes);
 
 #endif

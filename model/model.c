@@ -1,0 +1,274 @@
+/* model.c - the analytical replay engine (model_engine_ops): the recursion of
+ * model/MODEL.md, O(1) amortised per message.
+ *
+ * Each path keeps a FIFO ring of closed-but-unreported completion batches (slots free when
+ * a batch is reported) and one open batch with its member messages; the CPU and the link
+ * are single FIFO resources shared by both paths. Nothing is allocated per message. */
+#include "model/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_state.h"
+
+/* ---- batches ------------------------------------------------------------------- */
+
+/* Close the open batch of pa at close_ns: report its members, queue its slots. */
+static void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
+{
+    double r_ns = close_ns + pa->event_ns;
+    mdl_batch_t *b;
+
+    if (pa->open_n == 0)
+        return;
+    for (uint32_t j = 0; j < pa->nmem; j++) {
+        const mdl_member_t *m = &pa->mem[j];
+        double coal = close_ns > m->hw_ns ? close_ns - m->hw_ns : 0;
+        s->raw->lat_us[m->idx] = (float)((r_ns - m->tref_ns) * 1e-3);
+        s->sum_lat_ns += r_ns - m->tref_ns;
+        s->cost_ns.coalesce += coal;
+    }
+    b = &pa->ring[(pa->head + pa->count) % pa->cap];
+    b->close_ns = close_ns;
+    b->nwr = pa->open_n;
+    pa->count++;
+    pa->nmem = 0;
+    pa->open_n = 0;
+    if (r_ns > pa->last_r_ns)
+        pa->last_r_ns = r_ns;
+    if (r_ns > s->t_last_done_ns)
+        s->t_last_done_ns = r_ns;
+}
+
+/* The poster needs the open batch: the timer ends it if there is one, else a poll. */
+static void batch_force_close(mdl_state_t *s, mdl_path_t *pa)
+{
+    if (pa->open_n)
+        batch_close(s, pa, pa->period_ns > 0 ? pa->h0_ns + pa->period_ns : pa->h1_ns);
+}
+
+/* Pop the oldest closed batch: its slots free and its event costs the CPU. */
+static double batch_pop(mdl_state_t *s, mdl_path_t *pa)
+{
+    const mdl_batch_t *b = &pa->ring[pa->head];
+    double r_ns = b->close_ns + pa->event_ns;
+
+    s->cpu_free_ns = (s->cpu_free_ns > b->close_ns ? s->cpu_free_ns : b->close_ns) + pa->event_ns;
+    pa->used -= b->nwr;
+    pa->head = (pa->head + 1) % pa->cap;
+    pa->count--;
+    return r_ns;
+}
+
+/* Add a chunk completing at hw_ns; member >= 0 when it is its message's last chunk. */
+static void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns,
+                      size_t member, int is_last, double tref_ns)
+{
+    if (pa->open_n && pa->period_ns > 0 && hw_ns > pa->h0_ns + pa->period_ns)
+        batch_close(s, pa, pa->h0_ns + pa->period_ns);
+    if (pa->open_n == 0) {
+        pa->h0_ns = hw_ns;
+        pa->h1_ns = hw_ns;
+    } else if (hw_ns > pa->h1_ns) {
+        pa->h1_ns = hw_ns;
+    }
+    pa->open_n += nwr;
+    if (is_last)
+        pa->mem[pa->nmem++] = (mdl_member_t){member, tref_ns, hw_ns};
+    if (pa->open_n >= pa->batch)
+        batch_close(s, pa, pa->h1_ns);
+}
+
+/* Wait until nwr slots are free on pa at or after t_ns; returns the time they are. */
+static double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double t_ns,
+                            int *stalled)
+{
+    while (pa->count && pa->ring[pa->head].close_ns + pa->event_ns <= t_ns)
+        batch_pop(s, pa);
+    if (s->cpu_free_ns > t_ns)
+        t_ns = s->cpu_free_ns;
+    while (pa->used + nwr > pa->window) {
+        if (!pa->count)
+            batch_force_close(s, pa);
+        double r_ns = batch_pop(s, pa);
+        if (r_ns > t_ns) {
+            t_ns = r_ns;
+            *stalled = 1;
+        }
+    }
+    if (s->cpu_free_ns > t_ns)
+        t_ns = s->cpu_free_ns;
+    pa->used += nwr;
+    return t_ns;
+}
+
+/* ---- one message ------------------------------------------------------------------ */
+
+static double link_ser_ns(const mdl_state_t *s, uint64_t size, uint64_t bytes)
+{
+    double npkt = bytes > s->mtu ? ceil((double)bytes / (double)s->mtu) : 1.0;
+    double ns_per_byte = s->ns_per_byte;
+
+    if (s->p->nfactors)
+        ns_per_byte /= profile_bw_factor(s->p, size);
+    return (double)bytes * ns_per_byte + npkt * s->pkt_ns;
+}
+
+static double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const trace_rec_t *r,
+                       uint64_t bytes, uint32_t nwr, double t_post, double post_cost)
+{
+    double dma = r->size_bytes <= pa->inline_bytes ? 0 : s->dma_ns;
+    double ser = link_ser_ns(s, r->size_bytes, bytes), lat = s->wire2_ns;
+    double nic, start, end;
+
+    /* WRs of a chunk pipeline: the link starts after the first WR is posted and ends
+     * no earlier than the last WR's post plus its own share of the chunk. */
+    s->cpu_free_ns = t_post + post_cost;
+    nic = t_post + post_cost / nwr + dma;
+    start = nic > s->link_free_ns ? nic : s->link_free_ns;
+    end = start + ser;
+    if (nwr > 1 && s->cpu_free_ns + dma + ser / nwr > end)
+        end = s->cpu_free_ns + dma + ser / nwr;
+    s->link_free_ns = end;
+    if (s->p->nfactors)
+        lat *= profile_lat_factor(s->p, r->size_bytes);
+    double hw = end + lat + pa->fixed_ns;
+    if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
+        double extra = (s->pert_factor - 1) * (hw - t_post);
+        hw += extra;
+        s->cost_ns.drain += extra;
+    }
+    return hw;
+}
+
+/* Post message i (its WRs in chunks at batch boundaries) on pa from t_ns on. */
+static void post_message(mdl_state_t *s, mdl_path_t *pa, size_t i, double t_ns,
+                         double tref_ns)
+{
+    const trace_rec_t *r = &s->tr->recs[i];
+    uint64_t left = r->size_bytes, nwr = 1;
+    int stalled = 0, first = 1;
+
+    if (pa->seg_bytes && r->size_bytes > pa->seg_bytes)
+        nwr = (r->size_bytes + pa->seg_bytes - 1) / pa->seg_bytes;
+    int first_and_only = nwr == 1;
+
+    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
+    while (nwr > 0) {
+        uint32_t c = nwr < pa->batch ? (uint32_t)nwr : pa->batch;
+        uint64_t bytes = pa->seg_bytes && nwr > c ? (uint64_t)c * pa->seg_bytes : left;
+        double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+        double t_post = slots_acquire(s, pa, c, t0, &stalled);
+        double cost = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+        if (first)
+            s->cost_ns.queue += t_post - t0;
+        double hw = chunk_hw(s, pa, r, bytes, c, t_post, cost);
+        if (nwr == c && !first_and_only)
+            hw += pa->split_ns;
+        nwr -= c;
+        left -= bytes;
+        batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
+        first = 0;
+        t_ns = t_post;
+    }
+    s->raw->sq_full_stalls += (uint64_t)stalled;
+}
+
+/* Hysteresis policy: which path message i takes; performs the drain of a switch. */
+static mdl_path_t *route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
+{
+    int cls = s->hint && r->size_bytes <= s->hint ? 0 : 1;
+
+    if (s->cur < 0) {
+        s->cur = cls;
+    } else if (cls != s->cur) {
+        if (++s->run >= s->hysteresis) {
+            mdl_path_t *old = &s->path[s->cur];
+            double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
+            batch_force_close(s, old);
+            double done = (t0 > old->last_r_ns ? t0 : old->last_r_ns) + s->drain_fixed_ns;
+            s->raw->switches++;
+            s->raw->drain_us_total += (done - *t_ns) * 1e-3;
+            s->cost_ns.drain += done - t0;
+            s->pert_from_ns = done;
+            s->pert_until_ns = done + s->pert_window_ns;
+            *t_ns = done;
+            s->cur = cls;
+            s->run = 0;
+        }
+    } else {
+        s->run = 0;
+    }
+    return &s->path[s->cur];
+}
+
+static hs_status_t ready_time(mdl_state_t *s, size_t i, double *ready_ns)
+{
+    const trace_rec_t *r = &s->tr->recs[i];
+
+    if (s->mode == PRED_OPEN) {
+        *ready_ns = (double)(r->t_post_ns - s->t0_ns);
+        return HS_OK;
+    }
+    if (i == 0) {
+        *ready_ns = 0;
+        return HS_OK;
+    }
+    const trace_rec_t *prev = &s->tr->recs[i - 1];
+    if (prev->t_done_ns == TRACE_TIME_UNKNOWN) {
+        hs_log_error("closed-loop replay needs completion times: record %zu has none "
+                     "(use --mode open)", i - 1);
+        return HS_ERR_INVALID;
+    }
+    double think = r->t_post_ns > prev->t_done_ns ? (double)(r->t_post_ns - prev->t_done_ns) : 0;
+    *ready_ns = s->path[s->prev_path].last_r_ns + think;
+    return HS_OK;
+}
+
+static hs_status_t replay_loop(mdl_state_t *s)
+{
+    for (size_t i = 0; i < s->tr->n; i++) {
+        const trace_rec_t *r = &s->tr->recs[i];
+        double ready, t;
+        hs_status_t st = ready_time(s, i, &ready);
+        if (st != HS_OK)
+            return st;
+        t = ready;
+        mdl_path_t *pa = route(s, r, &t);
+        if (i == 0)
+            s->raw->t_first_post_us = (t > s->cpu_free_ns ? t : s->cpu_free_ns) * 1e-3;
+        s->raw->path[i] = pa == &s->path[0] ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
+        post_message(s, pa, i, t, ready);
+        if (s->mode == PRED_CLOSED) {
+            batch_force_close(s, pa);
+            s->prev_path = pa == &s->path[0] ? 0 : 1;
+        }
+    }
+    return HS_OK;
+}
+
+static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
+                                 uint64_t hint_bytes, pred_raw_t *raw)
+{
+    mdl_state_t s;
+    hs_status_t st;
+
+    if (tr->n == 0) {
+        hs_log_error("the trace has no records: nothing to replay");
+        return HS_ERR_INVALID;
+    }
+    st = mdl_state_init(&s, tr, p, o, hint_bytes, raw);
+    if (st != HS_OK)
+        return st;
+    st = replay_loop(&s);
+    if (st == HS_OK) {
+        batch_force_close(&s, &s.path[0]);
+        batch_force_close(&s, &s.path[1]);
+        mdl_state_finish(&s);
+    }
+    mdl_state_release(&s);
+    return st;
+}
+
+const pred_engine_ops_t model_engine_ops = {"model", model_replay};

@@ -1,0 +1,71 @@
+/* model_state.h - the replay engine's state (internal to model/): per-path constants,
+ * rings of closed completion batches, the open batch, and the shared CPU and link. */
+#ifndef HS_MODEL_STATE_H
+#define HS_MODEL_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/predict.h"
+
+typedef struct {
+    double close_ns; /* when the batch closed; reported at close_ns + event_ns */
+    uint32_t nwr;    /* WRs (slots) it holds */
+} mdl_batch_t;
+
+typedef struct {
+    size_t idx;     /* message index */
+    double tref_ns; /* latency reference: trace post time (open) or ready time (closed) */
+    double hw_ns;   /* hardware completion of its last chunk */
+} mdl_member_t;
+
+typedef struct {
+    /* constants (MODEL.md section 1) */
+    uint32_t window;       /* W_P = depth x qps */
+    uint32_t batch;        /* E_P */
+    uint64_t seg_bytes;    /* 0 = one WR per message */
+    uint64_t inline_bytes;
+    double period_ns, event_ns, fixed_ns, split_ns;
+    /* closed, unreported batches: FIFO ring */
+    mdl_batch_t *ring;
+    uint32_t cap, head, count;
+    uint32_t used;         /* slots held: ring WRs + open WRs */
+    /* the open batch */
+    uint32_t open_n;
+    double h0_ns, h1_ns;
+    mdl_member_t *mem;     /* batch entries */
+    uint32_t nmem;
+    double last_r_ns;      /* latest report time of this path */
+} mdl_path_t;
+
+typedef struct {
+    double queue, drain, coalesce, l1;
+} mdl_costs_ns_t;
+
+typedef struct {
+    const trace_t *tr;
+    const profile_t *p;
+    pred_raw_t *raw;
+    pred_mode_t mode;
+    uint64_t hint;
+    uint64_t t0_ns;         /* first record's post time */
+    mdl_path_t path[2];     /* [0] LL, [1] BW */
+    int cur, run, hysteresis, prev_path;
+    double cpu_free_ns, link_free_ns;
+    double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
+    uint64_t mtu;
+    double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
+    double t_last_done_ns, sum_lat_ns;
+    mdl_costs_ns_t cost_ns;
+} mdl_state_t;
+
+/* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */
+double mdl_l1_extra_ns(const profile_t *p, uint64_t hint_bytes);
+/* Set up s for one replay (allocates the rings); release with mdl_state_release. */
+hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p,
+                           const pred_opts_t *o, uint64_t hint_bytes, pred_raw_t *raw);
+/* Copy the totals (costs, last completion) into raw. */
+void mdl_state_finish(mdl_state_t *s);
+void mdl_state_release(mdl_state_t *s);
+
+#endif
