@@ -1,0 +1,370 @@
+/* calib_fit.c - Levenberg-Marquardt on relative residuals; see calib_fit.h.
+ *
+ * Parameters move in log space (theta = ln value): values stay positive, and a step means
+ * the same relative change at any magnitude. The Jacobian is by forward differences of 2%,
+ * coarse on purpose: the engine rounds some quantities (packets, WQE blocks), and a tiny
+ * step would see only that rounding.
+ */
+#include "calib/calib_fit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIT_STEP 0.02
+#define FIT_MAX_ITERS 80
+
+typedef struct {
+    const calib_param_t *params;
+    size_t np;
+    const prof_param_info_t *info[CALIB_MAX_PARAMS];
+    const calib_obs_t *obs;
+    size_t nobs;
+    calib_predict_fn_t predict;
+    void *ctx;
+    profile_t *cur;
+} fit_t;
+
+int calib_solve(double *a, double *b, size_t n)
+{
+    for (size_t c = 0; c < n; c++) {
+        size_t piv = c;
+        for (size_t r = c + 1; r < n; r++)
+            if (fabs(a[r * n + c]) > fabs(a[piv * n + c]))
+                piv = r;
+        if (fabs(a[piv * n + c]) < 1e-300)
+            return -1;
+        for (size_t k = 0; k < n && piv != c; k++) {
+            double t = a[c * n + k];
+            a[c * n + k] = a[piv * n + k];
+            a[piv * n + k] = t;
+        }
+        if (piv != c) {
+            double t = b[c];
+            b[c] = b[piv];
+            b[piv] = t;
+        }
+        for (size_t r = c + 1; r < n; r++) {
+            double f = a[r * n + c] / a[c * n + c];
+            for (size_t k = c; k < n; k++)
+                a[r * n + k] -= f * a[c * n + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (size_t c = n; c-- > 0;) {
+        for (size_t k = c + 1; k < n; k++)
+            b[c] -= a[c * n + k] * b[k];
+        b[c] /= a[c * n + c];
+    }
+    return 0;
+}
+
+static double *param_field(profile_t *p, const prof_param_info_t *info)
+{
+    return (double *)((char *)p + info->offset);
+}
+
+/* Clamp theta into the bounds and write the values into the current profile. */
+static void fit_set(fit_t *f, double *theta)
+{
+    for (size_t j = 0; j < f->np; j++) {
+        double lo = log(f->params[j].lo), hi = log(f->params[j].hi);
+        theta[j] = theta[j] < lo ? lo : theta[j] > hi ? hi : theta[j];
+        *param_field(f->cur, f->info[j]) = exp(theta[j]);
+    }
+}
+
+static hs_status_t fit_resid(fit_t *f, double *r, double *cost)
+{
+    double c = 0;
+
+    for (size_t i = 0; i < f->nobs; i++) {
+        double pred = 0;
+        hs_status_t st = f->predict(f->ctx, f->cur, &f->obs[i], &pred);
+        if (st != HS_OK)
+            return st;
+        r[i] = (pred - f->obs[i].meas_us) / f->obs[i].meas_us;
+        c += r[i] * r[i];
+    }
+    *cost = c;
+    return HS_OK;
+}
+
+/* J (nobs x np, row-major) at theta, whose residuals are r. */
+static hs_status_t fit_jacobian(fit_t *f, double *theta, double *J, double *rtmp)
+{
+    double cost;
+    hs_status_t st = HS_OK;
+
+    for (size_t j = 0; j < f->np && st == HS_OK; j++) {
+        double save = theta[j], h = theta[j] + FIT_STEP > log(f->params[j].hi) ? -FIT_STEP
+                                                                                : FIT_STEP;
+        theta[j] = save + h;
+        fit_set(f, theta);
+        st = fit_resid(f, rtmp, &cost);
+        for (size_t i = 0; i < f->nobs && st == HS_OK; i++)
+            J[i * f->np + j] = rtmp[i]; /* differenced below */
+        theta[j] = save;
+    }
+    fit_set(f, theta);
+    return st;
+}
+
+/* A = J^T J, g = J^T r (with J holding perturbed residuals, differenced here). */
+static void fit_normal(const fit_t *f, double *J, const double *r, double *A, double *g)
+{
+    size_t np = f->np;
+
+    for (size_t i = 0; i < f->nobs; i++)
+        for (size_t j = 0; j < np; j++)
+            J[i * np + j] = (J[i * np + j] - r[i]) / FIT_STEP;
+    memset(A, 0, np * np * sizeof(*A));
+    memset(g, 0, np * sizeof(*g));
+    for (size_t i = 0; i < f->nobs; i++)
+        for (size_t j = 0; j < np; j++) {
+            g[j] += J[i * np + j] * r[i];
+            for (size_t k = 0; k < np; k++)
+                A[j * np + k] += J[i * np + j] * J[i * np + k];
+        }
+}
+
+/* Solve (A + lambda diag A) d = -g; parameters nothing depends on get d = 0. */
+static int fit_step(size_t np, const double *A, const double *g, double lambda,
+                    const int *det, double *d)
+{
+    double M[CALIB_MAX_PARAMS * CALIB_MAX_PARAMS];
+
+    for (size_t j = 0; j < np; j++) {
+        for (size_t k = 0; k < np; k++)
+            M[j * np + k] = det[j] && det[k] ? A[j * np + k] : 0;
+        M[j * np + j] = det[j] ? A[j * np + j] * (1 + lambda) + 1e-12 : 1;
+        d[j] = det[j] ? -g[j] : 0;
+    }
+    return calib_solve(M, d, np);
+}
+
+static void fit_determined(size_t np, const double *A, int *det)
+{
+    double mx = 0;
+
+    for (size_t j = 0; j < np; j++)
+        mx = A[j * np + j] > mx ? A[j * np + j] : mx;
+    for (size_t j = 0; j < np; j++)
+        det[j] = A[j * np + j] > 1e-10 * mx && A[j * np + j] > 1e-14;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double median_abs(const double *r, size_t n)
+{
+    double *s = malloc(n * sizeof(*s)), m;
+
+    if (!s)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        s[i] = fabs(r[i]);
+    qsort(s, n, sizeof(*s), cmp_double);
+    m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    free(s);
+    return m;
+}
+
+/* Per-parameter figures at the optimum: standard error, weighted residual. */
+static void fit_report(const fit_t *f, const double *J, const double *A, const double *r,
+                       double cost, const int *det, calib_result_t *res)
+{
+    size_t np = f->np, ndet = 0;
+    double s2;
+
+    for (size_t j = 0; j < np; j++)
+        ndet += det[j] != 0;
+    s2 = f->nobs > ndet ? cost / (double)(f->nobs - ndet) : 0;
+    for (size_t j = 0; j < np; j++) {
+        double M[CALIB_MAX_PARAMS * CALIB_MAX_PARAMS], e[CALIB_MAX_PARAMS] = {0}, wsum = 0,
+               wr = 0;
+        for (size_t a = 0; a < np; a++)
+            for (size_t b = 0; b < np; b++)
+                M[a * np + b] = det[a] && det[b] ? A[a * np + b] : (a == b);
+        e[j] = 1;
+        res->stderr_rel[j] = det[j] && calib_solve(M, e, np) == 0 ? sqrt(s2 * e[j]) : INFINITY;
+        for (size_t i = 0; i < f->nobs; i++) {
+            wsum += fabs(J[i * np + j]);
+            wr += fabs(J[i * np + j]) * r[i] * r[i];
+        }
+        res->resid_rel[j] = wsum > 0 ? sqrt(wr / wsum) : 0;
+        res->determined[j] = det[j];
+        res->value[j] = *param_field(f->cur, f->info[j]);
+    }
+    res->np = np;
+    res->nobs = f->nobs;
+    res->rms_rel = sqrt(cost / (double)f->nobs);
+    res->median_abs_rel = median_abs(r, f->nobs);
+}
+
+static hs_status_t fit_check(fit_t *f)
+{
+    if (f->np == 0 || f->np > CALIB_MAX_PARAMS || f->nobs < f->np) {
+        hs_log_error("calibrate: %zu parameters from %zu observations (need 1..%d parameters "
+                     "and at least as many observations)", f->np, f->nobs, CALIB_MAX_PARAMS);
+        return HS_ERR_INVALID;
+    }
+    for (size_t j = 0; j < f->np; j++) {
+        f->info[j] = profile_param_find(f->params[j].key);
+        if (!f->info[j] || !(f->params[j].lo > 0) || !(f->params[j].hi >= f->params[j].lo)) {
+            hs_log_error("calibrate: parameter '%s': %s", f->params[j].key,
+                         f->info[j] ? "bounds must satisfy 0 < lo <= hi" : "unknown key");
+            return HS_ERR_INVALID;
+        }
+    }
+    for (size_t i = 0; i < f->nobs; i++) {
+        if (!(f->obs[i].meas_us > 0) || !isfinite(f->obs[i].meas_us)) {
+            hs_log_error("calibrate: observation %zu (%s, %llu B): measured latency %g is not "
+                         "a positive number", i, f->obs[i].group ? f->obs[i].group : "?",
+                         (unsigned long long)f->obs[i].size_bytes, f->obs[i].meas_us);
+            return HS_ERR_INVALID;
+        }
+    }
+    return HS_OK;
+}
+
+/* Levenberg-Marquardt iterations from theta; leaves the optimum in f->cur and theta. */
+static hs_status_t fit_iterate(fit_t *f, double *theta, double *J, double *r, double *rtmp,
+                               double *A, double *g, int *det, double *cost, unsigned *iters)
+{
+    double lambda = 1e-2, d[CALIB_MAX_PARAMS], trial[CALIB_MAX_PARAMS], c_new;
+    hs_status_t st = fit_resid(f, r, cost);
+
+    for (*iters = 0; st == HS_OK && *iters < FIT_MAX_ITERS; (*iters)++) {
+        int improved = 0;
+        st = fit_jacobian(f, theta, J, rtmp);
+        if (st != HS_OK)
+            break;
+        fit_normal(f, J, r, A, g);
+        fit_determined(f->np, A, det);
+        while (!improved && lambda < 1e10 && st == HS_OK) {
+            if (fit_step(f->np, A, g, lambda, det, d) != 0) {
+                lambda *= 10;
+                continue;
+            }
+            for (size_t j = 0; j < f->np; j++)
+                trial[j] = theta[j] + d[j];
+            fit_set(f, trial);
+            st = fit_resid(f, rtmp, &c_new);
+            if (st == HS_OK && c_new < *cost) {
+                improved = 1;
+                lambda = lambda / 3 > 1e-9 ? lambda / 3 : 1e-9;
+            } else {
+                lambda *= 4;
+            }
+        }
+        if (!improved || st != HS_OK)
+            break;
+        memcpy(theta, trial, f->np * sizeof(*theta));
+        memcpy(r, rtmp, f->nobs * sizeof(*r));
+        if (*cost - c_new < 1e-10 * (*cost + 1e-30)) {
+            *cost = c_new;
+            break;
+        }
+        *cost = c_new;
+    }
+    fit_set(f, theta);
+    if (st == HS_OK)
+        st = fit_resid(f, r, cost);
+    if (st == HS_OK)
+        st = fit_jacobian(f, theta, J, rtmp);
+    if (st == HS_OK) {
+        fit_normal(f, J, r, A, g);
+        fit_determined(f->np, A, det);
+    }
+    return st;
+}
+
+/* Record the fitted values through profile_set_value so each carries its source. */
+static hs_status_t fit_commit(fit_t *f, const calib_result_t *res)
+{
+    hs_status_t st = HS_OK;
+    char src[160];
+
+    for (size_t j = 0; j < f->np && st == HS_OK; j++) {
+        double v = res->value[j];
+        if (!res->determined[j])
+            continue;
+        if (f->info[j]->kind == PROF_INT)
+            v = floor(v + 0.5);
+        snprintf(src, sizeof(src), "calibrate: fitted, std err %.1f%%, residual %.1f%% "
+                 "(fit: %zu observations, median error %.1f%%)", 100 * res->stderr_rel[j],
+                 100 * res->resid_rel[j], res->nobs, 100 * res->median_abs_rel);
+        st = profile_set_value(f->cur, f->params[j].key, v, src);
+    }
+    return st;
+}
+
+hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_t np,
+                      const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
+                      void *ctx, profile_t **fitted, calib_result_t *res)
+{
+    fit_t f = {.params = params, .np = np, .obs = obs, .nobs = nobs, .predict = predict,
+               .ctx = ctx};
+    double theta[CALIB_MAX_PARAMS], g[CALIB_MAX_PARAMS], cost = 0;
+    double *J = NULL, *r = NULL, *rtmp = NULL, *A = NULL;
+    int det[CALIB_MAX_PARAMS];
+    calib_result_t out = {0};
+    hs_status_t st = fit_check(&f);
+
+    if (st == HS_OK)
+        st = profile_clone(start, &f.cur);
+    if (st != HS_OK)
+        return st;
+    J = malloc(nobs * np * sizeof(*J));
+    r = malloc(nobs * sizeof(*r));
+    rtmp = malloc(nobs * sizeof(*rtmp));
+    A = malloc(np * np * sizeof(*A));
+    if (!J || !r || !rtmp || !A) {
+        st = HS_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t j = 0; j < np; j++) {
+        double v = *param_field(f.cur, f.info[j]);
+        theta[j] = log(v > 0 ? v : params[j].lo);
+    }
+    fit_set(&f, theta);
+    st = fit_iterate(&f, theta, J, r, rtmp, A, g, det, &cost, &out.iters);
+    if (st != HS_OK)
+        goto out;
+    fit_report(&f, J, A, r, cost, det, &out);
+    st = fit_commit(&f, &out);
+out:
+    free(J);
+    free(r);
+    free(rtmp);
+    free(A);
+    if (st != HS_OK) {
+        profile_free(f.cur);
+        return st;
+    }
+    *fitted = f.cur;
+    *res = out;
+    return HS_OK;
+}
+
+hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs,
+                         calib_predict_fn_t predict, void *ctx, double *err,
+                         double *median_abs_out)
+{
+    for (size_t i = 0; i < nobs; i++) {
+        double pred = 0;
+        hs_status_t st = predict(ctx, p, &obs[i], &pred);
+        if (st != HS_OK)
+            return st;
+        err[i] = (pred - obs[i].meas_us) / obs[i].meas_us;
+    }
+    if (median_abs_out)
+        *median_abs_out = nobs ? median_abs(err, nobs) : 0;
+    return HS_OK;
+}

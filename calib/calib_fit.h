@@ -1,0 +1,70 @@
+/* calib_fit.h - fit profile parameters to measurements: least squares on relative error.
+ *
+ * The forward model is a callback (normally the prediction engine replaying what the
+ * benchmark did), so the fit knows nothing of the model's formulas: it moves the chosen
+ * profile parameters (in log space, within bounds) with Levenberg-Marquardt until the
+ * relative residuals (predicted - measured) / measured stop shrinking. Each fitted value is
+ * reported with its standard error, its own residual (the RMS relative residual of the
+ * observations it influences, weighted by that influence) and whether the data could
+ * determine it at all; the fit reports its overall RMS and median absolute relative error.
+ */
+#ifndef HS_CALIB_FIT_H
+#define HS_CALIB_FIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/hs_status.h"
+#include "model/profile.h"
+
+/* One measured figure and what the benchmark did to get it. */
+typedef struct {
+    const char *group;   /* "lat_ll", "lat_bw", ... (borrowed) */
+    uint64_t size_bytes;
+    uint64_t hint_bytes; /* the hint in effect (0 = none: BW path) */
+    double meas_us;      /* measured latency (> 0) */
+} calib_obs_t;
+
+/* Predict obs under p (the fit's current profile) into *pred_us. */
+typedef hs_status_t (*calib_predict_fn_t)(void *ctx, const profile_t *p, const calib_obs_t *obs,
+                                          double *pred_us);
+
+/* A parameter to fit: a profile key and its bounds (in the key's unit, lo > 0). */
+typedef struct {
+    const char *key;
+    double lo, hi;
+} calib_param_t;
+
+#define CALIB_MAX_PARAMS 12
+
+typedef struct {
+    size_t np;
+    double value[CALIB_MAX_PARAMS];     /* fitted value */
+    double stderr_rel[CALIB_MAX_PARAMS]; /* standard error, relative to the value */
+    double resid_rel[CALIB_MAX_PARAMS]; /* influence-weighted RMS relative residual */
+    int determined[CALIB_MAX_PARAMS];   /* 0: no observation depends on it (left unchanged) */
+    double rms_rel;                     /* overall RMS relative error */
+    double median_abs_rel;              /* overall median |relative error| */
+    size_t nobs;
+    unsigned iters;
+} calib_result_t;
+
+/* Fit params[0..np) of a copy of start to obs through predict; on success *fitted (caller
+ * frees with profile_free) holds the fitted values with source strings naming the fit, and
+ * *res the figures. Logs and fails on bad input (unknown key, bad bounds, meas <= 0) and
+ * on a forward-model error. */
+hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_t np,
+                      const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
+                      void *ctx, profile_t **fitted, calib_result_t *res);
+
+/* Relative errors (pred - meas) / meas of obs under p, into err[0..nobs); plus their median
+ * absolute value in *median_abs (may be NULL). */
+hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs,
+                         calib_predict_fn_t predict, void *ctx, double *err,
+                         double *median_abs);
+
+/* Solve the n x n system a x = b in place (Gaussian elimination, partial pivoting); b
+ * becomes x. Returns -1 when a is singular. */
+int calib_solve(double *a, double *b, size_t n);
+
+#endif

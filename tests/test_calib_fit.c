@@ -1,0 +1,158 @@
+/* test_calib_fit.c - calibration's fit: known parameters are recovered from data the model
+ * engine generated with them, sizes left out of the fit are then predicted, parameters no
+ * observation depends on are reported undetermined, bad input is refused. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib/calib_fit.h"
+#include "calib/calib_forward.h"
+#include "model/model.h"
+#include "tests/hs_test.h"
+
+static const uint64_t g_fit_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+static const uint64_t g_held_sizes[] = {16, 128, 1024, 8192, 65536, 524288};
+#define NFIT (sizeof(g_fit_sizes) / sizeof(g_fit_sizes[0]))
+#define NHELD (sizeof(g_held_sizes) / sizeof(g_held_sizes[0]))
+
+/* The "true" device: the generic profile with four values changed. */
+static profile_t *truth(void)
+{
+    profile_t *p = NULL;
+
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    assert_int_equal(profile_set(p, "link.base_lat_ns=1700"), HS_OK);
+    assert_int_equal(profile_set(p, "link.gbps=25"), HS_OK);
+    assert_int_equal(profile_set(p, "link.dma_ns=450"), HS_OK);
+    assert_int_equal(profile_set(p, "bw.fixed_ns=2500"), HS_OK);
+    return p;
+}
+
+/* LL (hint = largest size) and BW (hint 0) latency of each size, as measured on truth,
+ * times a deterministic noise factor (1 + noise * (-1, 0, +1 in turn)). */
+static calib_obs_t *observe(const profile_t *p, const uint64_t *sizes, size_t n, double noise)
+{
+    calib_obs_t *obs = calloc(2 * n, sizeof(*obs));
+
+    for (size_t i = 0; i < 2 * n; i++) {
+        obs[i].group = i < n ? "lat_ll" : "lat_bw";
+        obs[i].size_bytes = sizes[i % n];
+        obs[i].hint_bytes = i < n ? 1 << 20 : 0;
+        assert_int_equal(calib_predict_isolated((void *)&model_engine_ops, p, &obs[i],
+                                                &obs[i].meas_us), HS_OK);
+        obs[i].meas_us *= 1 + noise * (double)((int)(i % 3) - 1);
+    }
+    return obs;
+}
+
+static const calib_param_t g_params[] = {
+    {"link.base_lat_ns", 50, 1e6},
+    {"link.gbps", 0.1, 1000},
+    {"link.dma_ns", 1, 1e6},
+    {"bw.fixed_ns", 1, 1e6},
+};
+
+static void test_solve(void **state)
+{
+    double a[9] = {2, 1, -1, -3, -1, 2, -2, 1, 2}, b[3] = {8, -11, -3};
+    double s[4] = {1, 2, 2, 4}, y[2] = {1, 2};
+    (void)state;
+    assert_int_equal(calib_solve(a, b, 3), 0);
+    assert_float_equal(b[0], 2, 1e-12);
+    assert_float_equal(b[1], 3, 1e-12);
+    assert_float_equal(b[2], -1, 1e-12);
+    assert_int_equal(calib_solve(s, y, 2), -1);
+}
+
+static void test_recovers_known_parameters(void **state)
+{
+    profile_t *t = truth(), *start = NULL, *fit = NULL;
+    calib_obs_t *obs = observe(t, g_fit_sizes, NFIT, 0), *held;
+    calib_result_t res;
+    double err[2 * NHELD], med;
+    (void)state;
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    assert_int_equal(calib_fit(start, g_params, 4, obs, 2 * NFIT, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_OK);
+    fprintf(stderr, "fit: %u iterations, rms %.2e, base %.1f gbps %.3f dma %.1f bwfixed %.1f\n",
+            res.iters, res.rms_rel, fit->link_base_lat_ns, fit->link_gbps, fit->link_dma_ns,
+            fit->bw_fixed_ns);
+    assert_float_equal(fit->link_base_lat_ns, 1700, 1700 * 0.02);
+    assert_float_equal(fit->link_gbps, 25, 25 * 0.02);
+    assert_float_equal(fit->link_dma_ns, 450, 450 * 0.05);
+    assert_float_equal(fit->bw_fixed_ns, 2500, 2500 * 0.02);
+    assert_true(res.rms_rel < 0.01);
+    for (int j = 0; j < 4; j++)
+        assert_true(res.determined[j]);
+    assert_non_null(strstr(profile_source(fit, PROF_P_link_gbps), "calibrate: fitted"));
+    /* sizes not in the fit are predicted by the fitted profile */
+    held = observe(t, g_held_sizes, NHELD, 0);
+    assert_int_equal(calib_errors(fit, held, 2 * NHELD, calib_predict_isolated,
+                                  (void *)&model_engine_ops, err, &med), HS_OK);
+    assert_true(med < 0.01);
+    free(held);
+    free(obs);
+    profile_free(fit);
+    profile_free(start);
+    profile_free(t);
+}
+
+static void test_noisy_and_undetermined(void **state)
+{
+    profile_t *t = truth(), *start = NULL, *fit = NULL;
+    calib_obs_t *obs = observe(t, g_fit_sizes, NFIT, 0.05);
+    calib_param_t params[5];
+    calib_result_t res;
+    (void)state;
+    memcpy(params, g_params, sizeof(g_params));
+    params[4] = (calib_param_t){"switch.drain_fixed_us", 0.01, 1e4}; /* no switch in obs */
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    assert_int_equal(calib_fit(start, params, 5, obs, 2 * NFIT, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_OK);
+    assert_false(res.determined[4]);
+    assert_float_equal(fit->switch_drain_fixed_us, start->switch_drain_fixed_us, 1e-12);
+    assert_true(res.determined[0]);
+    /* 5% noise: the fit's error reflects it, standard errors are finite and small */
+    assert_true(res.median_abs_rel > 0.005 && res.median_abs_rel < 0.06);
+    assert_true(isfinite(res.stderr_rel[1]) && res.stderr_rel[1] < 0.2);
+    assert_true(res.resid_rel[0] > 0 && res.resid_rel[0] < 0.1);
+    assert_float_equal(fit->link_gbps, 25, 25 * 0.15);
+    free(obs);
+    profile_free(fit);
+    profile_free(start);
+    profile_free(t);
+}
+
+static void test_bad_input(void **state)
+{
+    profile_t *start = NULL, *fit = NULL;
+    calib_obs_t obs[4] = {{"x", 8, 0, 3.0}, {"x", 16, 0, 3.1}, {"x", 32, 0, -1}, {"x", 64, 0, 3}};
+    calib_param_t bad_key[1] = {{"link.nonsense", 1, 10}}, bad_bounds[1] = {{"link.gbps", 0, 1}};
+    calib_result_t res;
+    (void)state;
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    assert_int_equal(calib_fit(start, g_params, 2, obs, 4, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_ERR_INVALID);
+    obs[2].meas_us = 3.2;
+    assert_int_equal(calib_fit(start, bad_key, 1, obs, 4, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_ERR_INVALID);
+    assert_int_equal(calib_fit(start, bad_bounds, 1, obs, 4, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_ERR_INVALID);
+    assert_int_equal(calib_fit(start, g_params, 4, obs, 2, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_ERR_INVALID);
+    assert_null(fit);
+    profile_free(start);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_solve),
+        cmocka_unit_test(test_recovers_known_parameters),
+        cmocka_unit_test(test_noisy_and_undetermined),
+        cmocka_unit_test(test_bad_input),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
