@@ -1,12 +1,355 @@
-/* cmd_model.c - `hintsim model`: placeholder until its module lands (exits 3, says so). */
+/* cmd_model.c - `hintsim model` and, through cli_predict_main, `hintsim sim`: predict the
+ * figures of CLI.md per hint with one engine; --curves adds each path's isolated cost
+ * curve and the size where they cross. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/cli_predict.h"
+#include "common/hs_util.h"
+#include "model/model.h"
+
+struct pred_cli_opts {
+    const char *profile;
+    hs_strlist_t hint;
+    const char *mode;
+    int json;
+    hs_strlist_t set;
+    int include_cold;
+    int curves;
+    uint64_t flows;
+    const char *platform;
+};
+
+#define PRED_COMMON_OPTS                                                                    \
+    {"profile", 'p', HS_OPT_STR, offsetof(struct pred_cli_opts, profile), "P", "generic",  \
+     "built-in profile name or JSON file"},                                                 \
+    {"hint", 0, HS_OPT_LIST, offsetof(struct pred_cli_opts, hint), "H[,H..]", NULL,          \
+     "hint in bytes (K/M/G), repeatable; 0 = no hint (default: 0)"},                        \
+    {"mode", 0, HS_OPT_STR, offsetof(struct pred_cli_opts, mode), "open|closed", "open",    \
+     "open: the trace's post times; closed: after the previous completion + think time"},   \
+    {"json", 0, HS_OPT_FLAG, offsetof(struct pred_cli_opts, json), NULL, NULL, "JSON output"}, \
+    {"set", 0, HS_OPT_LIST, offsetof(struct pred_cli_opts, set), "KEY=VALUE", NULL,         \
+     "override one profile parameter (repeatable)"},                                        \
+    {"include-cold", 0, HS_OPT_FLAG, offsetof(struct pred_cli_opts, include_cold), NULL,    \
+     NULL, "count cold-start messages in the figures (default: reported apart)"}
+
+static const hs_opt_t g_model_opts[] = {
+    PRED_COMMON_OPTS,
+    {"curves", 0, HS_OPT_FLAG, offsetof(struct pred_cli_opts, curves), NULL, NULL,
+     "also print each path's isolated per-size latency/throughput and the crossover"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const hs_opt_t g_sim_opts[] = {
+    PRED_COMMON_OPTS,
+    {"flows", 0, HS_OPT_U64, offsetof(struct pred_cli_opts, flows), "N", "1",
+     "senders replaying the trace into one receiver"},
+    {"platform", 0, HS_OPT_STR, offsetof(struct pred_cli_opts, platform), "FILE", NULL,
+     "SimGrid platform XML (default: generated from the profile)"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const hs_cmd_spec_t g_model_spec = {
+    "hintsim model TRACE --profile P [--hint H ...] [--mode open|closed] [--json] "
+    "[--set K=V ...] [--curves]",
+    "predict latency/throughput per hint with the analytical model (model/MODEL.md)",
+    g_model_opts, 1, 1,
+    "Latency = completion seen by the poster - the trace's post time (open) or the replayed "
+    "post time (closed). Figures are modelled, not measured."};
+
+static const hs_cmd_spec_t g_sim_spec = {
+    "hintsim sim TRACE --profile P [--hint H ...] [--mode open|closed] [--json] "
+    "[--set K=V ...] [--flows N] [--platform FILE]",
+    "predict per hint with the SimGrid discrete-event simulator", g_sim_opts, 1, 1,
+    "Same semantics as `hintsim model` (model/MODEL.md); figures are simulated."};
+
+int cli_trace_open(const char *path, trace_t **out)
+{
+    trace_t *tr = NULL;
+    hs_status_t st = trace_load(path, &tr);
+
+    if (st != HS_OK)
+        return hs_status_exit_code(st);
+    if (tr->n == 0) {
+        hs_log_error("%s: the trace has no records", path);
+        trace_free(tr);
+        return 1;
+    }
+    *out = tr;
+    return 0;
+}
+
+cJSON *cli_profile_json(const profile_t *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    char hash[32];
+
+    if (!o)
+        return NULL;
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
+    cJSON_AddStringToObject(o, "name", p->name);
+    cJSON_AddStringToObject(o, "origin", p->origin);
+    cJSON_AddStringToObject(o, "hash", hash);
+    return o;
+}
+
+cJSON *cli_trace_json(const char *path, const trace_t *tr)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddNumberToObject(o, "records", (double)tr->n);
+    cJSON_AddStringToObject(o, "producer", tr->hdr.producer);
+    cJSON_AddStringToObject(o, "workload", tr->hdr.workload);
+    cJSON_AddNumberToObject(o, "hint_bytes", (double)tr->hdr.hint_bytes);
+    return o;
+}
+
+/* Every --hint value, comma lists expanded; default {0}. */
+static int parse_hints(const hs_strlist_t *in, uint64_t **out, size_t *n_out)
+{
+    uint64_t *all = NULL;
+    size_t n = 0;
+
+    for (size_t i = 0; i < in->n; i++) {
+        uint64_t *v = NULL;
+        size_t nv = 0;
+        if (hs_parse_size_list(in->v[i], &v, &nv) != HS_OK) {
+            fprintf(stderr, "hintsim: --hint '%s': expected sizes like 0,8K,64K\n", in->v[i]);
+            free(all);
+            return 2;
+        }
+        uint64_t *grown = realloc(all, (n + nv) * sizeof(*all));
+        if (!grown) {
+            free(v);
+            free(all);
+            return 1;
+        }
+        all = grown;
+        memcpy(all + n, v, nv * sizeof(*v));
+        n += nv;
+        free(v);
+    }
+    if (n == 0) {
+        all = calloc(1, sizeof(*all));
+        if (!all)
+            return 1;
+        n = 1;
+    }
+    *out = all;
+    *n_out = n;
+    return 0;
+}
+
+static void print_result_text(const pred_result_t *r)
+{
+    char h[32];
+
+    hs_format_size(r->hint_bytes, h, sizeof(h));
+    printf("%-8s %9.3f %9.3f %9.3f %9.3f %10.3f %9.3f %8.3f %5.1f%% %8llu %10.1f %8llu\n", h,
+           r->p50_us, r->p90_us, r->p99_us, r->p999_us, r->max_us, r->mean_us,
+           r->throughput_gbps, 100 * r->ll_fraction, (unsigned long long)r->switches,
+           r->drain_us_total, (unsigned long long)r->sq_full_stalls);
+}
+
+static void print_classes_text(const pred_result_t *r)
+{
+    char h[32], lo[32], hi[32];
+
+    hs_format_size(r->hint_bytes, h, sizeof(h));
+    printf("\nby size class, hint %s:        count     p50_us     p99_us\n", h);
+    for (size_t i = 0; i < r->nclasses; i++) {
+        const pred_class_t *c = &r->classes[i];
+        hs_format_size(c->min_bytes, lo, sizeof(lo));
+        hs_format_size(c->max_bytes, hi, sizeof(hi));
+        printf("  %8s - %-8s %14llu %10.3f %10.3f\n", lo, hi, (unsigned long long)c->count,
+               c->p50_us, c->p99_us);
+    }
+    if (r->cold_count)
+        printf("  cold start (apart): %llu messages, p50 %.3f us, p99 %.3f us, max %.3f us\n",
+               (unsigned long long)r->cold_count, r->cold_p50_us, r->cold_p99_us,
+               r->cold_max_us);
+}
+
+static void print_header_text(const pred_engine_ops_t *eng, const profile_t *p,
+                              const char *path, const trace_t *tr, const pred_opts_t *po)
+{
+    printf("engine %s (figures are %s), profile %s (%s, hash %016llx)\n", eng->name,
+           strcmp(eng->name, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
+           (unsigned long long)profile_hash(p));
+    printf("trace %s: %zu records, mode %s\n\n", path, tr->n,
+           po->mode == PRED_OPEN ? "open" : "closed");
+    printf("%-8s %9s %9s %9s %9s %10s %9s %8s %6s %8s %10s %8s\n", "hint", "p50_us", "p90_us",
+           "p99_us", "p999_us", "max_us", "mean_us", "Gb/s", "LL", "switches", "drain_us",
+           "stalls");
+}
+
+static uint64_t trace_max_size(const trace_t *tr)
+{
+    uint64_t m = 1;
+
+    for (size_t i = 0; i < tr->n; i++)
+        if (tr->recs[i].size_bytes > m)
+            m = tr->recs[i].size_bytes;
+    return m;
+}
+
+/* Curves: text table or a "curves" member of root. */
+static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
+{
+    model_curve_pt_t *pts = NULL;
+    size_t n = 0;
+    uint64_t cross = 0;
+    uint64_t max = trace_max_size(tr);
+    hs_status_t st = model_curves(p, max > (1u << 20) ? max : (1u << 20), &pts, &n, &cross);
+
+    if (st != HS_OK)
+        return hs_status_exit_code(st);
+    if (root) {
+        cJSON *c = cJSON_AddObjectToObject(root, "curves");
+        cJSON *arr = c ? cJSON_AddArrayToObject(c, "points") : NULL;
+        for (size_t i = 0; arr && i < n; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "size_bytes", (double)pts[i].size_bytes);
+            cJSON_AddNumberToObject(o, "ll_lat_us", pts[i].ll_lat_us);
+            cJSON_AddNumberToObject(o, "bw_lat_us", pts[i].bw_lat_us);
+            cJSON_AddNumberToObject(o, "ll_gbps", pts[i].ll_gbps);
+            cJSON_AddNumberToObject(o, "bw_gbps", pts[i].bw_gbps);
+            cJSON_AddItemToArray(arr, o);
+        }
+        if (c)
+            cJSON_AddNumberToObject(c, "crossover_bytes", (double)cross);
+    } else {
+        char s[32];
+        printf("\nisolated cost per path (one message alone; stream of one size):\n");
+        printf("%8s %12s %12s %10s %10s\n", "size", "LL_lat_us", "BW_lat_us", "LL_Gb/s",
+               "BW_Gb/s");
+        for (size_t i = 0; i < n; i++) {
+            hs_format_size(pts[i].size_bytes, s, sizeof(s));
+            printf("%8s %12.3f %12.3f %10.3f %10.3f\n", s, pts[i].ll_lat_us, pts[i].bw_lat_us,
+                   pts[i].ll_gbps, pts[i].bw_gbps);
+        }
+        hs_format_size(cross, s, sizeof(s));
+        printf(cross ? "crossover: the BW path has the lower latency from %s on\n"
+                     : "crossover: none (the LL path is faster at every size%s)\n",
+               cross ? s : "");
+    }
+    free(pts);
+    return 0;
+}
+
+typedef struct {
+    const pred_engine_ops_t *eng;
+    const char *path;
+    trace_t *tr;
+    profile_t *p;
+    pred_opts_t po;
+    uint64_t *hints;
+    size_t nhints;
+} pred_job_t;
+
+static int run_json(const pred_job_t *j, int curves)
+{
+    cJSON *root = cJSON_CreateObject(), *arr;
+    int rc = 0;
+
+    cJSON_AddStringToObject(root, "engine", j->eng->name);
+    cJSON_AddItemToObject(root, "profile", cli_profile_json(j->p));
+    cJSON_AddItemToObject(root, "trace", cli_trace_json(j->path, j->tr));
+    cJSON_AddStringToObject(root, "mode", j->po.mode == PRED_OPEN ? "open" : "closed");
+    arr = cJSON_AddArrayToObject(root, "results");
+    for (size_t i = 0; rc == 0 && i < j->nhints; i++) {
+        pred_result_t r;
+        hs_status_t st = pred_run(j->eng, j->tr, j->p, &j->po, j->hints[i], 0, &r);
+        if (st != HS_OK) {
+            rc = hs_status_exit_code(st);
+            break;
+        }
+        cJSON_AddItemToArray(arr, pred_result_to_json(&r));
+        pred_result_release(&r);
+    }
+    if (rc == 0 && curves)
+        rc = emit_curves(j->p, j->tr, root);
+    if (rc == 0) {
+        char *text = cJSON_Print(root);
+        printf("%s\n", text ? text : "{}");
+        free(text);
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int run_text(const pred_job_t *j, int curves)
+{
+    pred_result_t *res = calloc(j->nhints, sizeof(*res));
+    size_t done = 0;
+    int rc = 0;
+
+    if (!res)
+        return 1;
+    print_header_text(j->eng, j->p, j->path, j->tr, &j->po);
+    for (; done < j->nhints; done++) {
+        hs_status_t st = pred_run(j->eng, j->tr, j->p, &j->po, j->hints[done], 0, &res[done]);
+        if (st != HS_OK) {
+            rc = hs_status_exit_code(st);
+            break;
+        }
+        print_result_text(&res[done]);
+    }
+    for (size_t i = 0; i < done; i++)
+        print_classes_text(&res[i]);
+    for (size_t i = 0; i < done; i++)
+        pred_result_release(&res[i]);
+    free(res);
+    if (rc == 0 && curves)
+        rc = emit_curves(j->p, j->tr, NULL);
+    return rc;
+}
+
+int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **argv)
+{
+    const hs_cmd_spec_t *spec = is_sim ? &g_sim_spec : &g_model_spec;
+    struct pred_cli_opts o = {0};
+    pred_job_t j = {.eng = eng};
+    char **pos = NULL;
+    int npos = 0, rc = hs_cli_parse(spec, argc, argv, &o, &pos, &npos);
+
+    if (rc >= 0)
+        return rc;
+    if (pred_mode_parse(o.mode, &j.po.mode) != HS_OK) {
+        fprintf(stderr, "hintsim: --mode '%s': expected open or closed\n", o.mode);
+        rc = 2;
+        goto out;
+    }
+    if (is_sim && o.flows < 1) {
+        fprintf(stderr, "hintsim: --flows must be at least 1\n");
+        rc = 2;
+        goto out;
+    }
+    j.po.include_cold = o.include_cold;
+    j.po.flows = is_sim ? (unsigned)o.flows : 1;
+    j.po.platform = o.platform;
+    j.path = pos[0];
+    if ((rc = parse_hints(&o.hint, &j.hints, &j.nhints)) != 0 ||
+        (rc = cli_profile_open(o.profile, &o.set, &j.p)) != 0 ||
+        (rc = cli_trace_open(pos[0], &j.tr)) != 0)
+        goto out;
+    rc = o.json ? run_json(&j, o.curves) : run_text(&j, o.curves);
+out:
+    free(j.hints);
+    profile_free(j.p);
+    trace_free(j.tr);
+    hs_opt_free(spec, &o, pos);
+    return rc;
+}
 
 int cmd_model(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hintsim: 'model' is not implemented in this build yet\n");
-    return 3;
+    return cli_predict_main(&model_engine_ops, 0, argc, argv);
 }

@@ -1,12 +1,9 @@
-/* cmd_sim.c - `hintsim sim`: placeholder until its module lands (exits 3, says so). */
-#include <stdio.h>
-
+/* cmd_sim.c - `hintsim sim`: the predict command with the SimGrid engine (sim/). */
 #include "cli/cli.h"
+#include "cli/cli_predict.h"
+#include "sim/sim.h"
 
 int cmd_sim(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hintsim: 'sim' is not implemented in this build yet\n");
-    return 3;
+    return cli_predict_main(&sim_engine_ops, 1, argc, argv);
 }

@@ -88,4 +88,10 @@ hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_r
                            uint64_t hint_bytes, pred_result_t *out);
 void pred_result_release(pred_result_t *r);
 
+/* One result as the JSON object of CLI.md ("hint", "p50_us", ..., "by_size_class") plus
+ * "count", "costs_us" and "cold". The caller owns it (cJSON_Delete); NULL if out of memory. */
+struct cJSON *pred_result_to_json(const pred_result_t *r);
+/* Parse "open" / "closed". Does not log. */
+hs_status_t pred_mode_parse(const char *text, pred_mode_t *out);
+
 #endif

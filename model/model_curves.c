@@ -1,0 +1,61 @@
+/* model_curves.c - the isolated per-size cost curve of each path: latency of one message
+ * and throughput of a back-to-back stream, each path alone, and where they cross. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+#define CURVE_STREAM 256
+
+static hs_status_t one_point(const profile_t *p, uint64_t size, uint64_t hint, double *lat_us,
+                             double *gbps)
+{
+    trace_t *tr = NULL;
+    pred_opts_t o = {.mode = PRED_OPEN};
+    pred_result_t r;
+    hs_status_t st = trace_new(&tr);
+
+    for (size_t i = 0; st == HS_OK && i < CURVE_STREAM; i++) {
+        trace_rec_t rec = {.t_post_ns = 0, .t_done_ns = TRACE_TIME_UNKNOWN, .size_bytes = size};
+        st = trace_push(tr, &rec);
+    }
+    if (st == HS_OK)
+        st = pred_run(&model_engine_ops, tr, p, &o, hint, 1, &r);
+    if (st == HS_OK) {
+        *lat_us = r.lat_us[0]; /* the first message met an idle system */
+        *gbps = r.throughput_gbps;
+        pred_result_release(&r);
+    }
+    trace_free(tr);
+    return st;
+}
+
+hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_t **out,
+                         size_t *n_out, uint64_t *crossover_bytes)
+{
+    size_t n = 0, cap = 65;
+    model_curve_pt_t *pts = calloc(cap, sizeof(*pts));
+    hs_status_t st = HS_OK;
+
+    if (!pts)
+        return HS_ERR_NOMEM;
+    *crossover_bytes = 0;
+    for (uint64_t s = 1; st == HS_OK && n < cap; s <<= 1) {
+        model_curve_pt_t *pt = &pts[n++];
+        pt->size_bytes = s;
+        st = one_point(p, s, UINT64_MAX, &pt->ll_lat_us, &pt->ll_gbps);
+        if (st == HS_OK)
+            st = one_point(p, s, 0, &pt->bw_lat_us, &pt->bw_gbps);
+        if (st == HS_OK && !*crossover_bytes && pt->bw_lat_us < pt->ll_lat_us)
+            *crossover_bytes = s;
+        if (s >= max_bytes || s > (UINT64_MAX >> 1))
+            break;
+    }
+    if (st != HS_OK) {
+        free(pts);
+        return st;
+    }
+    *out = pts;
+    *n_out = n;
+    return HS_OK;
+}
