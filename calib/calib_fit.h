@@ -16,6 +16,7 @@
 
 #include "common/hs_status.h"
 #include "model/profile.h"
+#include "traces/trace.h"
 
 /* One measured figure and what the benchmark did to get it. */
 typedef struct {
@@ -23,6 +24,8 @@ typedef struct {
     uint64_t size_bytes;
     uint64_t hint_bytes; /* the hint in effect (0 = none: BW path) */
     double meas_us;      /* measured latency (> 0) */
+    const trace_t *trace; /* the benchmark's own messages behind meas_us, or NULL (borrowed) */
+    const char *set;     /* "KEY=VALUE" the benchmark ran with (e.g. inline off), or NULL */
 } calib_obs_t;
 
 /* Predict obs under p (the fit's current profile) into *pred_us. */

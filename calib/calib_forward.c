@@ -5,6 +5,8 @@
  */
 #include "calib/calib_forward.h"
 
+#include "common/hs_util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +53,77 @@ hs_status_t calib_predict_isolated(void *ctx, const profile_t *p, const calib_ob
     }
     *pred_us = lat[FWD_NMSG / 2];
     return HS_OK;
+}
+
+/* Apply "KEY=VALUE" to p in place, saving the old value; HS_ERR_INVALID if malformed. */
+static hs_status_t set_apply(profile_t *p, const char *set, double **field, double *old)
+{
+    char key[128];
+    const char *eq = strchr(set, '=');
+    const prof_param_info_t *info;
+    double v;
+
+    if (!eq || (size_t)(eq - set) >= sizeof(key))
+        goto bad;
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - set), set);
+    info = profile_param_find(key);
+    if (!info || hs_parse_double(eq + 1, &v) != HS_OK)
+        goto bad;
+    *field = (double *)((char *)p + info->offset);
+    *old = **field;
+    **field = v;
+    return HS_OK;
+bad:
+    hs_log_error("calibrate: bad override '%s' (KEY=VALUE with a profile key)", set);
+    return HS_ERR_INVALID;
+}
+
+static hs_status_t replay_median(const pred_engine_ops_t *eng, const trace_t *tr,
+                                 const profile_t *p, uint64_t hint, double *out)
+{
+    float *lat = malloc(tr->n * sizeof(*lat)), *keep = malloc(tr->n * sizeof(*keep));
+    uint8_t *path = malloc(tr->n);
+    pred_opts_t o = {.mode = PRED_OPEN, .include_cold = 0, .flows = 1};
+    pred_raw_t raw;
+    size_t m = 0;
+    hs_status_t st = lat && keep && path ? HS_OK : HS_ERR_NOMEM;
+
+    memset(&raw, 0, sizeof(raw));
+    raw.lat_us = lat;
+    raw.path = path;
+    if (st == HS_OK)
+        st = eng->replay(tr, p, &o, hint, &raw);
+    for (size_t i = 0; st == HS_OK && i < tr->n; i++)
+        if (!(tr->recs[i].flags & TRACE_F_COLD) && isfinite(lat[i]))
+            keep[m++] = lat[i];
+    if (st == HS_OK && m == 0) {
+        hs_log_error("calibrate: no warm message to predict in a benchmark group");
+        st = HS_ERR_INVALID;
+    }
+    if (st == HS_OK) {
+        qsort(keep, m, sizeof(*keep), cmp_float);
+        *out = keep[(m - 1) / 2];
+    }
+    free(lat);
+    free(keep);
+    free(path);
+    return st;
+}
+
+hs_status_t calib_predict_replay(void *ctx, const profile_t *p, const calib_obs_t *obs,
+                                 double *pred_us)
+{
+    profile_t *mp = (profile_t *)p; /* the override is undone before returning */
+    double *field = NULL, old = 0;
+    hs_status_t st;
+
+    if (obs->set && (st = set_apply(mp, obs->set, &field, &old)) != HS_OK)
+        return st;
+    if (obs->trace)
+        st = replay_median(ctx, obs->trace, mp, obs->hint_bytes, pred_us);
+    else
+        st = calib_predict_isolated(ctx, mp, obs, pred_us);
+    if (field)
+        *field = old;
+    return st;
 }

@@ -127,7 +127,10 @@ static void test_noisy_and_undetermined(void **state)
 static void test_bad_input(void **state)
 {
     profile_t *start = NULL, *fit = NULL;
-    calib_obs_t obs[4] = {{"x", 8, 0, 3.0}, {"x", 16, 0, 3.1}, {"x", 32, 0, -1}, {"x", 64, 0, 3}};
+    calib_obs_t obs[4] = {{.group = "x", .size_bytes = 8, .meas_us = 3.0},
+                          {.group = "x", .size_bytes = 16, .meas_us = 3.1},
+                          {.group = "x", .size_bytes = 32, .meas_us = -1},
+                          {.group = "x", .size_bytes = 64, .meas_us = 3}};
     calib_param_t bad_key[1] = {{"link.nonsense", 1, 10}}, bad_bounds[1] = {{"link.gbps", 0, 1}};
     calib_result_t res;
     (void)state;
@@ -145,6 +148,39 @@ static void test_bad_input(void **state)
     profile_free(start);
 }
 
+/* Replaying the benchmark's own messages, with the override it ran with: inline off adds
+ * the payload DMA read to a 64-B LL message; the profile is left as it was. */
+static void test_replay_with_override(void **state)
+{
+    profile_t *p = truth();
+    trace_t *tr = NULL;
+    calib_obs_t o = {.group = "lat_ll", .size_bytes = 64, .hint_bytes = 64};
+    double with_inline = 0, without = 0, iso = 0;
+    (void)state;
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (int i = 0; i < 11; i++) {
+        trace_rec_t r = {.t_post_ns = (uint64_t)i * 1000000, .t_done_ns = TRACE_TIME_UNKNOWN,
+                         .size_bytes = 64, .flags = TRACE_F_SIGNALED | (i < 2 ? TRACE_F_COLD : 0)};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    o.trace = tr;
+    assert_int_equal(calib_predict_replay((void *)&model_engine_ops, p, &o, &with_inline), HS_OK);
+    o.set = "ll.inline_bytes=0";
+    assert_int_equal(calib_predict_replay((void *)&model_engine_ops, p, &o, &without), HS_OK);
+    /* about the DMA read: inline's extra WQE cache lines cost a few ns the other way */
+    assert_float_equal(without - with_inline, p->link_dma_ns / 1000.0, 0.01);
+    assert_float_equal(p->ll_inline_bytes, 220, 0); /* restored */
+    o.trace = NULL;
+    o.set = NULL;
+    assert_int_equal(calib_predict_replay((void *)&model_engine_ops, p, &o, &iso), HS_OK);
+    assert_float_equal(iso, with_inline, 1e-3); /* 1 ms apart = isolated */
+    o.set = "ll.bogus=1";
+    assert_int_equal(calib_predict_replay((void *)&model_engine_ops, p, &o, &iso),
+                     HS_ERR_INVALID);
+    trace_free(tr);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_recovers_known_parameters),
         cmocka_unit_test(test_noisy_and_undetermined),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_replay_with_override),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
