@@ -173,6 +173,7 @@ static hs_status_t bench_size(cap_conn_t *c, bench_ctx_t *b, uint64_t hint, uint
     cJSON *row = cJSON_CreateObject();
     uint64_t drain_ns = 0;
     int switched = (int)*prev >= 0 && *prev != path;
+    unsigned ph = o->phases ? o->phases : CAP_PHASE_ALL;
     hs_status_t st = HS_OK;
 
     cJSON_AddItemToArray(rows, row);
@@ -183,11 +184,11 @@ static hs_status_t bench_size(cap_conn_t *c, bench_ctx_t *b, uint64_t hint, uint
         st = cap_qp_drain(c->ep, &c->ep->qp[*prev], &drain_ns);
     cJSON_AddNumberToObject(row, "switch_drain_us", (double)drain_ns / 1e3);
     *prev = path;
-    if (st == HS_OK)
+    if (st == HS_OK && (ph & CAP_PHASE_PINGPONG))
         st = phase_pingpong(c, path, size, o, row);
-    if (st == HS_OK)
+    if (st == HS_OK && (ph & CAP_PHASE_LATENCY))
         st = phase_latency(c, b, path, size, switched, o, row);
-    if (st == HS_OK)
+    if (st == HS_OK && (ph & CAP_PHASE_STREAM))
         st = phase_stream(c, path, size, o, row);
     return st;
 }
@@ -215,6 +216,34 @@ static hs_status_t bench_hint(const cap_bench_opts_t *o, cap_live_t *l, bench_ct
         st = bench_size(c, b, hint, o->sizes[i], &prev, o, rows);
     cap_conn_close(c, more && st == HS_OK);
     return st;
+}
+
+hs_status_t cap_bench_parse_phases(const char *text, unsigned *out)
+{
+    static const char *const names[] = {"pingpong", "latency", "stream"};
+    const char *p = text;
+    unsigned bits = 0;
+
+    if (strcmp(text, "all") == 0) {
+        *out = CAP_PHASE_ALL;
+        return HS_OK;
+    }
+    while (*p) {
+        size_t len = strcspn(p, ","), i;
+        for (i = 0; i < 3; i++)
+            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
+                break;
+        if (i == 3)
+            return HS_ERR_USAGE;
+        bits |= 1u << i;
+        p += len;
+        if (*p == ',' && *++p == '\0')
+            return HS_ERR_USAGE;
+    }
+    if (bits == 0)
+        return HS_ERR_USAGE;
+    *out = bits;
+    return HS_OK;
 }
 
 static hs_status_t check_opts(const cap_bench_opts_t *o, uint64_t *max_msg)

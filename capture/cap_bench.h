@@ -27,7 +27,13 @@ typedef struct {
     uint64_t iters;          /* measured iterations per phase */
     uint64_t warmup;         /* warm-up iterations (cold) before each phase */
     const char *out_path;    /* trace file (client/loopback); NULL = none */
+    unsigned phases;         /* CAP_PHASE_* bits; 0 = all */
 } cap_bench_opts_t;
+
+enum { CAP_PHASE_PINGPONG = 1, CAP_PHASE_LATENCY = 2, CAP_PHASE_STREAM = 4, CAP_PHASE_ALL = 7 };
+
+/* Parse "pingpong,latency,stream" (any subset, "all") into CAP_PHASE_* bits. */
+hs_status_t cap_bench_parse_phases(const char *text, unsigned *out);
 
 /* Run the bench per o. Client/loopback: *report gets the results as JSON (caller owns),
  * and the trace is written to o->out_path atomically. Server: answers the client until it

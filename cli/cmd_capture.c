@@ -23,6 +23,7 @@ struct bench_opts {
     hs_strlist_t set;
     double timeout_s;
     const char *out;
+    const char *phases;
     int json;
 };
 
@@ -42,6 +43,7 @@ static const hs_opt_t g_bench_opts[] = {
     {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
     {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
     {"output", 'o', HS_OPT_STR, O(out), "TRACE", NULL, "trace file to write (.hst/.csv/.jsonl)"},
+    {"phases", 0, HS_OPT_STR, O(phases), "LIST", "all", "pingpong,latency,stream (any subset)"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };

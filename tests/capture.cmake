@@ -3,3 +3,14 @@
 # GPU machine (tests/gpu/).
 hs_add_unit_test(test_cap_policy SOURCES test_cap_policy.c LIBS hs_capture hs_testlib)
 hs_add_valgrind_test(valgrind_test_cap_policy COMMAND $<TARGET_FILE:test_cap_policy>)
+hs_add_unit_test(test_cap_validate SOURCES test_cap_validate.c LIBS hs_capture hs_testlib)
+
+# In the soft-RoCE VM (label vm; tests/vm/README.md).
+if(COMMAND hs_add_vm_test)
+  hs_add_vm_test(vm_capture_bench SCRIPT capture-bench.sh TIMEOUT 600
+    CHECK capture-bench-check.sh)
+  hs_add_vm_test(vm_capture_validate SCRIPT capture-validate.sh TIMEOUT 900
+    FILES ${PROJECT_SOURCE_DIR}/traces/samples/kv.hst ${PROJECT_SOURCE_DIR}/traces/samples/burst.hst
+    CHECK capture-validate-check.sh)
+  hs_add_vm_test(vm_capture_peer SCRIPT capture-peer.sh TIMEOUT 900)
+endif()

@@ -1,0 +1,118 @@
+/* test_cap_validate.c - the arithmetic of validate's summary: objective values, rank
+ * correlation (with ties), medians, the "hint does not take effect" test, the shuffle;
+ * and the bench's phase list and percentile. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/cap_bench.h"
+#include "capture/cap_validate.h"
+#include "tests/hs_test.h"
+
+static void test_objective(void **state)
+{
+    pred_result_t r;
+    cap_obj_t o;
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.p50_us = 2;
+    r.p99_us = 9;
+    r.mean_us = 3;
+    r.throughput_gbps = 40;
+    assert_true(cap_obj_value(CAP_OBJ_P99, &r) == 9);
+    assert_true(cap_obj_value(CAP_OBJ_P50, &r) == 2);
+    assert_true(cap_obj_value(CAP_OBJ_MEAN, &r) == 3);
+    assert_true(cap_obj_value(CAP_OBJ_THROUGHPUT, &r) == -40); /* lower is better */
+    assert_int_equal(cap_obj_parse("p50", &o), HS_OK);
+    assert_int_equal(o, CAP_OBJ_P50);
+    assert_int_equal(cap_obj_parse("p42", &o), HS_ERR_USAGE);
+}
+
+static void test_rank_correlation(void **state)
+{
+    const double x[] = {1, 2, 3, 4};
+    const double same[] = {10, 20, 30, 40};
+    const double rev[] = {4, 3, 2, 1};
+    const double flat[] = {5, 5, 5, 5};
+    const double tie[] = {1, 2, 2, 3};
+    (void)state;
+    assert_true(fabs(cap_rank_correlation(x, same, 4) - 1) < 1e-12);
+    assert_true(fabs(cap_rank_correlation(x, rev, 4) + 1) < 1e-12);
+    assert_true(cap_rank_correlation(x, flat, 4) == 0);
+    /* ranks of tie = 1, 2.5, 2.5, 4 against 1..4: r = 4.5 / sqrt(5 * 4.5) */
+    assert_true(fabs(cap_rank_correlation(x, tie, 4) - 4.5 / sqrt(5 * 4.5)) < 1e-12);
+    assert_true(cap_rank_correlation(x, same, 1) == 0);
+}
+
+static void test_median(void **state)
+{
+    double a[] = {5, 1, 3}, b[] = {4, 1, 3, 2};
+    (void)state;
+    assert_true(cap_median(a, 3) == 3);
+    assert_true(cap_median(b, 4) == 2.5);
+    assert_true(cap_median(NULL, 0) == 0);
+}
+
+static void test_ineffective(void **state)
+{
+    /* measured medians within the largest repeat spread, predictions 2x apart */
+    const double meas[] = {20.0, 20.5, 19.8}, spread[] = {1.0, 0.4, 0.9};
+    const double pred[] = {3.0, 6.0, 5.0};
+    /* measured clearly apart */
+    const double meas2[] = {20.0, 40.0, 19.8};
+    /* predictions equal too: nothing to say */
+    const double pred2[] = {5.0, 5.0, 5.05};
+    (void)state;
+    assert_int_equal(cap_hint_ineffective(meas, spread, pred, 3), 1);
+    assert_int_equal(cap_hint_ineffective(meas2, spread, pred, 3), 0);
+    assert_int_equal(cap_hint_ineffective(meas, spread, pred2, 3), 0);
+    assert_int_equal(cap_hint_ineffective(meas, spread, pred, 1), 0);
+}
+
+static void test_shuffle(void **state)
+{
+    size_t idx[6], seen[6] = {0};
+    uint64_t seed = 7, seed2 = 7;
+    size_t a[6], moved = 0;
+    (void)state;
+    for (size_t i = 0; i < 6; i++)
+        idx[i] = a[i] = i;
+    cap_shuffle(idx, 6, &seed);
+    cap_shuffle(a, 6, &seed2);
+    for (size_t i = 0; i < 6; i++) {
+        seen[idx[i]]++;
+        assert_int_equal(idx[i], a[i]); /* same seed, same order */
+        moved += idx[i] != i;
+    }
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(seen[i], 1); /* a permutation */
+    assert_true(moved > 0);
+    assert_true(seed != 7); /* the generator advanced: the next round differs */
+}
+
+static void test_phases_pctl(void **state)
+{
+    unsigned ph = 0;
+    double v[] = {5, 1, 4, 2, 3};
+    (void)state;
+    assert_int_equal(cap_bench_parse_phases("all", &ph), HS_OK);
+    assert_int_equal(ph, CAP_PHASE_ALL);
+    assert_int_equal(cap_bench_parse_phases("stream,pingpong", &ph), HS_OK);
+    assert_int_equal(ph, CAP_PHASE_STREAM | CAP_PHASE_PINGPONG);
+    assert_int_equal(cap_bench_parse_phases("latency,", &ph), HS_ERR_USAGE);
+    assert_int_equal(cap_bench_parse_phases("warp", &ph), HS_ERR_USAGE);
+    assert_true(cap_pctl(v, 5, 0.5) == 3);
+    assert_true(cap_pctl(v, 5, 0.99) == 5);
+    assert_true(cap_pctl(v, 5, 0.0) == 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_objective),   cmocka_unit_test(test_rank_correlation),
+        cmocka_unit_test(test_median),      cmocka_unit_test(test_ineffective),
+        cmocka_unit_test(test_shuffle),     cmocka_unit_test(test_phases_pctl),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

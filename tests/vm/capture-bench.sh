@@ -1,0 +1,75 @@
+#!/bin/sh
+# capture-bench.sh - runs inside the soft-RoCE VM: `capture bench` at several sizes with a
+# hint that splits them over both paths (loopback, both ends in this process), and again as
+# server + client over 127.0.0.1; then the error paths: unknown device (exit 3 listing the
+# devices), depth and inline above the device limits (exit 1 naming the limit), a peer that
+# vanishes mid-run, a server nobody connects to and a client with no server (exit 1 within
+# the timeout, never a hang). capture-bench-check.sh checks the traces on the host.
+set -u
+HP=18540
+fail() { echo "capture-bench: FAIL: $*"; exit 1; }
+
+wait_listen() {
+    i=0
+    while [ $i -lt 200 ]; do
+        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "no server listening on port $1 after 20 s"
+}
+
+# expect RC NEEDLE CMD...: CMD must exit RC and its stderr must contain NEEDLE.
+expect() {
+    want=$1; needle=$2; shift 2
+    "$@" >"$OUT/expect.out" 2>"$OUT/expect.err"
+    rc=$?
+    cat "$OUT/expect.err"
+    [ $rc -eq "$want" ] || fail "$*: exit $rc, expected $want"
+    grep -q "$needle" "$OUT/expect.err" || fail "$*: stderr lacks '$needle'"
+    echo "capture-bench: ok: exit $rc, '$needle': $*"
+}
+
+# 1. loopback sweep: 64 B and 4 KB on LL (hint 4K), 64 KB and 256 KB on BW (segments of 64K)
+hintsim capture bench -d rxe0 -x 0 --sizes 64,4K,64K,256K --hint 4K --iters 40 --warmup 5 \
+    -o "$OUT/loop.hst" --json >"$OUT/loop.json" || fail "loopback bench"
+hintsim capture bench -d rxe0 -x 0 --sizes 64,4K --hint 0,4K --iters 20 --warmup 2 \
+    -o "$OUT/hints.csv" >"$OUT/hints.txt" || fail "loopback bench over two hints"
+cat "$OUT/hints.txt"
+hintsim trace info "$OUT/loop.hst" >"$OUT/loop-info.txt" || fail "trace info of the bench trace"
+hintsim trace validate "$OUT/loop.hst" || fail "the bench trace does not validate"
+
+# 2. server + client, two hints (the client reconnects per hint)
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server >"$OUT/srv.txt" 2>&1 &
+spid=$!
+wait_listen $HP
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --sizes 64,64K \
+    --hint 64,0 --iters 30 --warmup 3 -o "$OUT/client.hst" >"$OUT/client.txt" 2>&1 ||
+    { cat "$OUT/client.txt"; fail "client"; }
+wait $spid || { cat "$OUT/srv.txt"; fail "server"; }
+cat "$OUT/client.txt"
+
+# 3. error paths
+expect 3 "devices present: rxe0" hintsim capture bench -d mlx5_0 --sizes 64
+expect 1 "max_qp_wr" hintsim capture bench -d rxe0 --sizes 64 --set bw.depth=100000000
+expect 1 "max_inline_data" hintsim capture bench -d rxe0 --sizes 64 --set ll.inline_bytes=100000
+expect 1 "no client connected" hintsim capture bench -d rxe0 --port $HP --server --timeout 2
+expect 1 "cannot reach" hintsim capture bench -d rxe0 --port $HP --connect 127.0.0.1 \
+    --sizes 64 --timeout 2
+# peer vanishes: kill the server while the client streams large messages
+hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 5 >/dev/null 2>&1 &
+spid=$!
+wait_listen $HP
+( sleep 3; kill -9 $spid ) &
+t0=$(cut -d' ' -f1 /proc/uptime)
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --sizes 64K \
+    --iters 100000 --warmup 0 --timeout 5 >"$OUT/vanish.out" 2>"$OUT/vanish.err"
+rc=$?
+t1=$(cut -d' ' -f1 /proc/uptime)
+cat "$OUT/vanish.err"
+[ $rc -eq 1 ] || fail "peer vanished: client exit $rc, expected 1 (124 = hang)"
+grep -q -E "work completion error|peer closed|did not arrive|no completion" "$OUT/vanish.err" ||
+    fail "peer vanished: the error does not say what happened"
+echo "capture-bench: ok: peer vanished -> exit 1 after $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s"
+wait
+echo "capture-bench: PASS"

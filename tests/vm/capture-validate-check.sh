@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# capture-validate-check.sh OUTDIR - on the host: each validate.json has the validation
+# summary of CLI.md with values in range, one result per candidate with measured and
+# predicted figures, and a verdict on whether the hint takes effect.
+set -euo pipefail
+out=$1
+fail() { echo "capture-validate-check: FAIL: $*"; exit 1; }
+num() { # num FILE KEY: the first numeric value of "KEY": in FILE
+    grep -o "\"$2\": *-\?[0-9.e+-]*" "$1" | head -1 | sed 's/.*: *//'
+}
+for f in "$out/kv/validate.json" "$out/burst/validate.json" "$out/remote.json"; do
+    [ -s "$f" ] || fail "$f missing"
+    for k in recommended_hint best_measured_hint regret_pct rank_correlation median_abs_error_pct; do
+        v=$(num "$f" "$k")
+        [ -n "$v" ] || fail "$f: no numeric \"$k\""
+    done
+    rc=$(num "$f" rank_correlation)
+    awk -v r="$rc" 'BEGIN {exit !(r >= -1 && r <= 1)}' || fail "$f: rank_correlation $rc"
+    rg=$(num "$f" regret_pct)
+    awk -v r="$rg" 'BEGIN {exit !(r >= 0)}' || fail "$f: regret_pct $rg"
+    grep -q '"hint_takes_effect"' "$f" || fail "$f: no hint_takes_effect verdict"
+    n=$(grep -c '"predicted"' "$f")
+    m=$(grep -c '"measured"' "$f")
+    [ "$n" -ge 2 ] && [ "$n" -eq "$m" ] || fail "$f: $n predicted vs $m measured results"
+    echo "capture-validate-check: $f: regret $rg%, rank correlation $rc"
+done
+echo "capture-validate-check: PASS"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# capture-validate.sh - runs inside the soft-RoCE VM: `validate` on two sample workloads,
+# kv (open loop at the trace's times) and burst (closed loop), the auto candidates, three
+# shuffled rounds, measured next to predicted; then once as server + client.
+# capture-validate-check.sh checks the JSON on the host.
+set -u
+HP=18550
+fail() { echo "capture-validate: FAIL: $*"; exit 1; }
+
+wait_listen() {
+    i=0
+    while [ $i -lt 200 ]; do
+        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "no server listening on port $1 after 20 s"
+}
+
+hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open -o "$OUT/kv" ||
+    fail "validate kv"
+cat "$OUT/kv/validate.json" | head -30
+hintsim validate burst.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode closed -o "$OUT/burst" ||
+    fail "validate burst"
+timeout 300 hintsim validate -d rxe0 -x 0 --port $HP --server >"$OUT/srv.txt" 2>&1 &
+spid=$!
+wait_listen $HP
+timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --limit 500 \
+    --repeat 2 --hints 4K,0 --json >"$OUT/remote.json" || fail "validate as client"
+wait $spid || { cat "$OUT/srv.txt"; fail "validate server"; }
+echo "capture-validate: PASS"
