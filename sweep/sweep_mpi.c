@@ -3,7 +3,61 @@
 #include "sweep/sweep_mpi.h"
 
 #ifdef HS_SWEEP_HAVE_MPI
+#include <dlfcn.h>
 #include <mpi.h>
+
+/* libsimgrid exports MPI_Init, MPI_Comm_rank, ... too (SimGrid's SMPI) and hintsim links
+ * SimGrid, so a plain call could bind to SimGrid's copy and abort. The functions are taken
+ * from Open MPI's library itself; only its data symbols (MPI_COMM_WORLD, MPI_INT, ...,
+ * which SimGrid does not define) bind by name. */
+typedef struct {
+    int (*init)(int *, char ***);
+    int (*initialized)(int *);
+    int (*finalized)(int *);
+    int (*finalize)(void);
+    int (*comm_rank)(MPI_Comm, int *);
+    int (*comm_size)(MPI_Comm, int *);
+    int (*barrier)(MPI_Comm);
+    int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+} sweep_mpi_fns_t;
+
+static int mpi_fns_load(sweep_mpi_fns_t *f)
+{
+    void *h = dlopen(HS_SWEEP_MPI_LIB, RTLD_NOW | RTLD_NOLOAD);
+
+    if (!h)
+        h = dlopen(HS_SWEEP_MPI_LIB, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        hs_log_error("sweep --mpi: cannot open %s: %s (apt-get install libopenmpi-dev)",
+                     HS_SWEEP_MPI_LIB, dlerror());
+        return -1;
+    }
+    *(void **)&f->init = dlsym(h, "MPI_Init");
+    *(void **)&f->initialized = dlsym(h, "MPI_Initialized");
+    *(void **)&f->finalized = dlsym(h, "MPI_Finalized");
+    *(void **)&f->finalize = dlsym(h, "MPI_Finalize");
+    *(void **)&f->comm_rank = dlsym(h, "MPI_Comm_rank");
+    *(void **)&f->comm_size = dlsym(h, "MPI_Comm_size");
+    *(void **)&f->barrier = dlsym(h, "MPI_Barrier");
+    *(void **)&f->allreduce = dlsym(h, "MPI_Allreduce");
+    if (!f->init || !f->initialized || !f->finalized || !f->finalize || !f->comm_rank ||
+        !f->comm_size || !f->barrier || !f->allreduce) {
+        hs_log_error("sweep --mpi: %s lacks an MPI function", HS_SWEEP_MPI_LIB);
+        return -1;
+    }
+    return 0;
+}
+
+/* The resolved functions; loaded once, on first use (one process, one MPI library). */
+static const sweep_mpi_fns_t *mpi_fns(void)
+{
+    static sweep_mpi_fns_t fns;
+    static int state; /* 0 not tried, 1 ok, -1 failed */
+
+    if (state == 0)
+        state = mpi_fns_load(&fns) == 0 ? 1 : -1;
+    return state == 1 ? &fns : NULL;
+}
 
 int sweep_mpi_available(void)
 {
@@ -12,31 +66,38 @@ int sweep_mpi_available(void)
 
 hs_status_t sweep_mpi_init(int *rank, int *nranks)
 {
+    const sweep_mpi_fns_t *f = mpi_fns();
     int inited = 0;
 
-    MPI_Initialized(&inited);
-    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+    if (!f)
+        return HS_ERR_ENV;
+    f->initialized(&inited);
+    if (!inited && f->init(NULL, NULL) != MPI_SUCCESS) {
         hs_log_error("sweep --mpi: MPI_Init failed (run under mpirun)");
         return HS_ERR_ENV;
     }
-    MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, nranks);
+    f->comm_rank(MPI_COMM_WORLD, rank);
+    f->comm_size(MPI_COMM_WORLD, nranks);
     return HS_OK;
 }
 
 hs_status_t sweep_mpi_barrier(void)
 {
-    return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? HS_OK : HS_ERR_ENV;
+    const sweep_mpi_fns_t *f = mpi_fns();
+
+    return f && f->barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? HS_OK : HS_ERR_ENV;
 }
 
 hs_status_t sweep_mpi_combine(hs_status_t mine, size_t computed, hs_status_t *all,
                               size_t *computed_all)
 {
+    const sweep_mpi_fns_t *f = mpi_fns();
     int st_in = (int)mine, st_out = 0;
     unsigned long long c_in = computed, c_out = 0;
 
-    if (MPI_Allreduce(&st_in, &st_out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS ||
-        MPI_Allreduce(&c_in, &c_out, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD) !=
+    if (!f ||
+        f->allreduce(&st_in, &st_out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        f->allreduce(&c_in, &c_out, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD) !=
             MPI_SUCCESS)
         return HS_ERR_ENV;
     *all = (hs_status_t)st_out;
@@ -46,12 +107,15 @@ hs_status_t sweep_mpi_combine(hs_status_t mine, size_t computed, hs_status_t *al
 
 void sweep_mpi_finalize(void)
 {
+    const sweep_mpi_fns_t *f;
     int inited = 0, finalized = 0;
 
-    MPI_Initialized(&inited);
-    MPI_Finalized(&finalized);
+    if (!(f = mpi_fns()))
+        return;
+    f->initialized(&inited);
+    f->finalized(&finalized);
     if (inited && !finalized)
-        MPI_Finalize();
+        f->finalize();
 }
 
 #else /* !HS_SWEEP_HAVE_MPI */

@@ -38,6 +38,7 @@ hs_status_t sweep_slurm_write(const char *path, const char *const *args, size_t 
                 "# result file per point under the output directory (a shared file system).\n"
                 "# The task that completes the sweep writes sweep.csv, sweep.json and the plots;\n"
                 "# re-running the same command without --slice also merges and computes nothing.\n"
+                "# Arguments after the script name are passed on (sbatch FILE --quiet).\n"
                 "#SBATCH --job-name=hintsim-sweep\n"
                 "#SBATCH --array=0-%u\n"
                 "#SBATCH --ntasks=1\n"
@@ -52,7 +53,7 @@ hs_status_t sweep_slurm_write(const char *path, const char *const *args, size_t 
         fputc(' ', fp);
         sh_quote(fp, args[i]);
     }
-    fprintf(fp, " --slice \"${SLURM_ARRAY_TASK_ID}/%u\"\n", nslices);
+    fprintf(fp, " --slice \"${SLURM_ARRAY_TASK_ID}/%u\" \"$@\"\n", nslices);
     return hs_afile_commit(af);
 }
 

@@ -12,7 +12,8 @@
 
 /* Write the script to path atomically. args[0..nargs) is the command each task runs (the
  * hintsim binary first; absolute paths), to which "--slice ${SLURM_ARRAY_TASK_ID}/N" is
- * appended. npoints is for the comment; nslices >= 1 array tasks; dir gets the task logs. */
+ * appended, then the script's own arguments. npoints is for the comment; nslices >= 1
+ * array tasks; dir gets the task logs. */
 hs_status_t sweep_slurm_write(const char *path, const char *const *args, size_t nargs,
                               size_t npoints, unsigned nslices, const char *dir);
 

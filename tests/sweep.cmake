@@ -11,3 +11,4 @@ hs_add_unit_test(test_sweep_mpi SOURCES test_sweep_mpi.c LIBS hs_test_sweep_fake
 add_dependencies(test_sweep_mpi test_sweep_mpi_helper)
 set_property(TEST test_sweep_mpi APPEND PROPERTY ENVIRONMENT
   "SWEEP_MPI_HELPER=$<TARGET_FILE:test_sweep_mpi_helper>")
+hs_add_unit_test(test_sweep_cli SOURCES test_sweep_cli.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)

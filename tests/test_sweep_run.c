@@ -224,8 +224,8 @@ static void test_slurm_script(void **state)
     assert_int_equal(hs_read_file(path, &text, NULL), HS_OK);
     assert_non_null(strstr(text, "#SBATCH --array=0-6\n"));
     /* run as array task 3: the command gets its slice, quoting intact */
-    assert_int_equal(hs_test_run(&out, "SLURM_ARRAY_TASK_ID=3 bash '%s'", path), 0);
-    assert_string_equal(out, "sweep --grid /x/it's here.json -o /o --slice 3/7\n");
+    assert_int_equal(hs_test_run(&out, "SLURM_ARRAY_TASK_ID=3 bash '%s' --json", path), 0);
+    assert_string_equal(out, "sweep --grid /x/it's here.json -o /o --slice 3/7 --json\n");
     free(out);
     assert_int_not_equal(hs_test_run(NULL, "env -u SLURM_ARRAY_TASK_ID bash '%s'", path), 0);
     free(text);

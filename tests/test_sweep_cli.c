@@ -1,0 +1,282 @@
+/* test_sweep_cli.c - `hintsim sweep` end to end over the real model and a sample trace:
+ * local run with plots; `mpirun -n 2 ... --mpi` gives a byte-identical merged CSV; a sweep
+ * killed with SIGKILL midway resumes without touching finished points; the --emit-slurm
+ * script passes `bash -n` and its array tasks, run here with SLURM_ARRAY_TASK_ID set,
+ * cover every point exactly once and merge to the same CSV; bad profiles exit 1.
+ * Skips (77) only when this build has no model library. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+#include "tests/hs_test.h"
+#include "tests/test_sweep_fake.h"
+
+typedef struct {
+    char *dir;
+    char grid[4200];
+    char big[4200];
+    char *local_csv;
+} cfix_t;
+
+static int run_ok(const char *what, int rc, const char *out)
+{
+    if (rc != 0)
+        print_error("%s: exit %d\n%s\n", what, rc, out ? out : "");
+    return rc == 0;
+}
+
+static char *read_text(const char *dir, const char *rel)
+{
+    char path[4400], *text = NULL;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    if (hs_read_file(path, &text, NULL) != HS_OK)
+        return NULL;
+    return text;
+}
+
+static int setup(void **state)
+{
+    cfix_t *f = calloc(1, sizeof(*f));
+    char *out = NULL;
+    int rc;
+
+    f->dir = hs_test_tmpdir();
+    snprintf(f->grid, sizeof(f->grid), "%s/grid.json", f->dir);
+    snprintf(f->big, sizeof(f->big), "%s/big.json", f->dir);
+    /* 2 x 2 x 3 = 12 points on the sample key-value trace */
+    test_sweep_write(f->grid, "{\"profiles\": [\"generic\"],\n"
+                              " \"vary\": {\"ll.depth\": [16, 64], \"bw.depth\": [128, 512]},\n"
+                              " \"hints\": [0, 4096, \"auto\"], \"objective\": \"p99\"}");
+    test_sweep_write(f->big, "{\"profiles\": [\"generic\"],\n"
+                             " \"vary\": {\"ll.depth\": [8, 16, 32, 64, 128, 256],"
+                             " \"link.gbps\": [25, 50, 100, 200]},\n"
+                             " \"hints\": [\"auto\"], \"objective\": \"mean\"}");
+    rc = hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' -o local "
+                     "--jobs 2 --quiet", f->dir, hs_test_bin(),
+                     hs_test_src("traces/samples/kv.hst"));
+    if (rc == 3 && out && strstr(out, "no prediction model")) {
+        free(out);
+        fprintf(stderr, "skipped: this build has no model library\n");
+        exit(77);
+    }
+    if (!run_ok("local sweep", rc, out))
+        return -1;
+    free(out);
+    f->local_csv = read_text(f->dir, "local/sweep.csv");
+    *state = f;
+    return f->local_csv ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    cfix_t *f = *state;
+    char cmd[4200];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        return -1;
+    free(f->local_csv);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static void test_local_outputs(void **state)
+{
+    cfix_t *f = *state;
+    char *json = read_text(f->dir, "local/sweep.json"), path[4400];
+    struct stat sb;
+    int lines = 0;
+
+    assert_non_null(json);
+    for (const char *s = f->local_csv; *s; s++)
+        lines += *s == '\n';
+    assert_int_equal(lines, 13); /* header + 12 points */
+    assert_non_null(strstr(json, "\"count\":\t12"));
+    assert_non_null(strstr(json, "\"engine\":\t\"model\""));
+    for (int i = 0; i < 3; i++) {
+        const char *png[] = {"heatmap", "best_hint_ll.depth", "best_hint_bw.depth"};
+        snprintf(path, sizeof(path), "%s/local/plots/%s.png", f->dir, png[i]);
+        assert_int_equal(stat(path, &sb), 0);
+        assert_true(sb.st_size > 1000);
+    }
+    free(json);
+}
+
+static void test_mpi_identical(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, *csv;
+    int rc;
+
+    if (hs_test_run(NULL, "command -v mpirun >/dev/null") != 0)
+        skip();
+    rc = hs_test_run(&out, "cd '%s' && ASAN_OPTIONS=detect_leaks=0 mpirun -n 2 --oversubscribe "
+                     "--allow-run-as-root '%s' sweep --grid grid.json --trace '%s' -o mpi "
+                     "--mpi --json --no-plots", f->dir, hs_test_bin(),
+                     hs_test_src("traces/samples/kv.hst"));
+    assert_true(run_ok("mpirun sweep", rc, out));
+    assert_non_null(strstr(out, "\"ranks\": 2"));
+    assert_non_null(strstr(out, "\"computed\": 12"));
+    assert_non_null(strstr(out, "\"complete\": true"));
+    csv = read_text(f->dir, "mpi/sweep.csv");
+    assert_non_null(csv);
+    assert_string_equal(csv, f->local_csv);
+    free(csv);
+    free(out);
+}
+
+/* Names, inodes and mtimes of the finished point files in dir/points. */
+static size_t snapshot(const char *dir, char names[][32], struct stat *sts, size_t cap)
+{
+    char pdir[4300], path[4400];
+    DIR *d;
+    struct dirent *e;
+    size_t n = 0;
+
+    snprintf(pdir, sizeof(pdir), "%s/points", dir);
+    if (!(d = opendir(pdir)))
+        return 0;
+    while ((e = readdir(d)) != NULL && n < cap) {
+        if (strlen(e->d_name) != 21 || strcmp(e->d_name + 16, ".json") != 0)
+            continue;
+        snprintf(names[n], 32, "%s", e->d_name);
+        snprintf(path, sizeof(path), "%s/%s", pdir, e->d_name);
+        stat(path, &sts[n++]);
+    }
+    closedir(d);
+    return n;
+}
+
+static void test_resume_after_sigkill(void **state)
+{
+    cfix_t *f = *state;
+    char out_dir[4300], *out = NULL, names[64][32], names2[64][32];
+    struct stat st1[64], st2[64];
+    size_t n1, n2, reused = 0, computed = 0;
+    pid_t pid;
+    int ws;
+
+    snprintf(out_dir, sizeof(out_dir), "%s/killed", f->dir);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (freopen("/dev/null", "w", stdout) == NULL)
+            _exit(99);
+        execl(hs_test_bin(), "hintsim", "sweep", "--grid", f->big, "--trace",
+              hs_test_src("traces/samples/kv.hst"), "-o", out_dir, "--jobs", "1", "--quiet",
+              (char *)NULL);
+        _exit(98);
+    }
+    for (int i = 0; i < 3000 && snapshot(out_dir, names, st1, 64) < 3; i++)
+        usleep(5000);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFSIGNALED(ws)); /* it was still running: killed midway */
+    n1 = snapshot(out_dir, names, st1, 64);
+    assert_true(n1 >= 3 && n1 < 24);
+    sleep(1);
+    assert_int_equal(hs_test_run(&out, "'%s' sweep --grid '%s' --trace '%s' -o '%s' --jobs 2 "
+                                 "--json --no-plots", hs_test_bin(), f->big,
+                                 hs_test_src("traces/samples/kv.hst"), out_dir), 0);
+    assert_non_null(strstr(out, "\"complete\": true"));
+    assert_int_equal(sscanf(strstr(out, "\"reused\""), "\"reused\": %zu, \"computed\": %zu",
+                            &reused, &computed), 2);
+    assert_int_equal(reused, n1);
+    assert_int_equal(computed, 24 - n1);
+    n2 = snapshot(out_dir, names2, st2, 64);
+    assert_int_equal(n2, 24);
+    for (size_t i = 0; i < n1; i++) { /* finished points were not rewritten */
+        size_t j = 0;
+        while (j < n2 && strcmp(names2[j], names[i]) != 0)
+            j++;
+        assert_true(j < n2);
+        assert_int_equal(st2[j].st_ino, st1[i].st_ino);
+        assert_int_equal(st2[j].st_mtim.tv_nsec, st1[i].st_mtim.tv_nsec);
+        assert_int_equal(st2[j].st_mtim.tv_sec, st1[i].st_mtim.tv_sec);
+    }
+    free(out);
+}
+
+static void test_slurm_slices(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, *csv, script[4300];
+    unsigned seen[12] = {0};
+    size_t total = 0;
+
+    snprintf(script, sizeof(script), "%s/job.sbatch", f->dir);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o slurm --emit-slurm job.sbatch --slices 4", f->dir,
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "bash -n '%s'", script), 0);
+    free(out);
+    for (unsigned i = 0; i < 4; i++) {
+        const char *p;
+        /* from another directory: the script must carry absolute paths */
+        assert_int_equal(hs_test_run(&out, "cd / && SLURM_ARRAY_TASK_ID=%u bash '%s' --json "
+                                     "--no-plots", i, script), 0);
+        assert_non_null(strstr(out, "\"reused\": 0"));
+        p = strstr(out, "\"computed_indices\": [");
+        assert_non_null(p);
+        for (p += 21; *p && *p != ']';) {
+            char *end;
+            unsigned long k = strtoul(p, &end, 10);
+            assert_true(end != p && k < 12 && k % 4 == i);
+            seen[k]++;
+            total++;
+            p = *end == ',' ? end + 2 : end;
+        }
+        if (i == 3)
+            assert_non_null(strstr(out, "\"complete\": true"));
+        else
+            assert_non_null(strstr(out, "\"complete\": false"));
+        free(out);
+    }
+    assert_int_equal(total, 12);
+    for (int k = 0; k < 12; k++)
+        assert_int_equal(seen[k], 1);
+    csv = read_text(f->dir, "slurm/sweep.csv");
+    assert_non_null(csv);
+    assert_string_equal(csv, f->local_csv);
+    free(csv);
+}
+
+static void test_bad_profile(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, path[4300];
+    struct stat sb;
+
+    test_sweep_write(f->grid, "{\"profiles\": [\"generic\", \"no_such_profile\"]}");
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o badp", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_non_null(strstr(out, "profiles[1]"));
+    snprintf(path, sizeof(path), "%s/badp/points", f->dir);
+    assert_int_not_equal(stat(path, &sb), 0);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json -o x --slice 4/4",
+                                 f->dir, hs_test_bin()), 2);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_local_outputs),
+        cmocka_unit_test(test_mpi_identical),
+        cmocka_unit_test(test_resume_after_sigkill),
+        cmocka_unit_test(test_slurm_slices),
+        cmocka_unit_test(test_bad_profile),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
