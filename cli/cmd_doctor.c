@@ -234,7 +234,7 @@ static void check_nvcc(doc_report_t *r)
 {
     doc_check_t *c = doc_add(r, "nvcc", "building the CUDA memory backend",
                              "nvidia-cuda-toolkit (or /usr/local/cuda)");
-    char path[1024], line[256];
+    char path[1024], line[1100];
 
     c->ok = on_path("nvcc", path, sizeof(path)) ||
             access(strcpy(path, "/usr/local/cuda/bin/nvcc"), X_OK) == 0;
