@@ -1,10 +1,33 @@
 /* sim.h - the SimGrid discrete-event simulator of the two paths, as a prediction engine.
- * Plug it into pred_run() / recommend through sim_engine_ops (see model/predict.h). */
+ * Plug it into pred_run() / recommend through sim_engine_ops (see model/predict.h).
+ *
+ * Each replay runs in a forked child process (SimGrid allows one engine per process and
+ * reports fatal platform errors by aborting): results come back through shared memory,
+ * SimGrid's own error message is relayed naming the platform file, never a backtrace.
+ * What is modelled, and every known difference from the analytical model: sim/README.md.
+ */
 #ifndef HS_SIM_H
 #define HS_SIM_H
 
 #include "model/predict.h"
 
+/* replay: one flow's figures. With o->flows = N > 1 it replays N senders sharing the
+ * receiver's switch port and returns flow 0 (use sim_replay_flows for all of them). */
 extern const pred_engine_ops_t sim_engine_ops;
+
+/* Replay tr from nflows senders at once into one receiver (o->flows is ignored).
+ * raws[0..nflows-1] are caller-owned, each with lat_us and path arrays of tr->n entries.
+ * Errors (empty trace, bad platform, missing host) are logged naming the file. */
+hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
+                             uint64_t hint_bytes, unsigned nflows, pred_raw_t *raws);
+
+/* The aggregate of several flows as one trace + raw (N copies of tr, all latencies), so
+ * pred_summarize gives aggregate percentiles and throughput. *mtr is owned by the caller
+ * (trace_free), mraw->lat_us and mraw->path are malloc'ed (caller frees). */
+hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t *raws,
+                            trace_t **mtr, pred_raw_t *mraw);
+
+/* One line naming the SimGrid version, network model and factors every replay uses. */
+const char *sim_model_desc(void);
 
 #endif
