@@ -30,7 +30,7 @@ deps() {
 build() {
     cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
     cmake --build build -j"$JOBS"
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHINTSIM_SANITIZE=ON >/dev/null
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHINTSIM_SANITIZE=ON >/dev/null
     cmake --build build-asan -j"$JOBS"
 }
 
