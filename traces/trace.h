@@ -10,6 +10,7 @@
 #define HS_TRACE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "common/hs_status.h"
@@ -133,6 +134,9 @@ hs_status_t trace_writer_set_block_records(trace_writer_t *w, uint32_t n);
  * damage (logged with file, block and byte offset), and sets *eof at the end. */
 typedef struct trace_reader trace_reader_t;
 hs_status_t trace_reader_open(const char *path, trace_reader_t **out);
+/* The same on an open stream (a pipe, fmemopen); r owns fp and closes it, even on error.
+ * name is used in messages. */
+hs_status_t trace_reader_open_stream(FILE *fp, const char *name, trace_reader_t **out);
 const trace_hdr_t *trace_reader_header(const trace_reader_t *r);
 hs_status_t trace_reader_next(trace_reader_t *r, trace_rec_t *rec, int *eof);
 /* Bulk variant: hands out the remaining records of the current (checked) block at once.

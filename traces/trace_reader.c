@@ -16,6 +16,7 @@ struct trace_reader {
     char *path;
     trace_hdr_t hdr;
     uint8_t *buf;       /* one block: header, payload, tail */
+    size_t cap;         /* bytes allocated at buf (grows to the largest block seen) */
     trace_rec_t *recs;  /* records of the current block (may point into buf) */
     trace_rec_t *dec;   /* decode buffer on big-endian hosts */
     uint32_t n, pos;    /* records in the current block, next to hand out */
@@ -97,7 +98,7 @@ static void r_peek_end(trace_reader_t *r)
     trace_end_t end;
     char why[WHY_LEN];
 
-    if (fstat(fileno(r->fp), &sb) != 0 || !S_ISREG(sb.st_mode) ||
+    if (fileno(r->fp) < 0 || fstat(fileno(r->fp), &sb) != 0 || !S_ISREG(sb.st_mode) ||
         (uint64_t)sb.st_size < r->off + sizeof(raw))
         return;
     if (fseeko(r->fp, sb.st_size - (off_t)sizeof(raw), SEEK_SET) == 0 &&
@@ -140,24 +141,22 @@ static hs_status_t r_open_header(trace_reader_t *r)
     return r->err ? r->err : st;
 }
 
-hs_status_t trace_reader_open(const char *path, trace_reader_t **out)
+hs_status_t trace_reader_open_stream(FILE *fp, const char *name, trace_reader_t **out)
 {
     trace_reader_t *r = calloc(1, sizeof(*r));
     hs_status_t st = HS_ERR_NOMEM;
 
-    if (!r)
+    if (!r) {
+        fclose(fp);
         return st;
+    }
+    r->fp = fp;
     trace_hdr_init(&r->hdr);
-    r->path = strdup(path);
-    r->buf = malloc(TRACE_BLK_MAX_BYTES);
+    r->path = strdup(name);
+    r->cap = TRACE_BLK_OVERHEAD + 64 * TRACE_REC_BYTES; /* grows on the first big block */
+    r->buf = malloc(r->cap);
     if (!r->path || !r->buf)
         goto fail;
-    r->fp = fopen(path, "rb");
-    if (!r->fp) {
-        hs_log_error("%s: cannot open: %s", path, strerror(errno));
-        st = HS_ERR_IO;
-        goto fail;
-    }
     st = r_open_header(r);
     if (st != HS_OK)
         goto fail;
@@ -166,6 +165,17 @@ hs_status_t trace_reader_open(const char *path, trace_reader_t **out)
 fail:
     trace_reader_close(r);
     return st;
+}
+
+hs_status_t trace_reader_open(const char *path, trace_reader_t **out)
+{
+    FILE *fp = fopen(path, "rb");
+
+    if (!fp) {
+        hs_log_error("%s: cannot open: %s", path, strerror(errno));
+        return HS_ERR_IO;
+    }
+    return trace_reader_open_stream(fp, path, out);
 }
 
 const trace_hdr_t *trace_reader_header(const trace_reader_t *r) { return &r->hdr; }
@@ -228,6 +238,20 @@ static hs_status_t r_truncated(trace_reader_t *r, uint64_t off, size_t got, uint
     return r_fail(r, off, why);
 }
 
+/* Grow the block buffer to len bytes (len is at most TRACE_BLK_MAX_BYTES: checked). */
+static hs_status_t r_grow(trace_reader_t *r, size_t len)
+{
+    uint8_t *nb = malloc(len);
+
+    if (!nb)
+        return r->err = HS_ERR_NOMEM;
+    memcpy(nb, r->buf, TRACE_BLK_HDR_BYTES);
+    free(r->buf);
+    r->buf = nb;
+    r->cap = len;
+    return HS_OK;
+}
+
 /* Read and check the next block; loads records or handles the end block. */
 static hs_status_t r_next_block(trace_reader_t *r)
 {
@@ -247,6 +271,8 @@ static hs_status_t r_next_block(trace_reader_t *r)
                  ": blocks missing or out of order", h.seq, r->blkno);
         return r_fail(r, off, why);
     }
+    if (h.total_len > r->cap && r_grow(r, h.total_len) != HS_OK)
+        return r->err;
     if (r_read(r, r->buf + TRACE_BLK_HDR_BYTES, h.total_len - TRACE_BLK_HDR_BYTES, &got) != HS_OK)
         return r->err;
     if (got < h.total_len - TRACE_BLK_HDR_BYTES)

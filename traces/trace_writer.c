@@ -72,7 +72,7 @@ hs_status_t trace_writer_open(const char *path, const trace_hdr_t *hdr, trace_wr
     w->blk_recs = TRACE_BLK_DEFAULT_RECORDS;
     w->dropped = hdr->dropped;
     w->path = strdup(path);
-    w->buf = malloc(TRACE_BLK_OVERHEAD + (size_t)TRACE_BLK_MAX_RECORDS * TRACE_REC_BYTES);
+    w->buf = malloc(TRACE_BLK_OVERHEAD + (size_t)TRACE_BLK_DEFAULT_RECORDS * TRACE_REC_BYTES);
     if (!w->path || !w->buf)
         goto fail;
     st = hs_afile_open(path, &w->af);
@@ -90,8 +90,15 @@ fail:
 
 hs_status_t trace_writer_set_block_records(trace_writer_t *w, uint32_t n)
 {
+    uint8_t *nb;
+
     if (n == 0 || n > TRACE_BLK_MAX_RECORDS || w->fill || w->seq)
         return HS_ERR_INVALID;
+    if (n > w->blk_recs) {
+        if (!(nb = realloc(w->buf, TRACE_BLK_OVERHEAD + (size_t)n * TRACE_REC_BYTES)))
+            return HS_ERR_NOMEM;
+        w->buf = nb;
+    }
     w->blk_recs = n;
     return HS_OK;
 }

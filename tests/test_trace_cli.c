@@ -1,0 +1,404 @@
+/* test_trace_cli.c - `hintsim trace` end to end: every kind of damage gives exit 1 with
+ * the block and byte offset, salvage recovers exactly the intact blocks, conversions
+ * round-trip byte for byte, generator determinism, the shipped samples, usage errors,
+ * missing files, and no partial output over an existing file. Expected offsets are
+ * computed here from the layout in traces/FORMAT.md, not taken from the tool. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+#include "tests/hs_test.h"
+#include "traces/trace.h"
+#include "traces/trace_format.h"
+
+#define NREC 20000                 /* 4 full blocks of 4096 and one of 3616 */
+#define BLK_FULL (40 + 4096 * 32)  /* FORMAT.md: 32-byte header + payload + 8-byte tail */
+
+static char g_dir[4096];
+static uint8_t *g_orig;
+static size_t g_len;
+
+static const char *tmp(const char *name)
+{
+    static char buf[4][4200];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static int run(char **out, const char *args)
+{
+    return hs_test_run(out, "%s %s", hs_test_bin(), args);
+}
+
+static void put(const char *name, const uint8_t *p, size_t len)
+{
+    FILE *fp = fopen(tmp(name), "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(p, 1, len, fp), len);
+    fclose(fp);
+}
+
+static int setup(void **state)
+{
+    char *d = hs_test_tmpdir(), cmd[8400];
+    (void)state;
+    if (!d)
+        return -1;
+    snprintf(g_dir, sizeof(g_dir), "%s", d);
+    free(d);
+    snprintf(cmd, sizeof(cmd), "trace gen -w kv -n %d -s 3 -o %s/orig.hst", NREC, g_dir);
+    if (run(NULL, cmd) != 0)
+        return -1;
+    return hs_read_file(tmp("orig.hst"), (char **)&g_orig, &g_len) == HS_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(g_orig);
+    return hs_test_run(NULL, "rm -rf '%s'", g_dir) == 0 ? 0 : -1;
+}
+
+/* Byte offset of block k (FORMAT.md: blocks start after header + padded JSON). */
+static size_t blk_off(int k)
+{
+    return 32 + ((trace_get_u32(g_orig + 12) + 7) & ~7u) + (size_t)k * BLK_FULL;
+}
+
+/* Run validate on a damaged copy; assert exit 1 and that stderr has every needle. */
+static void expect_damage(const char *name, const char *n1, const char *n2)
+{
+    char args[8400], *out = NULL;
+    snprintf(args, sizeof(args), "trace validate %s", tmp(name));
+    assert_int_equal(run(&out, args), 1);
+    if (!strstr(out, n1) || (n2 && !strstr(out, n2)))
+        fail_msg("expected '%s' and '%s' in: %s", n1, n2 ? n2 : "", out);
+    free(out);
+}
+
+static uint8_t *copy(void)
+{
+    uint8_t *p = malloc(g_len);
+    assert_non_null(p);
+    memcpy(p, g_orig, g_len);
+    return p;
+}
+
+static void test_intact(void **state)
+{
+    char args[8400], *out = NULL;
+    (void)state;
+    snprintf(args, sizeof(args), "trace validate %s", tmp("orig.hst"));
+    assert_int_equal(run(&out, args), 0);
+    assert_non_null(strstr(out, "5 blocks, 20000 records"));
+    free(out);
+    assert_int_equal(g_len, blk_off(4) + 40 + 3616 * 32 + 64); /* + the 64-byte end block */
+}
+
+static void test_damage_kinds(void **state)
+{
+    uint8_t *d = copy();
+    char n[160];
+    (void)state;
+    d[40] ^= 0x20; /* inside the JSON header */
+    put("json.hst", d, g_len);
+    expect_damage("json.hst", "JSON header at byte offset 32", "CRC");
+    memcpy(d, g_orig, g_len);
+    d[blk_off(2) + 32 + 5 * 32 + 17] ^= 0x01; /* a record of block 2 */
+    put("rec.hst", d, g_len);
+    snprintf(n, sizeof(n), "block 2 at byte offset %zu", blk_off(2));
+    expect_damage("rec.hst", n, "payload CRC");
+    memcpy(d, g_orig, g_len);
+    d[blk_off(1) + 24] ^= 0x80; /* block 1's stored payload CRC */
+    put("crc.hst", d, g_len);
+    snprintf(n, sizeof(n), "block 1 at byte offset %zu", blk_off(1));
+    expect_damage("crc.hst", n, "header CRC");
+    put("trunc.hst", g_orig, blk_off(3) + 1000); /* cut mid-block 3 */
+    snprintf(n, sizeof(n), "block 3 at byte offset %zu", blk_off(3));
+    expect_damage("trunc.hst", n, "truncated mid-block: 1000 of");
+    put("cut.hst", g_orig, blk_off(4)); /* cut exactly between blocks */
+    expect_damage("cut.hst", "without an end block", NULL);
+    memcpy(d, g_orig, g_len);
+    d[1] = 'X';
+    put("magic.hst", d, g_len);
+    expect_damage("magic.hst", "magic at byte offset 0", NULL);
+    free(d);
+}
+
+static void test_damage_crafted(void **state)
+{
+    uint8_t *d = copy();
+    char n[160];
+    (void)state;
+    trace_put_u32(d + 8, 2); /* a future version, with a correct header CRC */
+    trace_put_u32(d + 28, trace_crc32(0, d, 28));
+    put("future.hst", d, g_len);
+    expect_damage("future.hst", "format version 2 at byte offset 8", "reads version 1");
+    memcpy(d, g_orig, g_len);
+    trace_put_u32(d + 12, 0x7fffffff); /* absurd JSON length, CRC fixed */
+    trace_put_u32(d + 28, trace_crc32(0, d, 28));
+    put("jsonlen.hst", d, g_len);
+    expect_damage("jsonlen.hst", "JSON header length 2147483647 at byte offset 12", NULL);
+    memcpy(d, g_orig, g_len);
+    trace_put_u32(d + blk_off(1) + 12, 0xffffffffu); /* absurd record count, CRC fixed */
+    trace_put_u32(d + blk_off(1) + 28, trace_crc32(0, d + blk_off(1), 28));
+    put("count.hst", d, g_len);
+    snprintf(n, sizeof(n), "block 1 at byte offset %zu", blk_off(1));
+    expect_damage("count.hst", n, "record count 4294967295 out of range");
+    memcpy(d, g_orig, g_len);
+    trace_put_u32(d + blk_off(2) + 8, 0x10000000); /* absurd length */
+    trace_put_u32(d + blk_off(2) + 28, trace_crc32(0, d + blk_off(2), 28));
+    put("len.hst", d, g_len);
+    expect_damage("len.hst", "block length 268435456 does not match", NULL);
+    memcpy(d, g_orig, g_len);
+    trace_put_u64(d + blk_off(3) + 16, 9); /* sequence jump: a block missing */
+    trace_put_u32(d + blk_off(3) + 28, trace_crc32(0, d + blk_off(3), 28));
+    put("seq.hst", d, g_len);
+    expect_damage("seq.hst", "sequence number 9, expected 3", NULL);
+    free(d);
+}
+
+/* Records of blocks [k0, k1) of the original, from the loaded original. */
+static void assert_salvaged(const char *name, const int *kept, int nkept, const char *needle)
+{
+    char args[8400], *out = NULL;
+    trace_t *orig, *got;
+    size_t at = 0;
+
+    snprintf(args, sizeof(args), "trace salvage %s -o %s", tmp(name), tmp("salv.hst"));
+    assert_int_equal(run(&out, args), 0);
+    if (needle && !strstr(out, needle))
+        fail_msg("expected '%s' in: %s", needle, out);
+    free(out);
+    snprintf(args, sizeof(args), "trace validate %s", tmp("salv.hst"));
+    assert_int_equal(run(NULL, args), 0);
+    assert_int_equal(trace_load(tmp("orig.hst"), &orig), HS_OK);
+    assert_int_equal(trace_load(tmp("salv.hst"), &got), HS_OK);
+    for (int i = 0; i < nkept; i++) {
+        size_t first = (size_t)kept[i] * 4096, cnt = kept[i] == 4 ? 3616 : 4096;
+        assert_true(at + cnt <= got->n);
+        assert_memory_equal(got->recs + at, orig->recs + first, cnt * sizeof(trace_rec_t));
+        at += cnt;
+    }
+    assert_int_equal(got->n, at); /* exactly the intact blocks, nothing else */
+    trace_free(orig);
+    trace_free(got);
+}
+
+static void test_salvage(void **state)
+{
+    uint8_t *d = copy();
+    static const int all_but_2[] = {0, 1, 3, 4}, all_but_1_3[] = {0, 2, 4}, first3[] = {0, 1, 2};
+    static const int all[] = {0, 1, 2, 3, 4};
+    (void)state;
+    assert_salvaged("rec.hst", all_but_2, 4, "kept 4 blocks (15904 records) of 5 blocks");
+    assert_salvaged("trunc.hst", first3, 3, "end block lost");
+    assert_salvaged("json.hst", all, 5, "header damaged, defaults used");
+    /* two damaged regions, one of them garbage inserted (shifts every later offset) */
+    memcpy(d, g_orig, g_len);
+    d[blk_off(1) + 100] ^= 0xff;
+    d[blk_off(3) + 3] ^= 0xff; /* block 3's magic */
+    put("two.hst", d, g_len);
+    assert_salvaged("two.hst", all_but_1_3, 3, "2 damaged region(s)");
+    {
+        uint8_t *ins = malloc(g_len + 13);
+        assert_non_null(ins);
+        memcpy(ins, g_orig, blk_off(2));
+        memset(ins + blk_off(2), 'H', 13);
+        memcpy(ins + blk_off(2) + 13, g_orig + blk_off(2), g_len - blk_off(2));
+        put("ins.hst", ins, g_len + 13);
+        free(ins);
+    }
+    assert_salvaged("ins.hst", all, 5, "13 bytes skipped");
+    free(d);
+}
+
+static void test_salvage_refusals(void **state)
+{
+    char args[8400], *out = NULL;
+    (void)state;
+    snprintf(args, sizeof(args), "trace salvage %s -o %s", tmp("future.hst"), tmp("s2.hst"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "version 2"));
+    free(out);
+    assert_int_equal(hs_write_file_atomic(tmp("noise.bin"), "nothing to see here, move along"),
+                     HS_OK);
+    snprintf(args, sizeof(args), "trace salvage %s -o %s", tmp("noise.bin"), tmp("s2.hst"));
+    assert_int_equal(run(NULL, args), 1);
+    assert_int_equal(access(tmp("s2.hst"), F_OK), -1);
+}
+
+static void test_convert_roundtrip(void **state)
+{
+    char args[8400];
+    (void)state;
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("orig.hst"), tmp("o.csv"));
+    assert_int_equal(run(NULL, args), 0);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("o.csv"), tmp("o.jsonl"));
+    assert_int_equal(run(NULL, args), 0);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("o.jsonl"), tmp("back.hst"));
+    assert_int_equal(run(NULL, args), 0);
+    assert_int_equal(hs_test_run(NULL, "cmp %s %s", tmp("orig.hst"), tmp("back.hst")), 0);
+    snprintf(args, sizeof(args), "trace convert %s -o %s",
+             hs_test_src("traces/samples/perftest/ib_write_lat_U.txt"), tmp("pt.hst"));
+    assert_int_equal(run(NULL, args), 0);
+    snprintf(args, sizeof(args), "trace validate %s", tmp("pt.hst"));
+    assert_int_equal(run(NULL, args), 0);
+}
+
+static void test_text_errors_name_line(void **state)
+{
+    char args[8400], *out = NULL;
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("bad.csv"), "t_post_ns,size_bytes\n1,2\n3,big\n"),
+                     HS_OK);
+    snprintf(args, sizeof(args), "trace info %s", tmp("bad.csv"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "bad.csv:3: column 'size_bytes'"));
+    free(out);
+    assert_int_equal(hs_write_file_atomic(tmp("bad.txt"), "#, usec\n1, 3.2\n2, x\n"), HS_OK);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("bad.txt"), tmp("bad.hst"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "bad.txt:1: the samples"));
+    free(out);
+    assert_int_equal(hs_write_file_atomic(tmp("bad.jsonl"), "{\"t_post_ns\":1,\"size_bytes\":-2}\n"),
+                     HS_OK);
+    snprintf(args, sizeof(args), "trace validate %s", tmp("bad.jsonl"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "bad.jsonl:1: key 'size_bytes'"));
+    free(out);
+}
+
+static void test_gen_cli(void **state)
+{
+    char args[8400], *out = NULL;
+    (void)state;
+    snprintf(args, sizeof(args), "trace gen -w burst -n 5000 -s 9 --set burst_len=32 -o %s",
+             tmp("b1.hst"));
+    assert_int_equal(run(NULL, args), 0);
+    snprintf(args, sizeof(args), "trace gen -w burst -n 5000 -s 9 --set burst_len=32 -o %s",
+             tmp("b2.hst"));
+    assert_int_equal(run(NULL, args), 0);
+    snprintf(args, sizeof(args), "trace gen -w burst -n 5000 -s 10 --set burst_len=32 -o %s",
+             tmp("b3.hst"));
+    assert_int_equal(run(NULL, args), 0);
+    assert_int_equal(hs_test_run(NULL, "cmp %s %s", tmp("b1.hst"), tmp("b2.hst")), 0);
+    assert_int_equal(hs_test_run(NULL, "cmp -s %s %s", tmp("b1.hst"), tmp("b3.hst")), 1);
+    snprintf(args, sizeof(args), "trace gen -w burst --set colour=blue -o %s", tmp("b4.hst"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "'colour'"));
+    free(out);
+    assert_int_equal(run(&out, "trace workloads"), 0);
+    for (const char *w = "pingpong stream allreduce kv wide burst phased coldstart"; *w;) {
+        char name[32];
+        int len = (int)strcspn(w, " ");
+        snprintf(name, sizeof(name), "%.*s ", len, w);
+        assert_non_null(strstr(out, name));
+        w += len + (w[len] == ' ');
+    }
+    free(out);
+}
+
+static void test_samples(void **state)
+{
+    const char *dir = hs_test_src("traces/samples");
+    char path[8400], args[8600], *dirpath = strdup(dir);
+    struct dirent *e;
+    struct stat sb;
+    int n = 0;
+    DIR *dp = opendir(dirpath);
+    (void)state;
+    assert_non_null(dp);
+    while ((e = readdir(dp)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".hst") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dirpath, e->d_name);
+        assert_int_equal(stat(path, &sb), 0);
+        assert_true(sb.st_size < 1024 * 1024);
+        snprintf(args, sizeof(args), "trace validate %s", path);
+        assert_int_equal(run(NULL, args), 0);
+        n++;
+    }
+    closedir(dp);
+    assert_true(n >= 8);
+    snprintf(path, sizeof(path), "%s/allreduce.hst", dirpath);
+    assert_int_equal(access(path, R_OK), 0);
+    free(dirpath);
+}
+
+static void test_usage_and_missing(void **state)
+{
+    char args[8400], *out = NULL;
+    cJSON *o;
+    (void)state;
+    assert_int_equal(run(NULL, "trace"), 2);
+    assert_int_equal(run(NULL, "trace frob"), 2);
+    assert_int_equal(run(NULL, "trace info"), 2);
+    assert_int_equal(run(NULL, "trace info a b"), 2);
+    assert_int_equal(run(NULL, "trace info --bogus x.hst"), 2);
+    assert_int_equal(run(NULL, "trace gen -o x.hst"), 2);
+    assert_int_equal(run(NULL, "trace gen -w kv"), 2);
+    assert_int_equal(run(NULL, "trace gen -w kv -n abc -o x.hst"), 2);
+    assert_int_equal(run(NULL, "trace convert a.hst"), 2);
+    assert_int_equal(run(NULL, "trace salvage a.hst"), 2);
+    assert_int_equal(run(NULL, "trace info --help"), 0);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("orig.hst"), tmp("o.txt"));
+    assert_int_equal(run(NULL, args), 2);
+    snprintf(args, sizeof(args), "trace info %s", tmp("missing.hst"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "missing.hst"));
+    free(out);
+    snprintf(args, sizeof(args), "trace validate %s", tmp("missing.hst"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "missing.hst"));
+    free(out);
+    snprintf(args, sizeof(args), "trace info --json %s", tmp("orig.hst"));
+    assert_int_equal(run(&out, args), 0);
+    o = cJSON_Parse(out);
+    assert_non_null(o);
+    assert_int_equal(cJSON_GetObjectItem(o, "records")->valuedouble, NREC);
+    assert_true(cJSON_IsArray(cJSON_GetObjectItem(o, "size_histogram")));
+    cJSON_Delete(o);
+    free(out);
+}
+
+static void test_no_partial_output(void **state)
+{
+    char args[8400], *text = NULL;
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("keep.hst"), "precious"), HS_OK);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("trunc.hst"), tmp("keep.hst"));
+    assert_int_equal(run(NULL, args), 1);
+    snprintf(args, sizeof(args), "trace gen -w kv --set value_bytes=x -o %s", tmp("keep.hst"));
+    assert_int_equal(run(NULL, args), 1);
+    assert_int_equal(hs_read_file(tmp("keep.hst"), &text, NULL), HS_OK);
+    assert_string_equal(text, "precious");
+    free(text);
+    assert_int_equal(hs_test_run(NULL, "ls %s | grep -q '\\.tmp\\.'", g_dir), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_intact),
+        cmocka_unit_test(test_damage_kinds),
+        cmocka_unit_test(test_damage_crafted),
+        cmocka_unit_test(test_salvage),
+        cmocka_unit_test(test_salvage_refusals),
+        cmocka_unit_test(test_convert_roundtrip),
+        cmocka_unit_test(test_text_errors_name_line),
+        cmocka_unit_test(test_gen_cli),
+        cmocka_unit_test(test_samples),
+        cmocka_unit_test(test_usage_and_missing),
+        cmocka_unit_test(test_no_partial_output),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,438 @@
+/* test_trace_format.c - the trace library in-process: CRC-32, writer/reader round trips
+ * (streaming and bulk, every header field), text formats preserving every field, the
+ * perftest import, the generator (determinism, what each workload promises), stats. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+#include "tests/hs_test.h"
+#include "traces/trace.h"
+#include "traces/trace_convert.h"
+#include "traces/trace_format.h"
+#include "traces/trace_gen.h"
+#include "traces/trace_stats.h"
+
+static char g_dir[4096];
+
+static const char *tmp(const char *name)
+{
+    static char buf[4][4200];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static int setup(void **state)
+{
+    char *d = hs_test_tmpdir();
+    (void)state;
+    if (!d)
+        return -1;
+    snprintf(g_dir, sizeof(g_dir), "%s", d);
+    free(d);
+    hs_log_set_quiet(1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return hs_test_run(NULL, "rm -rf '%s'", g_dir) == 0 ? 0 : -1;
+}
+
+/* A trace whose records exercise every field: unknown completions, values above 2^53,
+ * every opcode including one the text formats must keep as a number. */
+static trace_t *make_trace(size_t n)
+{
+    trace_t *tr;
+    uint64_t x = 12345;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    snprintf(tr->hdr.producer, sizeof(tr->hdr.producer), "unit \"test\"");
+    snprintf(tr->hdr.device, sizeof(tr->hdr.device), "mlx5_0");
+    snprintf(tr->hdr.firmware, sizeof(tr->hdr.firmware), "28.39.1002");
+    snprintf(tr->hdr.workload, sizeof(tr->hdr.workload), "unit");
+    tr->hdr.mode = TRACE_MODE_PRELOAD;
+    tr->hdr.mem = TRACE_MEM_CUDA;
+    tr->hdr.hint_bytes = 16384;
+    tr->hdr.hint_source = TRACE_HINT_ENV;
+    tr->hdr.pid = 4242;
+    tr->hdr.rank = 3;
+    tr->hdr.dropped = 7;
+    tr->hdr.extra_json = strdup("{\"k\":[1,2,3],\"s\":\"v\"}");
+    for (size_t i = 0; i < n; i++) {
+        trace_rec_t r;
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        r.t_post_ns = i * 1000 + (x >> 60);
+        r.t_done_ns = (i % 5 == 0) ? TRACE_TIME_UNKNOWN : r.t_post_ns + 100 + (x >> 50);
+        r.size_bytes = (i % 97 == 3) ? (1ULL << 60) + i : (x >> 40);
+        r.qp = (uint32_t)(i % 3);
+        r.opcode = (uint8_t)(i % 6 == 5 ? 9 : i % 6);
+        r.status = (uint8_t)(i % 11 == 0 ? 12 : 0);
+        r.flags = (uint16_t)(x >> 48) & 0x00ff & ~TRACE_F_PATH_BW;
+        if (i == 1)
+            r.t_post_ns = (1ULL << 62) + 1, r.t_done_ns = (1ULL << 62) + 5;
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    return tr;
+}
+
+static void assert_same_hdr(const trace_hdr_t *a, const trace_hdr_t *b)
+{
+    assert_string_equal(a->producer, b->producer);
+    assert_string_equal(a->producer_version, b->producer_version);
+    assert_int_equal(a->mode, b->mode);
+    assert_string_equal(a->host, b->host);
+    assert_string_equal(a->device, b->device);
+    assert_string_equal(a->firmware, b->firmware);
+    assert_int_equal(a->mem, b->mem);
+    assert_string_equal(a->clock_source, b->clock_source);
+    assert_int_equal(a->hint_bytes, b->hint_bytes);
+    assert_int_equal(a->hint_source, b->hint_source);
+    assert_int_equal(a->pid, b->pid);
+    assert_int_equal(a->rank, b->rank);
+    assert_int_equal(a->dropped, b->dropped);
+    assert_string_equal(a->workload, b->workload);
+    assert_string_equal(a->extra_json ? a->extra_json : "", b->extra_json ? b->extra_json : "");
+}
+
+static void assert_same_trace(const trace_t *a, const trace_t *b)
+{
+    assert_same_hdr(&a->hdr, &b->hdr);
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->recs[i].t_post_ns, b->recs[i].t_post_ns);
+        assert_int_equal(a->recs[i].t_done_ns, b->recs[i].t_done_ns);
+        assert_int_equal(a->recs[i].size_bytes, b->recs[i].size_bytes);
+        assert_int_equal(a->recs[i].qp, b->recs[i].qp);
+        assert_int_equal(a->recs[i].opcode, b->recs[i].opcode);
+        assert_int_equal(a->recs[i].status, b->recs[i].status);
+        assert_int_equal(a->recs[i].flags, b->recs[i].flags);
+    }
+}
+
+static void test_crc32(void **state)
+{
+    const char *s = "123456789";
+    uint8_t big[1000];
+    (void)state;
+    assert_int_equal(trace_crc32(0, s, 9), 0xCBF43926u); /* the standard check value */
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (uint8_t)(i * 7 + 3);
+    /* chaining in odd pieces equals one pass (exercises the 8-byte and tail loops) */
+    assert_int_equal(trace_crc32(trace_crc32(trace_crc32(0, big, 3), big + 3, 500), big + 503, 497),
+                     trace_crc32(0, big, sizeof(big)));
+}
+
+static void write_with_blocks(const char *path, const trace_t *tr, uint32_t blk, uint64_t dropped)
+{
+    trace_writer_t *w;
+    assert_int_equal(trace_writer_open(path, &tr->hdr, &w), HS_OK);
+    assert_int_equal(trace_writer_set_block_records(w, blk), HS_OK);
+    for (size_t i = 0; i < tr->n; i++)
+        assert_int_equal(trace_writer_append(w, &tr->recs[i]), HS_OK);
+    if (tr->n)
+        assert_int_equal(trace_writer_set_block_records(w, 5), HS_ERR_INVALID);
+    trace_writer_set_dropped(w, dropped);
+    assert_int_equal(trace_writer_close(w), HS_OK);
+}
+
+static void test_hst_roundtrip_streaming(void **state)
+{
+    trace_t *tr = make_trace(1000), *back;
+    trace_reader_t *r;
+    trace_rec_t rec;
+    int eof = 0;
+    size_t i = 0;
+    (void)state;
+    write_with_blocks(tmp("a.hst"), tr, 7, 99);
+    tr->hdr.dropped = 99; /* the end block's count wins */
+    assert_int_equal(trace_reader_open(tmp("a.hst"), &r), HS_OK);
+    assert_int_equal(trace_reader_header(r)->dropped, 99); /* known at open (tail peek) */
+    while (trace_reader_next(r, &rec, &eof) == HS_OK && !eof) {
+        assert_memory_equal(&rec, &tr->recs[i], sizeof(rec));
+        i++;
+    }
+    assert_true(eof);
+    assert_int_equal(i, 1000);
+    assert_int_equal(trace_reader_blocks(r), (1000 + 6) / 7);
+    trace_reader_close(r);
+    assert_int_equal(trace_load(tmp("a.hst"), &back), HS_OK);
+    assert_same_trace(tr, back);
+    trace_free(back);
+    trace_free(tr);
+}
+
+static void test_hst_empty_and_abort(void **state)
+{
+    trace_t *tr = make_trace(0), *back;
+    trace_writer_t *w;
+    char *text = NULL;
+    (void)state;
+    assert_int_equal(trace_save(tmp("e.hst"), tr), HS_OK);
+    assert_int_equal(trace_load(tmp("e.hst"), &back), HS_OK);
+    assert_int_equal(back->n, 0);
+    assert_same_hdr(&tr->hdr, &back->hdr);
+    trace_free(back);
+    /* an aborted writer leaves an existing file untouched and no temporary behind */
+    assert_int_equal(hs_write_file_atomic(tmp("keep.hst"), "precious"), HS_OK);
+    assert_int_equal(trace_writer_open(tmp("keep.hst"), &tr->hdr, &w), HS_OK);
+    trace_writer_abort(w);
+    assert_int_equal(hs_read_file(tmp("keep.hst"), &text, NULL), HS_OK);
+    assert_string_equal(text, "precious");
+    free(text);
+    assert_int_equal(hs_test_run(NULL, "ls '%s' | grep -q tmp", g_dir), 1);
+    trace_free(tr);
+}
+
+static void test_text_roundtrips(void **state)
+{
+    trace_t *tr = make_trace(500), *a, *b, *c;
+    (void)state;
+    assert_int_equal(trace_save(tmp("t.hst"), tr), HS_OK);
+    assert_int_equal(trace_save(tmp("t.csv"), tr), HS_OK);
+    assert_int_equal(trace_save(tmp("t.jsonl"), tr), HS_OK);
+    assert_int_equal(trace_load(tmp("t.csv"), &a), HS_OK);
+    assert_int_equal(trace_load(tmp("t.jsonl"), &b), HS_OK);
+    assert_int_equal(trace_load(tmp("t.hst"), &c), HS_OK);
+    assert_same_trace(tr, a);
+    assert_same_trace(tr, b);
+    assert_same_trace(tr, c);
+    trace_free(a);
+    trace_free(b);
+    trace_free(c);
+    assert_int_equal(trace_save(tmp("t.txt"), tr), HS_ERR_USAGE);
+    trace_free(tr);
+}
+
+static void test_text_minimal_and_errors(void **state)
+{
+    trace_t *tr;
+    (void)state;
+    /* a CSV from another tool: columns in any order, only the required ones */
+    assert_int_equal(hs_write_file_atomic(tmp("m.csv"), "size_bytes,t_post_ns\n8,100\n 4096 , 250\n"),
+                     HS_OK);
+    assert_int_equal(trace_load(tmp("m.csv"), &tr), HS_OK);
+    assert_int_equal(tr->n, 2);
+    assert_int_equal(tr->recs[1].size_bytes, 4096);
+    assert_int_equal(tr->recs[1].t_post_ns, 250);
+    assert_int_equal(tr->recs[1].t_done_ns, TRACE_TIME_UNKNOWN);
+    assert_int_equal(tr->hdr.mode, TRACE_MODE_CONVERTED);
+    trace_free(tr);
+    assert_int_equal(hs_write_file_atomic(tmp("b1.csv"), "t_post_ns,size_bytes,colour\n1,2,3\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("b1.csv"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("b2.csv"), "t_post_ns,size_bytes\n1,x\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("b2.csv"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("b3.csv"), "t_post_ns,size_bytes,qp\n1,2,4294967296\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("b3.csv"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("b.jsonl"), "{\"t_post_ns\":1}\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("b.jsonl"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("b2.jsonl"), "{\"t_post_ns\":1.5,\"size_bytes\":2}\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("b2.jsonl"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("junk.bin"), "hello world\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("junk.bin"), &tr), HS_ERR_INVALID);
+}
+
+static void test_header_json_errors(void **state)
+{
+    trace_hdr_t h;
+    char why[256];
+    (void)state;
+    trace_hdr_init(&h);
+    assert_int_equal(trace_hdr_from_json("{\"rank\":\"x\"}", 12, &h, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "'rank'"));
+    assert_int_equal(trace_hdr_from_json("{\"mode\":\"dream\"}", 16, &h, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "'mode'"));
+    assert_int_equal(trace_hdr_from_json("{\"mode\":", 8, &h, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "syntax"));
+    assert_int_equal(trace_hdr_from_json("{\"clock_unit\":\"us\"}", 19, &h, why, sizeof(why)), -1);
+    assert_int_equal(trace_hdr_from_json("{\"future_key\":1,\"rank\":5}", 25, &h, why, sizeof(why)), 0);
+    assert_int_equal(h.rank, 5); /* unknown keys are ignored (minor additions) */
+    trace_hdr_release(&h);
+}
+
+static void test_rec_check(void **state)
+{
+    trace_rec_t r = {.t_post_ns = 10, .t_done_ns = 20, .size_bytes = 8};
+    char why[256];
+    (void)state;
+    assert_int_equal(trace_rec_check(&r, why, sizeof(why)), 0);
+    r.t_done_ns = 5;
+    assert_int_equal(trace_rec_check(&r, why, sizeof(why)), -1);
+    r.t_done_ns = TRACE_TIME_UNKNOWN;
+    assert_int_equal(trace_rec_check(&r, why, sizeof(why)), 0);
+    r.flags = TRACE_F_PATH_MASK;
+    assert_int_equal(trace_rec_check(&r, why, sizeof(why)), -1);
+    r.flags = 0;
+    r.opcode = 9;
+    assert_int_equal(trace_rec_check(&r, why, sizeof(why)), -1);
+}
+
+static void test_perftest_import(void **state)
+{
+    trace_t *tr;
+    (void)state;
+    assert_int_equal(trace_load(hs_test_src("traces/samples/perftest/ib_write_lat_U.txt"), &tr), HS_OK);
+    assert_int_equal(tr->n, 98); /* two sizes, 50 iterations each, 49 deltas each */
+    assert_int_equal(tr->recs[0].size_bytes, 2);
+    assert_int_equal(tr->recs[48].size_bytes, 2);
+    assert_int_equal(tr->recs[49].size_bytes, 4096);
+    assert_int_equal(tr->recs[0].t_post_ns, 0);
+    assert_int_equal(tr->recs[0].t_done_ns, 11735); /* "1, 11.735" usec */
+    assert_int_equal(tr->recs[1].t_post_ns, tr->recs[0].t_done_ns); /* back to back */
+    assert_int_equal(tr->recs[1].t_done_ns - tr->recs[1].t_post_ns, 11265);
+    assert_true(tr->recs[0].flags & TRACE_F_INLINE);       /* 2 B <= 220 B inline */
+    assert_false(tr->recs[49].flags & TRACE_F_INLINE);
+    assert_int_equal(tr->recs[0].opcode, TRACE_OP_WRITE);
+    assert_string_equal(tr->hdr.device, "rxe0");
+    assert_int_equal(tr->hdr.mode, TRACE_MODE_CONVERTED);
+    assert_non_null(strstr(tr->hdr.extra_json, "\"iterations\":50"));
+    trace_free(tr);
+    assert_int_equal(hs_write_file_atomic(tmp("cyc.txt"), " #bytes #iterations\n#, cycles\n1, 30000\n"),
+                     HS_OK);
+    assert_int_equal(trace_load(tmp("cyc.txt"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("cut.txt"), " #bytes #iterations\n#, usec\n1, 3.5\n2, 3.1\n"),
+                     HS_OK);
+    assert_int_equal(trace_load(tmp("cut.txt"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("gap.txt"), "#, usec\n1, 3.5\n3, 3.1\n 8 3\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("gap.txt"), &tr), HS_ERR_INVALID);
+    assert_int_equal(hs_write_file_atomic(tmp("nou.txt"), " #bytes #iterations  t_min\n 8 1000 1.0\n"),
+                     HS_OK);
+    assert_int_equal(trace_load(tmp("nou.txt"), &tr), HS_ERR_INVALID);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    return hs_test_run(NULL, "cmp -s '%s' '%s'", a, b) == 0;
+}
+
+static void test_gen_determinism(void **state)
+{
+    size_t n;
+    const trace_gen_workload_t *w = trace_gen_workloads(&n);
+    (void)state;
+    assert_true(n >= 8);
+    for (size_t i = 0; i < n; i++) {
+        trace_t *tr;
+        assert_int_equal(trace_gen_run(w[i].name, 3000, 1, NULL, 0, tmp("g1.hst")), HS_OK);
+        assert_int_equal(trace_gen_run(w[i].name, 3000, 1, NULL, 0, tmp("g2.hst")), HS_OK);
+        assert_int_equal(trace_gen_run(w[i].name, 3000, 2, NULL, 0, tmp("g3.hst")), HS_OK);
+        assert_true(same_file(tmp("g1.hst"), tmp("g2.hst")));
+        assert_false(same_file(tmp("g1.hst"), tmp("g3.hst")));
+        assert_int_equal(trace_load(tmp("g1.hst"), &tr), HS_OK);
+        assert_int_equal(tr->n, 3000);
+        assert_string_equal(tr->hdr.workload, w[i].name);
+        for (size_t k = 1; k < tr->n; k++) /* one poster: post times never go back */
+            assert_true(tr->recs[k].t_post_ns >= tr->recs[k - 1].t_post_ns);
+        trace_free(tr);
+    }
+}
+
+static trace_t *gen(const char *name, const char *set1, const char *set2)
+{
+    const char *sets[2] = {set1, set2};
+    trace_t *tr;
+    assert_int_equal(trace_gen_run(name, 5000, 7, sets, set2 ? 2 : (set1 ? 1 : 0), tmp("w.hst")),
+                     HS_OK);
+    assert_int_equal(trace_load(tmp("w.hst"), &tr), HS_OK);
+    return tr;
+}
+
+static void test_gen_workloads(void **state)
+{
+    trace_t *tr;
+    size_t small = 0, cold = 0, unknown = 0;
+    (void)state;
+    tr = gen("allreduce", "grad_bytes=8M", "ranks=4");
+    for (size_t i = 0; i < tr->n; i++) /* chunks = 8M / 4 ranks, control 64 B */
+        assert_true(tr->recs[i].size_bytes == 2097152 || tr->recs[i].size_bytes == 64);
+    assert_non_null(strstr(tr->hdr.extra_json, "\"ranks\":4"));
+    trace_free(tr);
+    tr = gen("burst", NULL, NULL);
+    for (size_t i = 0; i < tr->n; i++) {
+        uint64_t s = tr->recs[i].size_bytes;
+        assert_true(s == 8 || (s >= 256 && s <= 4096));
+        small += s == 8;
+    }
+    assert_true(small > 0 && small < tr->n);
+    trace_free(tr);
+    tr = gen("coldstart", "cold_count=10", NULL);
+    for (size_t i = 0; i < tr->n; i++)
+        cold += !!(tr->recs[i].flags & TRACE_F_COLD);
+    assert_int_equal(cold, 10);
+    assert_true(tr->recs[0].t_done_ns - tr->recs[0].t_post_ns >
+                10 * (tr->recs[100].t_done_ns - tr->recs[100].t_post_ns));
+    trace_free(tr);
+    tr = gen("stream", "signal_every=4", NULL);
+    for (size_t i = 0; i < tr->n; i++)
+        unknown += tr->recs[i].t_done_ns == TRACE_TIME_UNKNOWN;
+    assert_int_equal(unknown, tr->n - tr->n / 4);
+    trace_free(tr);
+    tr = gen("wide", NULL, NULL);
+    for (size_t i = 0; i < tr->n; i++)
+        assert_true(tr->recs[i].size_bytes == 16 || tr->recs[i].size_bytes == 64u << 20);
+    trace_free(tr);
+    assert_int_equal(trace_gen_run("kv", 10, 0, (const char *[]){"nope=1"}, 1, tmp("x.hst")),
+                     HS_ERR_INVALID);
+    assert_int_equal(trace_gen_run("kv", 10, 0, (const char *[]){"value_fraction=2"}, 1,
+                                   tmp("x.hst")), HS_ERR_INVALID);
+    assert_int_equal(trace_gen_run("nope", 10, 0, NULL, 0, tmp("x.hst")), HS_ERR_INVALID);
+    assert_int_equal(access(tmp("x.hst"), F_OK), -1);
+}
+
+static void test_stats(void **state)
+{
+    trace_t *tr;
+    trace_stats_t s;
+    static const uint64_t sizes[] = {0, 1, 8, 15, 16, 4096, 4096};
+    char *json;
+    cJSON *o;
+    (void)state;
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (size_t i = 0; i < 7; i++) {
+        trace_rec_t r = {.t_post_ns = 1000 * i, .size_bytes = sizes[i],
+                         .t_done_ns = i < 3 ? TRACE_TIME_UNKNOWN : 1000 * i + 500,
+                         .flags = (uint16_t)(i == 0 ? TRACE_F_COLD : TRACE_F_PATH_LL)};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    assert_int_equal(trace_stats_compute(tr, &s), HS_OK);
+    assert_int_equal(s.hist[0], 1); /* 0 */
+    assert_int_equal(s.hist[1], 1); /* 1 */
+    assert_int_equal(s.hist[4], 2); /* 8..15 */
+    assert_int_equal(s.hist[5], 1); /* 16..31 */
+    assert_int_equal(s.hist[13], 2); /* 4096..8191 */
+    assert_int_equal(s.size_p50, 15);
+    assert_int_equal(s.done_known, 4);
+    assert_int_equal(s.cold, 1);
+    assert_int_equal(s.path_ll, 6);
+    json = trace_stats_json("x", tr, &s);
+    o = cJSON_Parse(json);
+    assert_non_null(o);
+    assert_true(cJSON_GetObjectItem(o, "time_span_us")->valuedouble == 6.5);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(o, "size_histogram")), 5);
+    cJSON_Delete(o);
+    free(json);
+    trace_free(tr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32),
+        cmocka_unit_test(test_hst_roundtrip_streaming),
+        cmocka_unit_test(test_hst_empty_and_abort),
+        cmocka_unit_test(test_text_roundtrips),
+        cmocka_unit_test(test_text_minimal_and_errors),
+        cmocka_unit_test(test_header_json_errors),
+        cmocka_unit_test(test_rec_check),
+        cmocka_unit_test(test_perftest_import),
+        cmocka_unit_test(test_gen_determinism),
+        cmocka_unit_test(test_gen_workloads),
+        cmocka_unit_test(test_stats),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
