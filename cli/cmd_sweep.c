@@ -212,10 +212,11 @@ static void print_json(const struct sweep_opts *o, const sweep_cmd_t *c, double 
 
     printf("{\"points\": %zu, \"mine\": %zu, \"reused\": %zu, \"computed\": %zu, "
            "\"ranks\": %d, \"jobs\": %u, \"slice\": \"%u/%u\", \"complete\": %s, "
-           "\"plots\": %d, \"elapsed_s\": %.6f, \"points_per_s\": %.3f, \"computed_indices\": [",
+           "\"plots\": %d, \"elapsed_s\": %.6f, \"run_s\": %.6f, \"points_per_s\": %.3f, "
+           "\"computed_indices\": [",
            s->total, s->mine, s->reused, s->computed, s->nranks, c->ro.mpi ? 1 : c->ro.jobs,
            c->ro.slice_i, c->ro.slice_n, c->complete ? "true" : "false", c->nplots, secs,
-           secs > 0 ? (double)s->computed / secs : 0.0);
+           s->run_s, s->run_s > 0 ? (double)s->computed / s->run_s : 0.0);
     for (size_t i = 0; i < s->ndone; i++)
         printf("%s%zu", i ? ", " : "", s->done_idx[i]);
     printf("], \"csv\": \"%s/sweep.csv\", \"json\": \"%s/sweep.json\"}\n", o->out, o->out);

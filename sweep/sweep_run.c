@@ -210,6 +210,7 @@ static hs_status_t run_mpi(const sweep_grid_t *g, const sweep_plan_t *plan, size
 {
     char sub[4096];
     hs_status_t st = HS_OK, all;
+    uint64_t t0;
     size_t n;
 
     /* Every rank listed what is left before any rank writes a result: same lists. */
@@ -218,11 +219,13 @@ static hs_status_t run_mpi(const sweep_grid_t *g, const sweep_plan_t *plan, size
         st = hs_mkdir_p(sub);
     if (sweep_mpi_barrier() != HS_OK)
         return HS_ERR_ENV;
+    t0 = hs_now_ns();
     n = rank_share(todo, ntodo, stats->rank, stats->nranks);
     if (st == HS_OK)
         st = sweep_run_local(g, plan, todo, n, ev, o->dir, 1);
     if (sweep_mpi_combine(st, st == HS_OK ? n : 0, &all, &stats->computed) != HS_OK)
         return HS_ERR_ENV;
+    stats->run_s = (double)(hs_now_ns() - t0) / 1e9;
     return all;
 }
 
@@ -230,6 +233,7 @@ hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const swe
                       const sweep_run_opts_t *opts, sweep_stats_t *stats)
 {
     size_t *todo = NULL, ntodo = 0;
+    uint64_t t0;
     hs_status_t st;
 
     memset(stats, 0, sizeof(*stats));
@@ -247,7 +251,9 @@ hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const swe
         free(todo);
         return st;
     }
+    t0 = hs_now_ns();
     st = sweep_run_local(g, plan, todo, ntodo, ev, opts->dir, opts->jobs);
+    stats->run_s = (double)(hs_now_ns() - t0) / 1e9;
     if (st == HS_OK) {
         stats->computed = ntodo;
         stats->done_idx = todo;

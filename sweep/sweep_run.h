@@ -28,6 +28,8 @@ typedef struct {
     size_t *done_idx;  /* owned: indices of the points this process computed (not under MPI) */
     size_t ndone;
     int rank, nranks;  /* 0 and 1 without MPI */
+    double run_s;      /* seconds spent evaluating: from the start of the work (after the
+                        * barrier under MPI) until every worker / rank finished */
 } sweep_stats_t;
 
 /* Points of slice I/N (all with slice_n == 0) that have no valid result file under dir.
