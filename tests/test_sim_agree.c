@@ -1,0 +1,123 @@
+/* test_sim_agree.c - the simulator agrees with the analytical model (issue 4, item 2).
+ *
+ * For every sample trace in traces/samples/ and every built-in profile: p50, p99 and
+ * throughput of one flow within 5% for hint 0, the model's recommended hint (objective
+ * p99) and "everything LL" (the largest size). Every comparison is printed with both
+ * numbers, so a disagreement shows which figure and by how much.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/profile.h"
+#include "model/recommend.h"
+#include "sim/sim.h"
+#include "tests/hs_test.h"
+
+#define AGREE_TOL 0.05
+
+static int close_enough(double a, double b)
+{
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return m == 0 || fabs(a - b) / m <= AGREE_TOL;
+}
+
+static int compare(const char *what, double model, double sim)
+{
+    int ok = close_enough(model, sim);
+    printf("    %-16s model %12.3f  sim %12.3f  %+6.2f%%%s\n", what, model, sim,
+           model != 0 ? (sim - model) / model * 100 : 0, ok ? "" : "   <-- DISAGREE");
+    return !ok;
+}
+
+static int agree_one(const trace_t *tr, const profile_t *p, uint64_t hint, const char *label)
+{
+    pred_opts_t o = {.mode = PRED_OPEN, .flows = 1};
+    pred_result_t rm, rs;
+    int bad = 0;
+
+    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, hint, 0, &rm), HS_OK);
+    assert_int_equal(pred_run(&sim_engine_ops, tr, p, &o, hint, 0, &rs), HS_OK);
+    printf("  hint %llu (%s)\n", (unsigned long long)hint, label);
+    bad += compare("p50_us", rm.p50_us, rs.p50_us);
+    bad += compare("p99_us", rm.p99_us, rs.p99_us);
+    bad += compare("throughput_gbps", rm.throughput_gbps, rs.throughput_gbps);
+    pred_result_release(&rm);
+    pred_result_release(&rs);
+    return bad;
+}
+
+static uint64_t recommended_hint(const trace_t *tr, const profile_t *p)
+{
+    rec_opts_t ro = {.objective = REC_OBJ_P99, .threads = 2, .pred = {.flows = 1}};
+    rec_report_t rep;
+    uint64_t h;
+
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &ro, &rep), HS_OK);
+    h = rep.results[rep.winner].hint_bytes;
+    rec_report_release(&rep);
+    return h;
+}
+
+static int agree_trace(const char *path, const char *prof_name)
+{
+    trace_t *tr = NULL;
+    profile_t *p = NULL;
+    uint64_t all_ll = 0, rec;
+    size_t i;
+    int bad = 0;
+
+    assert_int_equal(trace_load(path, &tr), HS_OK);
+    assert_int_equal(profile_load(prof_name, &p), HS_OK);
+    for (i = 0; i < tr->n; i++)
+        if (tr->recs[i].size_bytes > all_ll)
+            all_ll = tr->recs[i].size_bytes;
+    rec = recommended_hint(tr, p);
+    printf("%s, profile %s (%zu records)\n", path, prof_name, tr->n);
+    bad += agree_one(tr, p, 0, "no hint");
+    bad += agree_one(tr, p, rec, "recommended by the model, p99");
+    bad += agree_one(tr, p, all_ll, "everything LL");
+    profile_free(p);
+    trace_free(tr);
+    return bad;
+}
+
+static void test_agree_samples(void **state)
+{
+    const char *dir = hs_test_src("traces/samples");
+    const char *const *profs = profile_builtin_names();
+    char dir_copy[1024], path[1300];
+    struct dirent *de;
+    int bad = 0, ntraces = 0;
+    DIR *d;
+
+    (void)state;
+    snprintf(dir_copy, sizeof(dir_copy), "%s", dir);
+    d = opendir(dir_copy);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name), k;
+        if (len < 5 || strcmp(de->d_name + len - 4, ".hst") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir_copy, de->d_name);
+        for (k = 0; profs[k]; k++)
+            bad += agree_trace(path, profs[k]);
+        ntraces++;
+    }
+    closedir(d);
+    printf("%d sample traces, %d disagreement(s) beyond %.0f%%\n", ntraces, bad,
+           AGREE_TOL * 100);
+    assert_true(ntraces > 0);
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_agree_samples),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
