@@ -1,0 +1,397 @@
+/* hcap_core.c - libhintcap's lifecycle and background writer.
+ *
+ * hcap_start runs once, at the first ibv_open_device, so that processes that never touch
+ * verbs (launchers, shells) leave no trace. The writer thread drains every thread's ring
+ * each HINTCAP_FLUSH_US (sooner while there is work), feeds the matcher and streams the
+ * records into the trace file. hcap_stop (library destructor, fatal signal) asks the writer
+ * for a final drain and waits for it, so the signal handler itself never touches the file.
+ */
+#include "capture/preload/hcap.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+
+hcap_t hcap_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+__thread hcap_ring_t *hcap_t_ring __attribute__((tls_model("initial-exec")));
+__thread uint32_t hcap_t_gen __attribute__((tls_model("initial-exec")));
+
+#define HCAP_DRAIN_BATCH 4096
+#define HCAP_MAP_ORDER 16
+
+static void hcap_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void hcap_warn(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "libhintcap: warning: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---- rings ---------------------------------------------------------------------- */
+
+static void ring_thread_exit(void *arg)
+{
+    hcap_ring_t *r = arg;
+
+    atomic_store_explicit(&r->dead, 1, memory_order_release);
+}
+
+hcap_ring_t *hcap_ring_new_for_thread(hcap_t *h)
+{
+    hcap_ring_t *r = hcap_ring_new(h->cfg.ring_order, h->cfg.blocking);
+
+    if (!r)
+        return NULL;
+    pthread_mutex_lock(&h->lock);
+    r->next = h->rings;
+    h->rings = r;
+    hcap_t_gen = atomic_load(&h->gen);
+    pthread_mutex_unlock(&h->lock);
+    pthread_setspecific(h->ring_key, r);
+    hcap_t_ring = r;
+    return r;
+}
+
+/* ---- the sink: trace file or test callback ------------------------------------- */
+
+static char *header_extra_json(const hcap_t *h)
+{
+    cJSON *root = cJSON_CreateObject(), *src = cJSON_AddObjectToObject(root, "hint_sources");
+    cJSON *cfg = cJSON_AddObjectToObject(root, "hintcap");
+    char *text;
+
+    if (h->cfg.env_text[0])
+        cJSON_AddStringToObject(src, "env", h->cfg.env_text);
+    if (h->cfg.config.set)
+        cJSON_AddNumberToObject(src, "config", (double)h->cfg.config.bytes);
+    if (h->cfg.code.set)
+        cJSON_AddNumberToObject(src, "code", (double)h->cfg.code.bytes);
+    cJSON_AddStringToObject(src, "config_path", h->cfg.config_path);
+    cJSON_AddStringToObject(src, "precedence", "code > config > env");
+    cJSON_AddNumberToObject(cfg, "cold_n", (double)h->cfg.cold_n);
+    cJSON_AddNumberToObject(cfg, "ring_events", (double)(1u << h->cfg.ring_order));
+    cJSON_AddBoolToObject(cfg, "blocking", h->cfg.blocking);
+    cJSON_AddNumberToObject(cfg, "flush_us", (double)h->cfg.flush_us);
+    cJSON_AddStringToObject(cfg, "completion_time", "seen by the poller; unsignalled WRs "
+                                                    "take the next signalled WR's (implicit)");
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static void header_fill(const hcap_t *h, trace_hdr_t *hdr)
+{
+    trace_hdr_init(hdr);
+    snprintf(hdr->producer, sizeof(hdr->producer), "libhintcap");
+    hdr->mode = TRACE_MODE_PRELOAD;
+    snprintf(hdr->device, sizeof(hdr->device), "%s", h->device);
+    snprintf(hdr->firmware, sizeof(hdr->firmware), "%s", h->firmware);
+    hdr->mem = h->mem;
+    hcap_config_effective(&h->cfg, &hdr->hint_bytes, &hdr->hint_source);
+    hdr->pid = (int64_t)getpid();
+    hdr->rank = h->rank;
+    hdr->extra_json = header_extra_json(h);
+}
+
+/* Open the trace file (writer thread). On failure: one warning, records discarded. */
+static void sink_open(hcap_t *h)
+{
+    trace_hdr_t hdr;
+
+    if (h->tw || h->sink_failed || h->emit)
+        return;
+    pthread_mutex_lock(&h->lock);
+    header_fill(h, &hdr);
+    pthread_mutex_unlock(&h->lock);
+    if (trace_writer_open(h->path, &hdr, &h->tw) != HS_OK) {
+        hcap_warn("cannot write trace %s; the application continues without capture",
+                  h->path);
+        h->sink_failed = 1;
+        h->tw = NULL;
+    }
+    trace_hdr_release(&hdr);
+}
+
+static void sink_emit(void *arg, const trace_rec_t *rec)
+{
+    hcap_t *h = arg;
+
+    h->records++;
+    if (h->emit) {
+        h->emit(h->emit_arg, rec);
+        return;
+    }
+    sink_open(h);
+    if (h->tw && trace_writer_append(h->tw, rec) != HS_OK) {
+        hcap_warn("writing %s failed; capture stops here", h->path);
+        trace_writer_abort(h->tw);
+        h->tw = NULL;
+        h->sink_failed = 1;
+    }
+}
+
+static void sink_close(hcap_t *h)
+{
+    sink_open(h); /* a process that posted nothing still records its hint */
+    if (!h->tw)
+        return;
+    trace_writer_set_dropped(h->tw, h->dropped);
+    if (trace_writer_close(h->tw) != HS_OK)
+        hcap_warn("closing %s failed", h->path);
+    h->tw = NULL;
+}
+
+/* ---- the writer thread ---------------------------------------------------------- */
+
+/* Free the rings of exited threads that are drained (writer thread). */
+static void sweep_dead(hcap_t *h)
+{
+    hcap_ring_t **pp, *r;
+
+    pthread_mutex_lock(&h->lock);
+    for (pp = &h->rings; (r = *pp) != NULL;) {
+        if (atomic_load_explicit(&r->dead, memory_order_acquire) &&
+            atomic_load(&r->head) == atomic_load(&r->tail)) {
+            h->dropped += atomic_load(&r->dropped);
+            *pp = r->next;
+            free(r);
+        } else {
+            pp = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* Drain every ring once. The lock is held only to read the list head: producers add at
+ * the head, and only this thread removes, so the rest of the list is stable. The sink may
+ * take the lock, so events are processed without it. Returns the events processed. */
+static size_t drain_all(hcap_t *h, hcap_ev_t *buf)
+{
+    hcap_ring_t *r;
+    size_t total = 0, n, i;
+    int dead_seen = 0;
+
+    pthread_mutex_lock(&h->lock);
+    r = h->rings;
+    pthread_mutex_unlock(&h->lock);
+    for (; r; r = r->next) {
+        dead_seen |= atomic_load_explicit(&r->dead, memory_order_acquire);
+        while ((n = hcap_ring_drain(r, buf, HCAP_DRAIN_BATCH)) > 0) {
+            for (i = 0; i < n; i++)
+                hcap_match_event(h->match, &buf[i]);
+            total += n;
+        }
+    }
+    if (dead_seen)
+        sweep_dead(h);
+    return total;
+}
+
+static void *writer_main(void *arg)
+{
+    hcap_t *h = arg;
+    hcap_ev_t *buf = malloc(HCAP_DRAIN_BATCH * sizeof(*buf));
+    struct timespec ts = {0, (long)h->cfg.flush_us * 1000};
+    hcap_ring_t *r;
+
+    while (buf && atomic_load(&h->state) == HCAP_RUNNING) {
+        if (drain_all(h, buf) == 0)
+            nanosleep(&ts, NULL);
+    }
+    if (buf)
+        drain_all(h, buf);
+    hcap_match_flush(h->match);
+    pthread_mutex_lock(&h->lock);
+    for (r = h->rings; r; r = r->next)
+        h->dropped += atomic_load(&r->dropped);
+    pthread_mutex_unlock(&h->lock);
+    h->dropped += hcap_match_lost(h->match) + atomic_load(&h->lost);
+    sink_close(h);
+    free(buf);
+    atomic_store(&h->writer_done, 1);
+    return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------- */
+
+/* The one-line warning and a disabled capture when DIR cannot take a trace. */
+static int prepare_dir(hcap_t *h)
+{
+    const char *dir = h->cfg.dir;
+    char host[64] = "unknown";
+
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        hcap_warn("cannot create trace directory %s: %s; the application runs without "
+                  "capture", dir, strerror(errno));
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        hcap_warn("trace directory %s is not writable: %s; the application runs without "
+                  "capture", dir, strerror(errno));
+        return -1;
+    }
+    gethostname(host, sizeof(host) - 1);
+    if (hcap_trace_path(h->path, sizeof(h->path), dir, host, (long)getpid(), h->rank) != 0) {
+        hcap_warn("trace directory name too long: %s; the application runs without capture",
+                  dir);
+        return -1;
+    }
+    return 0;
+}
+
+static const int hcap_fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM,
+                                         SIGINT, SIGQUIT, SIGHUP};
+
+/* Ask the writer for the final flush and wait for it (bounded). Async-signal-safe. */
+static void stop_from_signal(hcap_t *h)
+{
+    int expected = HCAP_RUNNING;
+    struct timespec ts = {0, 1000000};
+    int i;
+
+    if (!h->writer_started || pthread_equal(pthread_self(), h->writer))
+        return;
+    atomic_compare_exchange_strong(&h->state, &expected, HCAP_STOPPING);
+    for (i = 0; i < 3000 && !atomic_load(&h->writer_done); i++)
+        nanosleep(&ts, NULL);
+}
+
+static void on_fatal_signal(int sig)
+{
+    stop_from_signal(&hcap_g);
+    sigaction(sig, &hcap_g.old_sa[sig], NULL);
+    raise(sig); /* delivered with the original disposition when we return */
+}
+
+static void install_signals(hcap_t *h)
+{
+    struct sigaction sa;
+    size_t i;
+
+    if (h->sa_installed)
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof(hcap_fatal_signals) / sizeof(int); i++) {
+        int sig = hcap_fatal_signals[i];
+
+        /* Only where nobody else handles it: we never take a signal from the application. */
+        if (sigaction(sig, NULL, &h->old_sa[sig]) == 0 && h->old_sa[sig].sa_handler == SIG_DFL &&
+            !(h->old_sa[sig].sa_flags & SA_SIGINFO))
+            sigaction(sig, &sa, NULL);
+    }
+    h->sa_installed = 1;
+}
+
+static void on_fork_child(void)
+{
+    /* The writer thread does not exist in the child: record nothing there. */
+    atomic_store(&hcap_g.state, HCAP_DISABLED);
+}
+
+/* Allocate what the capture needs; called with h->lock held. */
+static int start_alloc(hcap_t *h)
+{
+    hcap_ring_t *r;
+
+    if (!h->qps.slots && (hcap_map_init(&h->qps, HCAP_MAP_ORDER) != 0 ||
+                          hcap_map_init(&h->qpns, HCAP_MAP_ORDER) != 0 ||
+                          hcap_map_init(&h->cqs, HCAP_MAP_ORDER) != 0))
+        return -1;
+    if (!h->key_made) {
+        if (pthread_key_create(&h->ring_key, ring_thread_exit) != 0)
+            return -1;
+        pthread_atfork(NULL, NULL, on_fork_child);
+        h->key_made = 1;
+    }
+    while ((r = h->rings) != NULL) { /* a previous capture's rings (tests restart) */
+        h->rings = r->next;
+        free(r);
+    }
+    return hcap_match_new(h->cfg.cold_n, sink_emit, h, &h->match) == HS_OK ? 0 : -1;
+}
+
+void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg)
+{
+    pthread_mutex_lock(&h->lock);
+    if (atomic_load(&h->state) != HCAP_OFF)
+        goto out;
+    if (!h->cfg_loaded)
+        hcap_config_load(&h->cfg, h->cfg_warn, sizeof(h->cfg_warn));
+    h->cfg_loaded = 0; /* a later start (tests) reads the environment again */
+    if (h->cfg_warn[0])
+        hcap_warn("%s", h->cfg_warn);
+    hcap_config_note_code(&h->cfg);
+    h->real = *real;
+    h->emit = emit;
+    h->emit_arg = arg;
+    h->rank = hcap_rank_from_env();
+    h->records = h->dropped = 0;
+    atomic_store(&h->lost, 0);
+    h->sink_failed = 0;
+    atomic_store(&h->writer_done, 0);
+    if ((!emit && prepare_dir(h) != 0) || start_alloc(h) != 0)
+        goto disable;
+    atomic_fetch_add(&h->gen, 1);
+    atomic_store(&h->state, HCAP_RUNNING);
+    if (pthread_create(&h->writer, NULL, writer_main, h) != 0) {
+        hcap_warn("cannot start the writer thread; the application runs without capture");
+        goto disable;
+    }
+    h->writer_started = 1;
+    if (!emit)
+        install_signals(h);
+    goto out;
+disable:
+    hcap_match_free(h->match);
+    h->match = NULL;
+    atomic_store(&h->state, HCAP_DISABLED);
+out:
+    pthread_mutex_unlock(&h->lock);
+}
+
+void hcap_stop(hcap_t *h, int final)
+{
+    int expected = HCAP_RUNNING;
+
+    if (!atomic_compare_exchange_strong(&h->state, &expected, HCAP_STOPPING))
+        return;
+    pthread_join(h->writer, NULL);
+    h->writer_started = 0;
+    hcap_match_free(h->match);
+    h->match = NULL;
+    atomic_store(&h->state, final ? HCAP_DISABLED : HCAP_OFF);
+}
+
+void hcap_note_device(hcap_t *h, struct ibv_context *ctx)
+{
+    struct ibv_device_attr attr;
+
+    pthread_mutex_lock(&h->lock);
+    if (!h->device[0] && h->real.device_name && ctx->device)
+        snprintf(h->device, sizeof(h->device), "%s", h->real.device_name(ctx->device));
+    if (!h->firmware[0] && h->real.query_device && h->real.query_device(ctx, &attr) == 0)
+        snprintf(h->firmware, sizeof(h->firmware), "%s", attr.fw_ver);
+    pthread_mutex_unlock(&h->lock);
+}
+
+void hcap_note_mem(hcap_t *h, trace_mem_t mem)
+{
+    pthread_mutex_lock(&h->lock);
+    h->mem = mem;
+    pthread_mutex_unlock(&h->lock);
+}

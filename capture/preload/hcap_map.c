@@ -1,0 +1,65 @@
+/* hcap_map.c - see hcap_map.h. A value is stored before its key is published (release),
+ * so a reader that sees the key sees the value. */
+#include "capture/preload/hcap_map.h"
+
+#include <stdlib.h>
+
+int hcap_map_init(hcap_map_t *m, unsigned order)
+{
+    m->slots = calloc((size_t)1 << order, sizeof(*m->slots));
+    if (!m->slots)
+        return -1;
+    m->mask = ((uint64_t)1 << order) - 1;
+    return 0;
+}
+
+void hcap_map_release(hcap_map_t *m)
+{
+    free(m->slots);
+    m->slots = NULL;
+}
+
+int hcap_map_put(hcap_map_t *m, uint64_t key, void *val)
+{
+    uint64_t i = hcap_map_hash(key) & m->mask, n;
+    hcap_map_slot_t *free_slot = NULL;
+
+    for (n = 0; n <= m->mask; n++, i = (i + 1) & m->mask) {
+        uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_relaxed);
+
+        if (k == key) {
+            atomic_store_explicit(&m->slots[i].val, val, memory_order_release);
+            return 0;
+        }
+        if (k == HCAP_MAP_TOMB && !free_slot)
+            free_slot = &m->slots[i];
+        if (k == 0) {
+            if (!free_slot)
+                free_slot = &m->slots[i];
+            break;
+        }
+    }
+    if (!free_slot)
+        return -1;
+    atomic_store_explicit(&free_slot->val, val, memory_order_relaxed);
+    atomic_store_explicit(&free_slot->key, key, memory_order_release);
+    return 0;
+}
+
+void *hcap_map_del(hcap_map_t *m, uint64_t key)
+{
+    uint64_t i = hcap_map_hash(key) & m->mask, n;
+
+    for (n = 0; n <= m->mask; n++, i = (i + 1) & m->mask) {
+        uint64_t k = atomic_load_explicit(&m->slots[i].key, memory_order_relaxed);
+
+        if (k == key) {
+            void *v = atomic_load_explicit(&m->slots[i].val, memory_order_relaxed);
+            atomic_store_explicit(&m->slots[i].key, HCAP_MAP_TOMB, memory_order_release);
+            return v;
+        }
+        if (k == 0)
+            return NULL;
+    }
+    return NULL;
+}

@@ -1,0 +1,258 @@
+/* hcap_match.c - see hcap_match.h. Per-QP deques of posts and of waiting completions. */
+#include "capture/preload/hcap_match.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A pending WR queue bigger than this means nobody polls: emit the oldest as unknown. */
+#define HCAP_MATCH_MAX_PENDING (1u << 20)
+
+typedef struct {
+    hcap_ev_t *v;
+    size_t head; /* index of the first element */
+    size_t n;
+    size_t cap;  /* power of two */
+} hcap_evq_t;
+
+typedef struct {
+    hcap_evq_t posts;
+    hcap_evq_t comps;
+    uint64_t n_posted;
+} hcap_mqp_t;
+
+struct hcap_match {
+    hcap_mqp_t *qps;
+    size_t n_qps;
+    uint64_t cold_n;
+    uint64_t unmatched;
+    uint64_t lost;
+    hcap_emit_fn emit;
+    void *arg;
+};
+
+typedef enum { MATCH_DONE, MATCH_WAIT, MATCH_STALE } match_res_t;
+
+static hcap_ev_t *evq_at(hcap_evq_t *q, size_t i)
+{
+    return &q->v[(q->head + i) & (q->cap - 1)];
+}
+
+static hs_status_t evq_grow(hcap_evq_t *q)
+{
+    size_t ncap = q->cap ? q->cap * 2 : 64, i;
+    hcap_ev_t *nv = malloc(ncap * sizeof(*nv));
+
+    if (!nv)
+        return HS_ERR_NOMEM;
+    for (i = 0; i < q->n; i++)
+        nv[i] = *evq_at(q, i);
+    free(q->v);
+    q->v = nv;
+    q->head = 0;
+    q->cap = ncap;
+    return HS_OK;
+}
+
+/* Insert keeping t_ns order; posts of one thread arrive in order, so this is O(1) then. */
+static hs_status_t evq_insert_sorted(hcap_evq_t *q, const hcap_ev_t *ev)
+{
+    size_t i;
+
+    if (q->n == q->cap && evq_grow(q) != HS_OK)
+        return HS_ERR_NOMEM;
+    for (i = q->n; i > 0 && evq_at(q, i - 1)->t_ns > ev->t_ns; i--)
+        *evq_at(q, i) = *evq_at(q, i - 1);
+    *evq_at(q, i) = *ev;
+    q->n++;
+    return HS_OK;
+}
+
+static void evq_pop(hcap_evq_t *q, size_t k)
+{
+    q->head = (q->head + k) & (q->cap - 1);
+    q->n -= k;
+}
+
+hs_status_t hcap_match_new(uint64_t cold_n, hcap_emit_fn emit, void *arg, hcap_match_t **out)
+{
+    hcap_match_t *m = calloc(1, sizeof(*m));
+
+    if (!m)
+        return HS_ERR_NOMEM;
+    m->cold_n = cold_n;
+    m->emit = emit;
+    m->arg = arg;
+    *out = m;
+    return HS_OK;
+}
+
+static hcap_mqp_t *match_qp(hcap_match_t *m, uint32_t qp)
+{
+    if (qp >= m->n_qps) {
+        size_t n = m->n_qps ? m->n_qps : 16;
+        hcap_mqp_t *nq;
+
+        while (n <= qp)
+            n *= 2;
+        nq = realloc(m->qps, n * sizeof(*nq));
+        if (!nq)
+            return NULL;
+        memset(nq + m->n_qps, 0, (n - m->n_qps) * sizeof(*nq));
+        m->qps = nq;
+        m->n_qps = n;
+    }
+    return &m->qps[qp];
+}
+
+static void emit_post(hcap_match_t *m, const hcap_ev_t *p, uint64_t t_done, uint8_t status,
+                      uint16_t extra)
+{
+    trace_rec_t rec;
+
+    rec.t_post_ns = p->t_ns;
+    rec.t_done_ns = t_done;
+    rec.size_bytes = p->size_bytes;
+    rec.qp = p->qp;
+    rec.opcode = p->op;
+    rec.status = status;
+    rec.flags = (uint16_t)(p->flags | extra | (status ? TRACE_F_ERROR : 0));
+    m->emit(m->arg, &rec);
+}
+
+/* Find the post completion c closes; emit it and the unsignalled WRs before it. */
+static match_res_t match_one(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < q->posts.n; i++) {
+        const hcap_ev_t *p = evq_at(&q->posts, i);
+        size_t k;
+
+        if (p->t_ns > c->t_ns)
+            return MATCH_STALE;
+        if (p->wr_id != c->wr_id || (!(p->flags & TRACE_F_SIGNALED) && c->op == 0))
+            continue;
+        for (k = 0; k < i; k++)
+            emit_post(m, evq_at(&q->posts, k), c->t_ns, 0, TRACE_F_IMPLICIT);
+        emit_post(m, p, c->t_ns, c->op, 0);
+        evq_pop(&q->posts, i + 1);
+        return MATCH_DONE;
+    }
+    return MATCH_WAIT;
+}
+
+/* Retry waiting completions in order; stop at the first that still waits. */
+static void match_retry(hcap_match_t *m, hcap_mqp_t *q)
+{
+    while (q->comps.n > 0) {
+        match_res_t r = match_one(m, q, evq_at(&q->comps, 0));
+
+        if (r == MATCH_WAIT)
+            break;
+        if (r == MATCH_STALE)
+            m->unmatched++;
+        evq_pop(&q->comps, 1);
+    }
+}
+
+static hs_status_t match_post(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *ev)
+{
+    hcap_ev_t p = *ev;
+
+    if (q->n_posted++ < m->cold_n)
+        p.flags |= TRACE_F_COLD;
+    if (q->posts.n >= HCAP_MATCH_MAX_PENDING) {
+        emit_post(m, evq_at(&q->posts, 0), TRACE_TIME_UNKNOWN, 0, 0);
+        evq_pop(&q->posts, 1);
+    }
+    if (evq_insert_sorted(&q->posts, &p) != HS_OK)
+        return HS_ERR_NOMEM;
+    match_retry(m, q);
+    return HS_OK;
+}
+
+static hs_status_t match_comp(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *ev)
+{
+    match_res_t r = MATCH_WAIT;
+
+    if (q->comps.n == 0)
+        r = match_one(m, q, ev);
+    if (r == MATCH_STALE)
+        m->unmatched++;
+    if (r != MATCH_WAIT)
+        return HS_OK;
+    if (q->comps.n >= HCAP_MATCH_MAX_PENDING) {
+        m->unmatched++;
+        evq_pop(&q->comps, 1);
+    }
+    return evq_insert_sorted(&q->comps, ev);
+}
+
+static void match_gone(hcap_match_t *m, hcap_mqp_t *q)
+{
+    while (q->posts.n > 0) {
+        emit_post(m, evq_at(&q->posts, 0), TRACE_TIME_UNKNOWN, 0, 0);
+        evq_pop(&q->posts, 1);
+    }
+    m->unmatched += q->comps.n;
+    q->comps.n = 0;
+}
+
+hs_status_t hcap_match_event(hcap_match_t *m, const hcap_ev_t *ev)
+{
+    hcap_mqp_t *q = match_qp(m, ev->qp);
+    hs_status_t st = HS_OK;
+
+    if (!q) {
+        m->lost++;
+        return HS_ERR_NOMEM;
+    }
+    switch (ev->kind) {
+    case HCAP_EV_POST:
+        st = match_post(m, q, ev);
+        break;
+    case HCAP_EV_COMP:
+        st = match_comp(m, q, ev);
+        break;
+    case HCAP_EV_GONE:
+        match_gone(m, q);
+        break;
+    default:
+        break;
+    }
+    if (st != HS_OK)
+        m->lost++;
+    return st;
+}
+
+void hcap_match_flush(hcap_match_t *m)
+{
+    size_t i;
+
+    for (i = 0; i < m->n_qps; i++)
+        match_gone(m, &m->qps[i]);
+}
+
+uint64_t hcap_match_unmatched(const hcap_match_t *m)
+{
+    return m->unmatched;
+}
+
+uint64_t hcap_match_lost(const hcap_match_t *m)
+{
+    return m->lost;
+}
+
+void hcap_match_free(hcap_match_t *m)
+{
+    size_t i;
+
+    if (!m)
+        return;
+    for (i = 0; i < m->n_qps; i++) {
+        free(m->qps[i].posts.v);
+        free(m->qps[i].comps.v);
+    }
+    free(m->qps);
+    free(m);
+}

@@ -1,0 +1,37 @@
+/* hcap_match.h - turn libhintcap's event stream into trace records (writer side).
+ *
+ * Posts are queued per QP in post-time order; a completion closes the first pending WR
+ * of its QP that it can belong to (same wr_id, signalled or an error, posted before the
+ * completion was polled). The unsignalled WRs queued before it completed with it: a send
+ * queue completes in order, so they get its time and TRACE_F_IMPLICIT. A completion whose
+ * post has not been seen yet (another thread's ring) waits; one whose post was lost
+ * (later posts exist) is counted as unmatched. The first cold_n WRs of each QP get
+ * TRACE_F_COLD. Single-threaded: only the writer thread calls these.
+ */
+#ifndef HCAP_MATCH_H
+#define HCAP_MATCH_H
+
+#include <stdint.h>
+
+#include "capture/preload/hcap_ring.h"
+#include "common/hs_status.h"
+#include "traces/trace.h"
+
+/* Receives each finished record; rec is only valid during the call. */
+typedef void (*hcap_emit_fn)(void *arg, const trace_rec_t *rec);
+
+typedef struct hcap_match hcap_match_t;
+
+/* A matcher that flags the first cold_n WRs per QP and hands records to emit(arg, rec). */
+hs_status_t hcap_match_new(uint64_t cold_n, hcap_emit_fn emit, void *arg, hcap_match_t **out);
+/* Consume one event. Returns HS_ERR_NOMEM if a queue could not grow (the event is then
+ * lost and counted in hcap_match_lost). */
+hs_status_t hcap_match_event(hcap_match_t *m, const hcap_ev_t *ev);
+/* Emit every WR still pending with t_done = TRACE_TIME_UNKNOWN (end of the capture). */
+void hcap_match_flush(hcap_match_t *m);
+/* Completions that matched no post (their post was lost), and events lost to memory. */
+uint64_t hcap_match_unmatched(const hcap_match_t *m);
+uint64_t hcap_match_lost(const hcap_match_t *m);
+void hcap_match_free(hcap_match_t *m);
+
+#endif

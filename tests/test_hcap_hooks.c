@@ -1,0 +1,414 @@
+/* test_hcap_hooks.c - libhintcap's hooks against a provider double: the application calls
+ * the real inline verbs (ibv_post_send, ibv_poll_cq, ibv_create_qp_ex, ibv_wr_*,
+ * ibv_start_poll ...) on a fake context whose ops libhintcap swapped, and the records that
+ * reach the sink are checked: sizes, opcodes, flags, implicit completions, cold start,
+ * errors, failed posts, QP destruction, drops, and the trace file with its header. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/preload/hcap.h"
+#include "common/hs_util.h"
+#include "tests/hs_test.h"
+#include "tests/test_hcap_fake.h"
+
+typedef struct {
+    trace_rec_t recs[4096];
+    size_t n;
+} sink_t;
+
+static void sink_rec(void *arg, const trace_rec_t *rec)
+{
+    sink_t *s = arg;
+
+    if (s->n < 4096)
+        s->recs[s->n++] = *rec;
+}
+
+typedef struct {
+    fake_ctx_t *f;
+    fake_cq_t *cq;
+    sink_t sink;
+} fx_t;
+
+static struct ibv_qp_ex *to_qp_ex(struct ibv_qp *qp)
+{
+    return (struct ibv_qp_ex *)qp; /* the fake's QP starts with its ibv_qp_ex */
+}
+
+static const hcap_real_t test_real = {.qp_to_qp_ex = to_qp_ex};
+
+static int fx_setup(void **state)
+{
+    fx_t *x = calloc(1, sizeof(*x));
+
+    setenv("HINTCAP_COLD", "3", 1);
+    setenv("HINTCAP_FLUSH_US", "100", 1);
+    unsetenv("HINTCAP_RING_EVENTS");
+    x->f = fake_ctx_new();
+    x->cq = fake_cq_new(x->f, 1024);
+    hcap_start(&hcap_g, &test_real, sink_rec, &x->sink);
+    assert_int_equal(atomic_load(&hcap_g.state), HCAP_RUNNING);
+    hcap_ctx_attach(&hcap_g, &x->f->vctx.context);
+    *state = x;
+    return 0;
+}
+
+static int fx_teardown(void **state)
+{
+    fx_t *x = *state;
+
+    hcap_stop(&hcap_g, 0);
+    hcap_ctx_detach(&hcap_g, &x->f->vctx.context);
+    fake_cq_free(x->cq);
+    fake_ctx_free(x->f);
+    free(x);
+    return 0;
+}
+
+/* A QP as ibv_create_qp would have made it, tracked like the ibv_create_qp wrapper does. */
+static fake_qp_t *qp_make(fx_t *x, uint32_t qpn, int sig_all)
+{
+    fake_qp_t *q = fake_qp_new(x->f, x->cq, qpn, sig_all);
+
+    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, sig_all, 128, NULL));
+    return q;
+}
+
+static int post(fake_qp_t *q, uint64_t wr_id, uint32_t len, int flags, enum ibv_wr_opcode op)
+{
+    struct ibv_sge sge = {.addr = 0x1000, .length = len, .lkey = 1};
+    struct ibv_send_wr wr, *bad = NULL;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = (unsigned)flags;
+    return ibv_post_send(&q->qpx.qp_base, &wr, &bad);
+}
+
+static int poll_all(fake_cq_t *cq)
+{
+    struct ibv_wc wc[16];
+    int n, total = 0;
+
+    while ((n = ibv_poll_cq((struct ibv_cq *)&cq->cqx, 16, wc)) > 0)
+        total += n;
+    return total;
+}
+
+static void test_signalled_and_cold(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 7, 0);
+    size_t i;
+
+    for (i = 0; i < 5; i++)
+        assert_int_equal(post(q, 100 + i, (uint32_t)(8 << i), IBV_SEND_SIGNALED,
+                              IBV_WR_RDMA_WRITE), 0);
+    assert_int_equal(poll_all(x->cq), 5);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 5);
+    for (i = 0; i < 5; i++) {
+        const trace_rec_t *r = &x->sink.recs[i];
+        assert_int_equal(r->size_bytes, 8u << i);
+        assert_int_equal(r->opcode, TRACE_OP_WRITE);
+        assert_true(r->flags & TRACE_F_SIGNALED);
+        assert_false(r->flags & TRACE_F_IMPLICIT);
+        assert_int_equal(!!(r->flags & TRACE_F_COLD), i < 3); /* HINTCAP_COLD=3 */
+        assert_true(r->t_done_ns != TRACE_TIME_UNKNOWN && r->t_done_ns >= r->t_post_ns);
+        assert_int_equal(r->status, 0);
+    }
+    fake_qp_free(q);
+}
+
+static void test_unsignalled_implicit(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 8, 0);
+    size_t i;
+
+    for (i = 0; i < 3; i++)
+        post(q, 1, 64, 0, IBV_WR_SEND);
+    post(q, 1, 4096, IBV_SEND_SIGNALED | IBV_SEND_INLINE, IBV_WR_SEND);
+    post(q, 1, 32, 0, IBV_WR_SEND); /* never followed by a signalled WR */
+    assert_int_equal(poll_all(x->cq), 1);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 5);
+    for (i = 0; i < 3; i++) {
+        assert_true(x->sink.recs[i].flags & TRACE_F_IMPLICIT);
+        assert_false(x->sink.recs[i].flags & TRACE_F_SIGNALED);
+        assert_int_equal(x->sink.recs[i].t_done_ns, x->sink.recs[3].t_done_ns);
+    }
+    assert_true(x->sink.recs[3].flags & TRACE_F_INLINE);
+    assert_int_equal(x->sink.recs[3].size_bytes, 4096);
+    assert_int_equal(x->sink.recs[4].size_bytes, 32);
+    assert_int_equal(x->sink.recs[4].t_done_ns, TRACE_TIME_UNKNOWN);
+    fake_qp_free(q);
+}
+
+static void test_sig_all_and_chain_failure(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 9, 1);
+    struct ibv_sge sge[3] = {{0, 10, 1}, {0, 20, 1}, {0, 30, 1}};
+    struct ibv_send_wr wr[3], *bad = NULL;
+    int i;
+
+    memset(wr, 0, sizeof(wr));
+    for (i = 0; i < 3; i++) {
+        wr[i].wr_id = (uint64_t)i;
+        wr[i].sg_list = &sge[i];
+        wr[i].num_sge = 1;
+        wr[i].opcode = IBV_WR_SEND;
+        wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+    }
+    wr[2].wr_id = FAKE_BAD_WRID; /* the provider takes the first two, refuses the third */
+    assert_int_not_equal(ibv_post_send(&q->qpx.qp_base, wr, &bad), 0);
+    assert_ptr_equal(bad, &wr[2]);
+    assert_int_equal(poll_all(x->cq), 2);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 2);
+    assert_int_equal(x->sink.recs[0].size_bytes, 10);
+    assert_int_equal(x->sink.recs[1].size_bytes, 20);
+    assert_true(x->sink.recs[0].flags & TRACE_F_SIGNALED); /* sq_sig_all */
+    assert_false(x->sink.recs[1].flags & TRACE_F_IMPLICIT);
+    fake_qp_free(q);
+}
+
+static void test_error_completion(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 10, 0);
+
+    post(q, 5, 100, 0, IBV_WR_RDMA_READ);
+    fake_cq_push(x->cq, 10, 5, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ); /* flushed WR */
+    fake_cq_push(x->cq, 10, 77, IBV_WC_SUCCESS, IBV_WC_RECV);           /* not ours */
+    assert_int_equal(poll_all(x->cq), 2);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 1);
+    assert_int_equal(x->sink.recs[0].status, IBV_WC_REM_ACCESS_ERR);
+    assert_true(x->sink.recs[0].flags & TRACE_F_ERROR);
+    assert_int_equal(x->sink.recs[0].opcode, TRACE_OP_READ);
+    fake_qp_free(q);
+}
+
+static void test_destroy_pending(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 11, 0);
+
+    post(q, 1, 1, 0, IBV_WR_SEND);
+    post(q, 2, 2, 0, IBV_WR_SEND);
+    hcap_qp_detach(&hcap_g, &q->qpx.qp_base);
+    post(q, 3, 3, IBV_SEND_SIGNALED, IBV_WR_SEND); /* untracked now: counted, not recorded */
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 2);
+    assert_int_equal(x->sink.recs[0].t_done_ns, TRACE_TIME_UNKNOWN);
+    assert_int_equal(x->sink.recs[1].t_done_ns, TRACE_TIME_UNKNOWN);
+    fake_qp_free(q);
+}
+
+static void test_qp_ex_and_cq_ex(void **state)
+{
+    fx_t *x = *state;
+    struct ibv_cq_init_attr_ex cattr = {.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS &
+                                                               ~IBV_WC_EX_WITH_QP_NUM};
+    struct ibv_cq_ex *cqx = ibv_create_cq_ex(&x->f->vctx.context, &cattr);
+    struct ibv_qp_init_attr_ex qattr;
+    struct ibv_poll_cq_attr pattr = {0};
+    struct ibv_qp_ex *qpx;
+    struct ibv_qp *qp;
+    int n = 0, rc;
+
+    assert_non_null(cqx);
+    assert_true(((fake_cq_t *)cqx)->wc_flags & IBV_WC_EX_WITH_QP_NUM); /* we asked for it */
+    memset(&qattr, 0, sizeof(qattr));
+    qattr.send_cq = ibv_cq_ex_to_cq(cqx);
+    qattr.recv_cq = ibv_cq_ex_to_cq(cqx);
+    qattr.cap.max_send_wr = 16;
+    qattr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    qattr.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+    qp = ibv_create_qp_ex(&x->f->vctx.context, &qattr);
+    assert_non_null(qp);
+    qpx = (struct ibv_qp_ex *)qp;
+    ibv_wr_start(qpx);
+    qpx->wr_id = 1;
+    qpx->wr_flags = 0;
+    ibv_wr_rdma_write(qpx, 1, 0x2000);
+    ibv_wr_set_sge(qpx, 1, 0x1000, 300);
+    qpx->wr_id = 2;
+    qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    ibv_wr_send(qpx);
+    ibv_wr_set_inline_data(qpx, NULL, 12);
+    assert_int_equal(ibv_wr_complete(qpx), 0);
+    ibv_wr_start(qpx);
+    qpx->wr_id = 3;
+    ibv_wr_send(qpx);
+    ibv_wr_abort(qpx); /* never posted */
+    for (rc = ibv_start_poll(cqx, &pattr); rc == 0; rc = ibv_next_poll(cqx))
+        n++;
+    if (n > 0)
+        ibv_end_poll(cqx);
+    assert_int_equal(n, 1);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 2);
+    assert_int_equal(x->sink.recs[0].size_bytes, 300);
+    assert_int_equal(x->sink.recs[0].opcode, TRACE_OP_WRITE);
+    assert_true(x->sink.recs[0].flags & TRACE_F_IMPLICIT);
+    assert_int_equal(x->sink.recs[1].size_bytes, 12);
+    assert_int_equal(x->sink.recs[1].opcode, TRACE_OP_SEND);
+    assert_true(x->sink.recs[1].flags & TRACE_F_INLINE);
+    assert_true(x->sink.recs[1].t_done_ns >= x->sink.recs[1].t_post_ns);
+    hcap_qp_detach(&hcap_g, qp);
+    hcap_cq_detach(&hcap_g, ibv_cq_ex_to_cq(cqx));
+    fake_qp_free((fake_qp_t *)qp);
+    fake_cq_free((fake_cq_t *)cqx);
+}
+
+/* Start a capture that writes its trace file into dir (no test sink). */
+static fake_ctx_t *file_start(const char *dir, const char *ring_events, const char *flush_us)
+{
+    fake_ctx_t *f = fake_ctx_new();
+
+    setenv("HINTCAP_DIR", dir, 1);
+    setenv("HINTCAP_RING_EVENTS", ring_events, 1);
+    setenv("HINTCAP_FLUSH_US", flush_us, 1);
+    setenv("RDMA_LOW_LATENCY_HINT", "16K", 1);
+    setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+    hcap_start(&hcap_g, &test_real, NULL, NULL);
+    assert_int_equal(atomic_load(&hcap_g.state), HCAP_RUNNING);
+    hcap_ctx_attach(&hcap_g, &f->vctx.context);
+    return f;
+}
+
+static trace_t *file_finish(fake_ctx_t *f, const char *dir)
+{
+    char path[1300], host[64] = "unknown";
+    trace_t *tr = NULL;
+
+    hcap_stop(&hcap_g, 0);
+    hcap_ctx_detach(&hcap_g, &f->vctx.context);
+    gethostname(host, sizeof(host) - 1);
+    snprintf(path, sizeof(path), "%s/%s-%ld-r5.hst", dir, host, (long)getpid());
+    assert_int_equal(trace_load(path, &tr), HS_OK);
+    remove(path);
+    unsetenv("HINTCAP_DIR");
+    unsetenv("HINTCAP_RING_EVENTS");
+    unsetenv("RDMA_LOW_LATENCY_HINT");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    return tr;
+}
+
+static void test_trace_file(void **state)
+{
+    char *dir = hs_test_tmpdir();
+    fake_ctx_t *f = file_start(dir, "4096", "100");
+    fake_cq_t *cq = fake_cq_new(f, 64);
+    fake_qp_t *q = fake_qp_new(f, cq, 21, 0);
+    trace_t *tr;
+    int i;
+    (void)state;
+
+    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
+    for (i = 0; i < 10; i++)
+        post(q, (uint64_t)i, 1000 + (uint32_t)i, i % 5 == 4 ? IBV_SEND_SIGNALED : 0,
+             IBV_WR_SEND);
+    assert_int_equal(poll_all(cq), 2);
+    tr = file_finish(f, dir);
+    assert_int_equal(tr->n, 10);
+    assert_int_equal(tr->hdr.mode, TRACE_MODE_PRELOAD);
+    assert_string_equal(tr->hdr.producer, "libhintcap");
+    assert_int_equal(tr->hdr.hint_bytes, 16384);
+    assert_int_equal(tr->hdr.hint_source, TRACE_HINT_ENV);
+    assert_int_equal(tr->hdr.rank, 5);
+    assert_int_equal(tr->hdr.pid, (int64_t)getpid());
+    assert_int_equal(tr->hdr.dropped, 0);
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(tr->recs[i].size_bytes, 1000 + (uint64_t)i);
+        assert_true(tr->recs[i].t_done_ns >= tr->recs[i].t_post_ns);
+        assert_int_equal(!!(tr->recs[i].flags & TRACE_F_IMPLICIT), i % 5 != 4);
+    }
+    trace_free(tr);
+    fake_qp_free(q);
+    fake_cq_free(cq);
+    fake_ctx_free(f);
+    remove(dir);
+    free(dir);
+}
+
+static void test_overflow_counted(void **state)
+{
+    char *dir = hs_test_tmpdir();
+    /* 16 events per thread and a writer that sleeps 1 s: most of the burst cannot fit. */
+    fake_ctx_t *f = file_start(dir, "16", "1000000");
+    fake_cq_t *cq = fake_cq_new(f, 64);
+    fake_qp_t *q = fake_qp_new(f, cq, 22, 0);
+    trace_t *tr;
+    int i;
+    (void)state;
+
+    usleep(20000); /* let the writer reach its sleep */
+    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
+    for (i = 0; i < 100; i++)
+        post(q, (uint64_t)i, 64, 0, IBV_WR_RDMA_WRITE);
+    tr = file_finish(f, dir);
+    assert_true(tr->hdr.dropped > 0);
+    assert_int_equal(tr->n + tr->hdr.dropped, 100); /* every WR is recorded or counted */
+    trace_free(tr);
+    fake_qp_free(q);
+    fake_cq_free(cq);
+    fake_ctx_free(f);
+    remove(dir);
+    free(dir);
+}
+
+static void test_unwritable_dir(void **state)
+{
+    char *dir = hs_test_tmpdir(), errpath[300], *text = NULL;
+    int saved = dup(2), fd, lines = 0;
+    const char *p;
+    (void)state;
+
+    snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+    fd = open(errpath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    dup2(fd, 2);
+    setenv("HINTCAP_DIR", "/proc/hintcap-cannot-exist/x", 1);
+    hcap_start(&hcap_g, &test_real, NULL, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    assert_int_equal(atomic_load(&hcap_g.state), HCAP_DISABLED); /* the app goes on */
+    assert_int_equal(hs_read_file(errpath, &text, NULL), HS_OK);
+    for (p = text; (p = strstr(p, "libhintcap: warning")) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 1);
+    assert_non_null(strstr(text, "/proc/hintcap-cannot-exist/x"));
+    free(text);
+    atomic_store(&hcap_g.state, HCAP_OFF);
+    unsetenv("HINTCAP_DIR");
+    remove(errpath);
+    remove(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_signalled_and_cold, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_unsignalled_implicit, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_sig_all_and_chain_failure, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_error_completion, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_pending, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
+        cmocka_unit_test(test_trace_file),
+        cmocka_unit_test(test_overflow_counted),
+        cmocka_unit_test(test_unwritable_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,206 @@
+/* test_hcap_match.c - libhintcap's writer-side matching (posts to completions), its
+ * per-thread ring, its lock-free map and its configuration (hint precedence, config file,
+ * rank, trace names). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/preload/hcap_config.h"
+#include "capture/preload/hcap_map.h"
+#include "capture/preload/hcap_match.h"
+#include "capture/preload/hcap_ring.h"
+#include "tests/hs_test.h"
+
+typedef struct {
+    trace_rec_t recs[256];
+    size_t n;
+} sink_t;
+
+static void sink_rec(void *arg, const trace_rec_t *rec)
+{
+    sink_t *s = arg;
+
+    if (s->n < 256)
+        s->recs[s->n++] = *rec;
+}
+
+static hcap_ev_t ev(uint8_t kind, uint64_t t, uint32_t qp, uint64_t wr_id, uint16_t flags)
+{
+    hcap_ev_t e;
+
+    memset(&e, 0, sizeof(e));
+    e.kind = kind;
+    e.t_ns = t;
+    e.qp = qp;
+    e.wr_id = wr_id;
+    e.flags = flags;
+    e.size_bytes = wr_id * 10;
+    return e;
+}
+
+static void feed(hcap_match_t *m, hcap_ev_t e)
+{
+    assert_int_equal(hcap_match_event(m, &e), HS_OK);
+}
+
+static void test_match_orders(void **state)
+{
+    sink_t s = {.n = 0};
+    hcap_match_t *m;
+    (void)state;
+
+    assert_int_equal(hcap_match_new(1, sink_rec, &s, &m), HS_OK);
+    /* A completion seen before its post (another thread's ring) waits for it. */
+    feed(m, ev(HCAP_EV_COMP, 50, 0, 2, 0));
+    assert_int_equal(s.n, 0);
+    feed(m, ev(HCAP_EV_POST, 10, 0, 1, 0));
+    assert_int_equal(s.n, 0);
+    feed(m, ev(HCAP_EV_POST, 20, 0, 2, TRACE_F_SIGNALED));
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.recs[0].t_done_ns, 50);
+    assert_true(s.recs[0].flags & TRACE_F_IMPLICIT);
+    assert_true(s.recs[0].flags & TRACE_F_COLD); /* cold_n = 1: only the first */
+    assert_false(s.recs[1].flags & TRACE_F_COLD);
+    assert_int_equal(s.recs[1].size_bytes, 20);
+    /* Posts of one QP from two threads, drained out of order, are put back in order. */
+    feed(m, ev(HCAP_EV_POST, 70, 1, 4, TRACE_F_SIGNALED));
+    feed(m, ev(HCAP_EV_POST, 60, 1, 3, TRACE_F_SIGNALED));
+    feed(m, ev(HCAP_EV_COMP, 80, 1, 3, 0));
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.recs[2].t_post_ns, 60);
+    /* A completion whose post was lost (a later post exists) is unmatched, not misplaced. */
+    feed(m, ev(HCAP_EV_COMP, 65, 1, 9, 0));
+    assert_int_equal(hcap_match_unmatched(m), 1);
+    feed(m, ev(HCAP_EV_COMP, 90, 1, 4, 0));
+    assert_int_equal(s.n, 4);
+    assert_int_equal(s.recs[3].t_done_ns, 90);
+    /* What is left at the end has no completion time. */
+    feed(m, ev(HCAP_EV_POST, 100, 2, 5, 0));
+    hcap_match_flush(m);
+    assert_int_equal(s.n, 5);
+    assert_int_equal(s.recs[4].t_done_ns, TRACE_TIME_UNKNOWN);
+    assert_int_equal(s.recs[4].qp, 2);
+    hcap_match_free(m);
+}
+
+static void test_ring_drops(void **state)
+{
+    hcap_ring_t *r = hcap_ring_new(4, 0);
+    hcap_ev_t out[32];
+    uint64_t i, slot;
+    (void)state;
+
+    assert_non_null(r);
+    for (i = 0; i < 20; i++) {
+        slot = hcap_ring_reserve(r, 1);
+        if (slot == UINT64_MAX)
+            continue;
+        hcap_ring_slot(r, slot)->wr_id = i;
+        hcap_ring_publish(r, 1);
+    }
+    assert_int_equal(atomic_load(&r->dropped), 4); /* 16 fit, 4 counted */
+    assert_int_equal(hcap_ring_drain(r, out, 32), 16);
+    assert_int_equal(out[15].wr_id, 15);
+    slot = hcap_ring_reserve(r, 1);
+    assert_int_not_equal(slot, UINT64_MAX); /* room again after the drain */
+    free(r);
+}
+
+static void test_map(void **state)
+{
+    hcap_map_t m;
+    int a, b;
+    uint64_t k;
+    (void)state;
+
+    assert_int_equal(hcap_map_init(&m, 4), 0);
+    for (k = 1; k <= 16; k++)
+        assert_int_equal(hcap_map_put(&m, k, &a), 0);
+    assert_int_equal(hcap_map_put(&m, 99, &a), -1); /* full */
+    assert_ptr_equal(hcap_map_del(&m, 5), &a);
+    assert_null(hcap_map_get(&m, 5));
+    assert_int_equal(hcap_map_put(&m, 99, &b), 0); /* reuses the tombstone */
+    assert_ptr_equal(hcap_map_get(&m, 99), &b);
+    assert_ptr_equal(hcap_map_get(&m, 16), &a);
+    hcap_map_release(&m);
+}
+
+static void test_config_precedence(void **state)
+{
+    hcap_config_t cfg;
+    char warn[512], path[256];
+    char *dir = hs_test_tmpdir();
+    uint64_t bytes;
+    trace_hint_src_t src;
+    FILE *fp;
+    (void)state;
+
+    snprintf(path, sizeof(path), "%s/hint.conf", dir);
+    setenv("RDMA_LOW_LATENCY_HINT", "4K", 1);
+    setenv("HINTCAP_CONFIG", path, 1);
+    hcap_config_load(&cfg, warn, sizeof(warn));
+    assert_non_null(strstr(warn, "cannot read hint config")); /* named but missing */
+    hcap_config_effective(&cfg, &bytes, &src);
+    assert_int_equal(bytes, 4096);
+    assert_int_equal(src, TRACE_HINT_ENV);
+    fp = fopen(path, "w");
+    fprintf(fp, "# site default\n  low_latency_hint = 64K\nother = x\n");
+    fclose(fp);
+    hcap_config_load(&cfg, warn, sizeof(warn));
+    assert_string_equal(warn, "");
+    hcap_config_effective(&cfg, &bytes, &src);
+    assert_int_equal(bytes, 65536); /* seed 000 pitfall 3: the file overrides the env */
+    assert_int_equal(src, TRACE_HINT_CONFIG);
+    setenv("RDMA_LOW_LATENCY_HINT", "8192", 1); /* the application, before opening */
+    hcap_config_note_code(&cfg);
+    hcap_config_effective(&cfg, &bytes, &src);
+    assert_int_equal(bytes, 8192);
+    assert_int_equal(src, TRACE_HINT_CODE);
+    fp = fopen(path, "w");
+    fprintf(fp, "RDMA_LOW_LATENCY_HINT = lots\n");
+    fclose(fp);
+    hcap_config_load(&cfg, warn, sizeof(warn));
+    assert_non_null(strstr(warn, "line 1"));
+    assert_false(cfg.config.set);
+    unsetenv("RDMA_LOW_LATENCY_HINT");
+    unsetenv("HINTCAP_CONFIG");
+    remove(path);
+    remove(dir);
+    free(dir);
+}
+
+static void test_rank_and_name(void **state)
+{
+    char buf[256];
+    (void)state;
+
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMI_RANK");
+    unsetenv("PMIX_RANK");
+    setenv("SLURM_PROCID", "12", 1);
+    assert_int_equal(hcap_rank_from_env(), 12);
+    setenv("PMI_RANK", "3", 1);
+    assert_int_equal(hcap_rank_from_env(), 3);
+    setenv("PMI_RANK", "x", 1);
+    assert_int_equal(hcap_rank_from_env(), 12);
+    unsetenv("SLURM_PROCID");
+    unsetenv("PMI_RANK");
+    assert_int_equal(hcap_rank_from_env(), -1);
+    assert_int_equal(hcap_trace_path(buf, sizeof(buf), "d", "n1", 42, 3), 0);
+    assert_string_equal(buf, "d/n1-42-r3.hst");
+    assert_int_equal(hcap_trace_path(buf, sizeof(buf), "d", "n1", 42, -1), 0);
+    assert_string_equal(buf, "d/n1-42.hst");
+    assert_int_equal(hcap_trace_path(buf, 8, "d", "n1", 42, -1), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_match_orders),
+        cmocka_unit_test(test_ring_drops),
+        cmocka_unit_test(test_map),
+        cmocka_unit_test(test_config_precedence),
+        cmocka_unit_test(test_rank_and_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
