@@ -1,12 +1,172 @@
-/* cmd_recommend.c - `hintsim recommend`: placeholder until its module lands (exits 3, says so). */
+/* cmd_recommend.c - `hintsim recommend`: rank candidate hints with the model or the
+ * simulator (rec_run), print winner, runner-up and hint 0 side by side with the cost term
+ * that decides, warnings; -o DIR writes report.json and report.md. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/cli_predict.h"
+#include "common/hs_util.h"
+#include "model/model.h"
+#include "model/recommend.h"
+#include "sim/sim.h"
+
+struct rec_cli_opts {
+    const char *profile;
+    const char *objective;
+    const char *engine;
+    const char *candidates;
+    const char *out_dir;
+    int json;
+    hs_strlist_t set;
+    const char *mode;
+    int include_cold;
+    uint64_t threads;
+};
+
+static const hs_opt_t g_rec_opts[] = {
+    {"profile", 'p', HS_OPT_STR, offsetof(struct rec_cli_opts, profile), "P", "generic",
+     "built-in profile name or JSON file"},
+    {"objective", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, objective),
+     "p99|p50|mean|throughput|balanced", "p99",
+     "what to optimise (balanced: lowest p99 within 5% of the best throughput)"},
+    {"engine", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, engine), "model|sim", "model",
+     "prediction engine"},
+    {"candidates", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, candidates), "auto|LIST",
+     "auto", "auto: 0, powers of two over the size range, size quantiles, everything LL"},
+    {"output", 'o', HS_OPT_STR, offsetof(struct rec_cli_opts, out_dir), "DIR", NULL,
+     "write report.json and report.md into DIR"},
+    {"json", 0, HS_OPT_FLAG, offsetof(struct rec_cli_opts, json), NULL, NULL, "JSON output"},
+    {"set", 0, HS_OPT_LIST, offsetof(struct rec_cli_opts, set), "KEY=VALUE", NULL,
+     "override one profile parameter (repeatable)"},
+    {"mode", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, mode), "open|closed", "open",
+     "replay mode (see hintsim model --help)"},
+    {"include-cold", 0, HS_OPT_FLAG, offsetof(struct rec_cli_opts, include_cold), NULL, NULL,
+     "rank with cold-start messages included (default: reported apart)"},
+    {"threads", 0, HS_OPT_U64, offsetof(struct rec_cli_opts, threads), "N", "0",
+     "candidates evaluated in parallel (0 = one per CPU)"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const hs_cmd_spec_t g_rec_spec = {
+    "hintsim recommend TRACE --profile P [--objective p99|p50|mean|throughput|balanced] "
+    "[--engine model|sim] [--candidates auto|LIST] [-o DIR] [--json]",
+    "recommend a hint for a trace, with the alternatives' cost and why", g_rec_opts, 1, 1,
+    "Cold-start messages (flagged in the trace) are reported apart and not ranked unless "
+    "--include-cold. Figures are modelled or simulated, never measured."};
+
+static void print_text(const rec_report_t *r, const profile_t *p, const char *engine)
+{
+    const size_t idx[3] = {r->winner, r->runner_up, r->baseline};
+    const char *label[3] = {"recommended", "runner-up", "no hint"};
+    char h[32];
+
+    printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidates\n\n",
+           engine, strcmp(engine, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
+           rec_objective_name(r->objective), r->n);
+    printf("%-12s %8s %12s %10s %10s %9s %6s %8s\n", "", "hint", rec_objective_name(r->objective),
+           "p50_us", "p99_us", "Gb/s", "LL", "switches");
+    for (int k = 0; k < 3; k++) {
+        const pred_result_t *x = &r->results[idx[k]];
+        hs_format_size(x->hint_bytes, h, sizeof(h));
+        printf("%-12s %8s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
+               rec_objective_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
+               100 * x->ll_fraction, (unsigned long long)x->switches);
+    }
+    printf("\nwhy: %s\n", r->why);
+    for (size_t i = 0; i < r->nwarnings; i++)
+        printf("warning: %s\n", r->warnings[i]);
+}
+
+static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t **cands,
+                          const pred_engine_ops_t **eng)
+{
+    if (rec_objective_parse(o->objective, &ro->objective) != HS_OK) {
+        fprintf(stderr, "hintsim: --objective '%s': expected p99, p50, mean, throughput or "
+                "balanced\n", o->objective);
+        return 2;
+    }
+    if (pred_mode_parse(o->mode, &ro->pred.mode) != HS_OK) {
+        fprintf(stderr, "hintsim: --mode '%s': expected open or closed\n", o->mode);
+        return 2;
+    }
+    if (strcmp(o->engine, "model") == 0) {
+        *eng = &model_engine_ops;
+    } else if (strcmp(o->engine, "sim") == 0) {
+        *eng = &sim_engine_ops;
+    } else {
+        fprintf(stderr, "hintsim: --engine '%s': expected model or sim\n", o->engine);
+        return 2;
+    }
+    if (strcmp(o->candidates, "auto") != 0 &&
+        hs_parse_size_list(o->candidates, cands, &ro->ncandidates) != HS_OK) {
+        fprintf(stderr, "hintsim: --candidates '%s': expected auto or sizes like 0,8K,64K\n",
+                o->candidates);
+        return 2;
+    }
+    ro->candidates = *cands;
+    ro->threads = (unsigned)o->threads;
+    ro->pred.include_cold = o->include_cold;
+    ro->pred.flows = 1;
+    return 0;
+}
+
+static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char *engine,
+                const profile_t *p, const char *path, const trace_t *tr)
+{
+    if (o->out_dir) {
+        hs_status_t st = rec_report_write(r, engine, p, path, tr, o->out_dir);
+        if (st != HS_OK)
+            return hs_status_exit_code(st);
+    }
+    if (o->json) {
+        cJSON *j = rec_report_to_json(r, engine, p, path, tr);
+        char *text = j ? cJSON_Print(j) : NULL;
+        cJSON_Delete(j);
+        if (!text)
+            return 1;
+        printf("%s\n", text);
+        free(text);
+    } else {
+        print_text(r, p, engine);
+        if (o->out_dir)
+            printf("\nwrote %s/report.json and %s/report.md\n", o->out_dir, o->out_dir);
+    }
+    return 0;
+}
 
 int cmd_recommend(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hintsim: 'recommend' is not implemented in this build yet\n");
-    return 3;
+    struct rec_cli_opts o = {0};
+    rec_opts_t ro = {0};
+    rec_report_t rep = {0};
+    const pred_engine_ops_t *eng = NULL;
+    uint64_t *cands = NULL;
+    profile_t *p = NULL;
+    trace_t *tr = NULL;
+    char **pos = NULL;
+    int npos = 0, rc = hs_cli_parse(&g_rec_spec, argc, argv, &o, &pos, &npos);
+
+    if (rc >= 0)
+        return rc;
+    if ((rc = parse_rec_opts(&o, &ro, &cands, &eng)) != 0 ||
+        (rc = cli_profile_open(o.profile, &o.set, &p)) != 0 ||
+        (rc = cli_trace_open(pos[0], &tr)) != 0)
+        goto out;
+    hs_status_t st = rec_run(eng, tr, p, &ro, &rep);
+    if (st != HS_OK) {
+        rc = hs_status_exit_code(st);
+        goto out;
+    }
+    rc = emit(&rep, &o, eng->name, p, pos[0], tr);
+    rec_report_release(&rep);
+out:
+    free(cands);
+    profile_free(p);
+    trace_free(tr);
+    hs_opt_free(&g_rec_spec, &o, pos);
+    return rc;
 }

@@ -402,6 +402,11 @@ hs_status_t profile_load(const char *name_or_path, profile_t **out)
 
     if (b)
         return load_builtin(b, out);
+    if (access(name_or_path, F_OK) != 0 &&
+        (strchr(name_or_path, '/') || strstr(name_or_path, ".json"))) {
+        hs_log_error("%s: cannot read the profile file", name_or_path);
+        return HS_ERR_IO;
+    }
     if (access(name_or_path, F_OK) != 0) {
         const char *const *n = profile_builtin_names();
         hs_log_error("profile '%s' is neither a built-in (%s, %s, %s) nor a .json file",

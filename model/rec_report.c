@@ -1,0 +1,188 @@
+/* rec_report.c - the recommendation as report.json and report.md (written atomically). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/hs_util.h"
+#include "model/recommend.h"
+
+static const char *provenance(const char *engine)
+{
+    return strcmp(engine, "sim") == 0 ? "simulated" : "modelled";
+}
+
+static cJSON *pick_json(const rec_report_t *r, size_t i)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "hint", (double)r->results[i].hint_bytes);
+    cJSON_AddNumberToObject(o, "value", rec_objective_value(r->objective, &r->results[i]));
+    return o;
+}
+
+static cJSON *recommended_json(const rec_report_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "hint", (double)r->results[r->winner].hint_bytes);
+    cJSON_AddStringToObject(o, "objective", rec_objective_name(r->objective));
+    cJSON_AddNumberToObject(o, "value", rec_objective_value(r->objective,
+                                                            &r->results[r->winner]));
+    cJSON_AddItemToObject(o, "runner_up", pick_json(r, r->runner_up));
+    cJSON_AddItemToObject(o, "baseline", pick_json(r, r->baseline));
+    cJSON_AddStringToObject(o, "why", r->why);
+    cJSON_AddStringToObject(o, "why_term", r->why_term ? r->why_term : "");
+    return o;
+}
+
+static cJSON *ident_json(const profile_t *p, const char *path, const trace_t *tr, int prof)
+{
+    cJSON *o = cJSON_CreateObject();
+    char hash[32];
+
+    if (!o)
+        return NULL;
+    if (prof) {
+        snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
+        cJSON_AddStringToObject(o, "name", p->name);
+        cJSON_AddStringToObject(o, "origin", p->origin);
+        cJSON_AddStringToObject(o, "hash", hash);
+    } else {
+        cJSON_AddStringToObject(o, "path", path);
+        cJSON_AddNumberToObject(o, "records", (double)tr->n);
+        cJSON_AddStringToObject(o, "producer", tr->hdr.producer);
+        cJSON_AddStringToObject(o, "workload", tr->hdr.workload);
+        cJSON_AddNumberToObject(o, "hint_bytes", (double)tr->hdr.hint_bytes);
+    }
+    return o;
+}
+
+cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profile_t *p,
+                          const char *trace_path, const trace_t *tr)
+{
+    cJSON *root = cJSON_CreateObject(), *arr, *w, *ev;
+
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "engine", engine);
+    cJSON_AddStringToObject(root, "provenance", provenance(engine));
+    cJSON_AddStringToObject(root, "hintsim_version", HINTSIM_VERSION);
+    cJSON_AddItemToObject(root, "profile", ident_json(p, NULL, NULL, 1));
+    cJSON_AddItemToObject(root, "trace", ident_json(NULL, trace_path, tr, 0));
+    cJSON_AddStringToObject(root, "objective", rec_objective_name(r->objective));
+    arr = cJSON_AddArrayToObject(root, "results");
+    for (size_t i = 0; arr && i < r->n; i++)
+        cJSON_AddItemToArray(arr, pred_result_to_json(&r->results[i]));
+    cJSON_AddItemToObject(root, "recommended", recommended_json(r));
+    w = cJSON_AddArrayToObject(root, "warnings");
+    for (size_t i = 0; w && i < r->nwarnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(r->warnings[i]));
+    ev = cJSON_AddObjectToObject(root, "evaluation");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "candidates", (double)r->n);
+        cJSON_AddNumberToObject(ev, "threads", r->threads_used);
+        cJSON_AddNumberToObject(ev, "wall_s", r->wall_s);
+    }
+    return root;
+}
+
+static void md_side_by_side(FILE *f, const rec_report_t *r)
+{
+    const size_t idx[3] = {r->winner, r->runner_up, r->baseline};
+    const char *label[3] = {"recommended", "runner-up", "no hint"};
+    char h[32];
+
+    fprintf(f, "| | hint | p50 us | p99 us | p99.9 us | mean us | Gb/s | LL | switches | "
+               "stalls |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < 3; k++) {
+        const pred_result_t *x = &r->results[idx[k]];
+        hs_format_size(x->hint_bytes, h, sizeof(h));
+        fprintf(f, "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f%% | %llu | %llu |\n",
+                label[k], h, x->p50_us, x->p99_us, x->p999_us, x->mean_us, x->throughput_gbps,
+                100 * x->ll_fraction, (unsigned long long)x->switches,
+                (unsigned long long)x->sq_full_stalls);
+    }
+}
+
+static void md_all(FILE *f, const rec_report_t *r, size_t nmsg)
+{
+    char h[32];
+
+    fprintf(f, "\n## Every candidate (cost terms in us per message)\n\n| hint | %s | p99 us | "
+               "Gb/s | queue | drain | coalesce | L1 | base |\n|---|---|---|---|---|---|---|"
+               "---|---|\n", rec_objective_name(r->objective));
+    for (size_t i = 0; i < r->n; i++) {
+        const pred_result_t *x = &r->results[i];
+        const pred_costs_t *c = &x->costs;
+        double n = (double)(nmsg ? nmsg : 1);
+        hs_format_size(x->hint_bytes, h, sizeof(h));
+        fprintf(f, "| %s%s | %.4g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", h,
+                i == r->winner ? " (rec.)" : "", rec_objective_value(r->objective, x),
+                x->p99_us, x->throughput_gbps, c->queue_us / n, c->drain_us / n,
+                c->coalesce_us / n, c->l1_us / n, c->base_us / n);
+    }
+}
+
+static hs_status_t write_md(const rec_report_t *r, const char *engine, const profile_t *p,
+                            const char *trace_path, const trace_t *tr, const char *path)
+{
+    hs_afile_t *af = NULL;
+    hs_status_t st = hs_afile_open(path, &af);
+    char h[32];
+
+    if (st != HS_OK)
+        return st;
+    FILE *f = hs_afile_stream(af);
+    hs_format_size(r->results[r->winner].hint_bytes, h, sizeof(h));
+    fprintf(f, "# hintsim recommendation: hint %s\n\n", h);
+    fprintf(f, "All figures below are **%s** (engine `%s`), not measured. Profile `%s` (%s, "
+               "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",
+            provenance(engine), engine, p->name, p->origin, (unsigned long long)profile_hash(p),
+            trace_path, tr->n, rec_objective_name(r->objective), HINTSIM_VERSION);
+    md_side_by_side(f, r);
+    fprintf(f, "\n**Why:** %s.\n", r->why);
+    if (r->nwarnings) {
+        fprintf(f, "\n## Warnings\n\n");
+        for (size_t i = 0; i < r->nwarnings; i++)
+            fprintf(f, "- %s\n", r->warnings[i]);
+    }
+    md_all(f, r, tr->n);
+    fprintf(f, "\n%zu candidates evaluated on %u threads in %.2f s.\n", r->n, r->threads_used,
+            r->wall_s);
+    if (ferror(f)) {
+        hs_log_error("%s: write failed", path);
+        hs_afile_abort(af);
+        return HS_ERR_IO;
+    }
+    return hs_afile_commit(af);
+}
+
+hs_status_t rec_report_write(const rec_report_t *r, const char *engine, const profile_t *p,
+                             const char *trace_path, const trace_t *tr, const char *dir)
+{
+    char path[4096];
+    cJSON *j;
+    char *text;
+    hs_status_t st = hs_mkdir_p(dir);
+
+    if (st != HS_OK)
+        return st;
+    j = rec_report_to_json(r, engine, p, trace_path, tr);
+    text = j ? cJSON_Print(j) : NULL;
+    cJSON_Delete(j);
+    if (!text)
+        return HS_ERR_NOMEM;
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    st = hs_write_file_atomic(path, text);
+    free(text);
+    if (st != HS_OK)
+        return st;
+    snprintf(path, sizeof(path), "%s/report.md", dir);
+    return write_md(r, engine, p, trace_path, tr, path);
+}

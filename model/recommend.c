@@ -1,0 +1,428 @@
+/* recommend.c - candidate hints, parallel evaluation, ranking, the deciding cost term and
+ * the source documents' warnings (seed 000's pitfalls, seed 002's cold start). */
+#include "model/recommend.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
+
+#define REC_SAMPLE_MAX 1000000
+#define REC_TIE_REL 1e-9
+
+static const char *const g_obj_names[] = {"p99", "p50", "mean", "throughput", "balanced"};
+
+const char *rec_objective_name(rec_objective_t obj)
+{
+    return (unsigned)obj < 5 ? g_obj_names[obj] : "unknown";
+}
+
+hs_status_t rec_objective_parse(const char *text, rec_objective_t *out)
+{
+    for (unsigned i = 0; i < 5; i++)
+        if (strcmp(text, g_obj_names[i]) == 0) {
+            *out = (rec_objective_t)i;
+            return HS_OK;
+        }
+    return HS_ERR_INVALID;
+}
+
+double rec_objective_value(rec_objective_t obj, const pred_result_t *r)
+{
+    switch (obj) {
+    case REC_OBJ_P50: return r->p50_us;
+    case REC_OBJ_MEAN: return r->mean_us;
+    case REC_OBJ_THROUGHPUT: return r->throughput_gbps;
+    default: return r->p99_us;
+    }
+}
+
+/* ---- candidates ------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorted sample of at most REC_SAMPLE_MAX sizes, evenly strided. */
+static hs_status_t size_sample(const trace_t *tr, uint64_t **out, size_t *n_out)
+{
+    size_t stride = tr->n > REC_SAMPLE_MAX ? tr->n / REC_SAMPLE_MAX + 1 : 1;
+    size_t n = (tr->n + stride - 1) / stride;
+    uint64_t *s = malloc((n ? n : 1) * sizeof(*s));
+
+    if (!s)
+        return HS_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        s[i] = tr->recs[i * stride].size_bytes;
+    qsort(s, n, sizeof(*s), cmp_u64);
+    *out = s;
+    *n_out = n;
+    return HS_OK;
+}
+
+static uint64_t sample_q(const uint64_t *s, size_t n, double q)
+{
+    size_t i = (size_t)ceil(q * (double)n);
+    return s[i ? (i > n ? n - 1 : i - 1) : 0];
+}
+
+static const double g_quantiles[] = {0.10, 0.25, 0.50, 0.75, 0.90, 0.99};
+
+hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out)
+{
+    uint64_t *s = NULL, *c = NULL, lo, hi;
+    size_t ns = 0, n = 0;
+    hs_status_t st = size_sample(tr, &s, &ns);
+
+    if (st != HS_OK)
+        return st;
+    if (ns == 0) {
+        free(s);
+        hs_log_error("the trace has no records: no candidate hints");
+        return HS_ERR_INVALID;
+    }
+    c = malloc((8 + 70) * sizeof(*c));
+    if (!c) {
+        free(s);
+        return HS_ERR_NOMEM;
+    }
+    lo = s[0] ? s[0] : 1;
+    hi = s[ns - 1];
+    for (size_t i = 0; i < tr->n; i++) /* the sample may miss the true maximum */
+        if (tr->recs[i].size_bytes > hi)
+            hi = tr->recs[i].size_bytes;
+    c[n++] = 0;
+    for (unsigned k = 63u - (unsigned)__builtin_clzll(lo); k < 64; k++) {
+        c[n++] = 1ULL << k;
+        if ((1ULL << k) >= hi)
+            break;
+    }
+    for (size_t q = 0; q < sizeof(g_quantiles) / sizeof(g_quantiles[0]); q++)
+        c[n++] = sample_q(s, ns, g_quantiles[q]);
+    c[n++] = hi; /* everything on LL */
+    qsort(c, n, sizeof(*c), cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || c[i] != c[u - 1])
+            c[u++] = c[i];
+    free(s);
+    *out = c;
+    *n_out = u;
+    return HS_OK;
+}
+
+/* ---- parallel evaluation ------------------------------------------------------------ */
+
+typedef struct {
+    const pred_engine_ops_t *eng;
+    const trace_t *tr;
+    const profile_t *p;
+    const pred_opts_t *po;
+    const uint64_t *hints;
+    pred_result_t *res;
+    hs_status_t *st;
+    size_t n, next;
+    pthread_mutex_t lock;
+} rec_pool_t;
+
+static void *rec_worker(void *arg)
+{
+    rec_pool_t *pool = arg;
+
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        size_t i = pool->next++;
+        pthread_mutex_unlock(&pool->lock);
+        if (i >= pool->n)
+            return NULL;
+        pool->st[i] = pred_run(pool->eng, pool->tr, pool->p, pool->po, pool->hints[i], 0,
+                               &pool->res[i]);
+    }
+}
+
+static hs_status_t eval_all(rec_pool_t *pool, unsigned nthreads)
+{
+    pthread_t tid[64];
+    unsigned started = 0;
+
+    if (nthreads > 64)
+        nthreads = 64;
+    if (nthreads > pool->n)
+        nthreads = (unsigned)pool->n;
+    for (; started + 1 < nthreads; started++)
+        if (pthread_create(&tid[started], NULL, rec_worker, pool) != 0)
+            break;
+    rec_worker(pool); /* this thread works too */
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    for (size_t i = 0; i < pool->n; i++)
+        if (pool->st[i] != HS_OK)
+            return pool->st[i];
+    return HS_OK;
+}
+
+/* ---- ranking --------------------------------------------------------------------- */
+
+/* 1 if a ranks before b under obj (ties: the smaller hint, seed 000's "median plus a bit,
+ * not the maximum"). best_gbps is for balanced. */
+static int rec_before(rec_objective_t obj, const pred_result_t *a, const pred_result_t *b,
+                      double best_gbps)
+{
+    double va = rec_objective_value(obj, a), vb = rec_objective_value(obj, b);
+
+    if (obj == REC_OBJ_BALANCED) {
+        int ea = a->throughput_gbps >= 0.95 * best_gbps;
+        int eb = b->throughput_gbps >= 0.95 * best_gbps;
+        if (ea != eb)
+            return ea;
+    }
+    if (fabs(va - vb) > REC_TIE_REL * fmax(fabs(va), fabs(vb))) {
+        return obj == REC_OBJ_THROUGHPUT ? va > vb : va < vb;
+    }
+    return a->hint_bytes < b->hint_bytes;
+}
+
+static void rank(rec_report_t *r)
+{
+    double best_gbps = 0;
+    size_t w = 0, ru = SIZE_MAX;
+
+    for (size_t i = 0; i < r->n; i++)
+        best_gbps = fmax(best_gbps, r->results[i].throughput_gbps);
+    for (size_t i = 1; i < r->n; i++)
+        if (rec_before(r->objective, &r->results[i], &r->results[w], best_gbps))
+            w = i;
+    for (size_t i = 0; i < r->n; i++)
+        if (i != w && (ru == SIZE_MAX ||
+                       rec_before(r->objective, &r->results[i], &r->results[ru], best_gbps)))
+            ru = i;
+    r->winner = w;
+    r->runner_up = ru == SIZE_MAX ? w : ru;
+}
+
+static const char *const g_terms[] = {"queue wait", "drain", "coalescing", "L1", "base"};
+static const char *const g_term_keys[] = {"queue", "drain", "coalesce", "l1", "base"};
+
+static void costs_array(const pred_costs_t *c, double v[5])
+{
+    v[0] = c->queue_us;
+    v[1] = c->drain_us;
+    v[2] = c->coalesce_us;
+    v[3] = c->l1_us;
+    v[4] = c->base_us;
+}
+
+static void explain(rec_report_t *r, size_t nmsg)
+{
+    const pred_result_t *w = &r->results[r->winner], *u = &r->results[r->runner_up];
+    double cw[5], cu[5], best = -1;
+    size_t k = 4;
+    char hw[32], hu[32];
+
+    if (r->winner == r->runner_up) {
+        snprintf(r->why, sizeof(r->why), "only one candidate was evaluated");
+        r->why_term = "base";
+        return;
+    }
+    costs_array(&w->costs, cw);
+    costs_array(&u->costs, cu);
+    for (size_t t = 0; t < 5; t++)
+        if (fabs(cu[t] - cw[t]) > best) {
+            best = fabs(cu[t] - cw[t]);
+            k = t;
+        }
+    hs_format_size(w->hint_bytes, hw, sizeof(hw));
+    hs_format_size(u->hint_bytes, hu, sizeof(hu));
+    r->why_term = g_term_keys[k];
+    snprintf(r->why, sizeof(r->why),
+             "%s: hint %s %s %s %.4g vs %.4g for hint %s; the cost term that separates them is "
+             "%s (%.3f vs %.3f us per message; %s is the %s)",
+             g_terms[k], hw, r->objective == REC_OBJ_THROUGHPUT ? "reaches" : "has",
+             rec_objective_name(r->objective), rec_objective_value(r->objective, w),
+             rec_objective_value(r->objective, u), hu, g_terms[k], cw[k] / (double)nmsg,
+             cu[k] / (double)nmsg, hw, cw[k] < cu[k] ? "lower" : "higher, offset elsewhere");
+}
+
+/* ---- warnings --------------------------------------------------------------------- */
+
+static hs_status_t warn(rec_report_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static hs_status_t warn(rec_report_t *r, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    char **grown = realloc(r->warnings, (r->nwarnings + 1) * sizeof(*grown));
+
+    if (!grown)
+        return HS_ERR_NOMEM;
+    r->warnings = grown;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    r->warnings[r->nwarnings] = strdup(buf);
+    if (!r->warnings[r->nwarnings])
+        return HS_ERR_NOMEM;
+    r->nwarnings++;
+    return HS_OK;
+}
+
+static hs_status_t warn_sizes(rec_report_t *r, const trace_t *tr)
+{
+    uint64_t *s = NULL;
+    size_t ns = 0;
+    hs_status_t st = size_sample(tr, &s, &ns);
+
+    if (st != HS_OK)
+        return st;
+    uint64_t p1 = sample_q(s, ns, 0.01), p99 = sample_q(s, ns, 0.99);
+    free(s);
+    if (p99 >= 1000 * (p1 ? p1 : 1))
+        return warn(r, "message sizes span %.1f orders of magnitude (p1 %llu B, p99 %llu B): "
+                    "seed 000 says no single hint helps much here; consider one connection "
+                    "per size class or staying on the generic path",
+                    log10((double)p99 / (double)(p1 ? p1 : 1)), (unsigned long long)p1,
+                    (unsigned long long)p99);
+    return HS_OK;
+}
+
+static hs_status_t warn_results(rec_report_t *r, const profile_t *p)
+{
+    const pred_result_t *w = &r->results[r->winner];
+    hs_status_t st = HS_OK;
+    char h[32];
+
+    if (w->count && w->switches * 100 > w->count)
+        st = warn(r, "the recommended hint switches paths on %.1f%% of messages (drain "
+                  "%.1f us in total): seed 000 warns that switching oscillates; raise "
+                  "switch.hysteresis or move the hint out of the medium band",
+                  100.0 * (double)w->switches / (double)w->count, w->drain_us_total);
+    const pred_result_t *b = &r->results[r->baseline];
+    for (size_t i = 0; st == HS_OK && i < r->n; i++) {
+        const pred_result_t *c = &r->results[i];
+        if (c->ll_fraction > 0 && c->count && c->p99_us >= 3 * c->p50_us &&
+            c->p99_us >= 2 * b->p99_us) {
+            hs_format_size(c->hint_bytes, h, sizeof(h));
+            st = warn(r, "hint %s: p99 %.1f us is %.1fx its p50 and %.1fx hint 0's p99 "
+                      "(%llu queue-full stalls): dense traffic on the shallow LL queue "
+                      "(ll.depth %g, an event per message) gives periodic spikes, seed 000 "
+                      "pitfall 1; cover the median plus a bit, not the maximum", h, c->p99_us,
+                      c->p99_us / c->p50_us, c->p99_us / b->p99_us,
+                      (unsigned long long)c->sq_full_stalls, p->ll_depth);
+        }
+    }
+    return st;
+}
+
+static hs_status_t warn_flat(rec_report_t *r)
+{
+    double lo = INFINITY, hi = -INFINITY;
+
+    for (size_t i = 0; i < r->n; i++) {
+        double v = rec_objective_value(r->objective, &r->results[i]);
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    if (r->n > 1 && hi - lo <= 0.02 * fabs(lo))
+        return warn(r, "every candidate is within 2%% on %s: the hint hardly matters for this "
+                    "trace under this profile (a live run showing no difference may also mean "
+                    "the hint is not honoured, seed 000 pitfall 2)",
+                    rec_objective_name(r->objective));
+    if (r->results[r->winner].cold_count)
+        return warn(r, "%llu cold-start messages are reported apart and not ranked (seed 002)",
+                    (unsigned long long)r->results[r->winner].cold_count);
+    return HS_OK;
+}
+
+/* ---- entry ------------------------------------------------------------------------ */
+
+static hs_status_t candidate_list(const trace_t *tr, const rec_opts_t *o, uint64_t **out,
+                                  size_t *n)
+{
+    uint64_t *c;
+
+    if (!o->candidates)
+        return rec_candidates_auto(tr, out, n);
+    c = malloc((o->ncandidates + 1) * sizeof(*c));
+    if (!c)
+        return HS_ERR_NOMEM;
+    c[0] = 0; /* hint 0 is always shown */
+    memcpy(c + 1, o->candidates, o->ncandidates * sizeof(*c));
+    qsort(c, o->ncandidates + 1, sizeof(*c), cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i <= o->ncandidates; i++)
+        if (i == 0 || c[i] != c[u - 1])
+            c[u++] = c[i];
+    *out = c;
+    *n = u;
+    return HS_OK;
+}
+
+static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
+                            const profile_t *p, const rec_opts_t *o, const uint64_t *hints,
+                            rec_report_t *out)
+{
+    rec_pool_t pool = {eng, tr, p, &o->pred, hints, out->results, NULL, out->n, 0,
+                       PTHREAD_MUTEX_INITIALIZER};
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    hs_status_t st;
+
+    pool.st = calloc(out->n, sizeof(*pool.st));
+    if (!pool.st)
+        return HS_ERR_NOMEM;
+    out->threads_used = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+    st = eval_all(&pool, out->threads_used);
+    free(pool.st);
+    return st;
+}
+
+hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                    const rec_opts_t *o, rec_report_t *out)
+{
+    uint64_t *hints = NULL, t0 = hs_now_ns();
+    hs_status_t st;
+
+    memset(out, 0, sizeof(*out));
+    out->objective = o->objective;
+    if (tr->n == 0) {
+        hs_log_error("the trace has no records: nothing to recommend");
+        return HS_ERR_INVALID;
+    }
+    st = candidate_list(tr, o, &hints, &out->n);
+    if (st != HS_OK)
+        return st;
+    out->results = calloc(out->n, sizeof(*out->results));
+    st = out->results ? evaluate(eng, tr, p, o, hints, out) : HS_ERR_NOMEM;
+    out->wall_s = (double)(hs_now_ns() - t0) * 1e-9;
+    if (st == HS_OK) {
+        rank(out);
+        explain(out, tr->n);
+        st = warn_sizes(out, tr);
+    }
+    if (st == HS_OK)
+        st = warn_results(out, p);
+    if (st == HS_OK)
+        st = warn_flat(out);
+    free(hints);
+    if (st != HS_OK)
+        rec_report_release(out);
+    return st;
+}
+
+void rec_report_release(rec_report_t *r)
+{
+    for (size_t i = 0; r->results && i < r->n; i++)
+        pred_result_release(&r->results[i]);
+    free(r->results);
+    for (size_t i = 0; i < r->nwarnings; i++)
+        free(r->warnings[i]);
+    free(r->warnings);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,69 @@
+/* recommend.h - hint recommendation: evaluate candidate hints with one prediction engine,
+ * rank them by an objective, say which cost term separates the winner from the runner-up,
+ * and flag what the source documents warn about. Reused by validate and sweep. */
+#ifndef HS_RECOMMEND_H
+#define HS_RECOMMEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/predict.h"
+
+typedef enum {
+    REC_OBJ_P99 = 0,    /* lowest p99 latency */
+    REC_OBJ_P50,        /* lowest median */
+    REC_OBJ_MEAN,       /* lowest mean */
+    REC_OBJ_THROUGHPUT, /* highest throughput */
+    REC_OBJ_BALANCED,   /* lowest p99 among hints within 5% of the best throughput */
+} rec_objective_t;
+
+/* "p99", "p50", "mean", "throughput", "balanced" (and back). Parse does not log. */
+const char *rec_objective_name(rec_objective_t obj);
+hs_status_t rec_objective_parse(const char *text, rec_objective_t *out);
+
+typedef struct {
+    rec_objective_t objective;
+    const uint64_t *candidates; /* NULL: auto (rec_candidates_auto) */
+    size_t ncandidates;
+    unsigned threads;           /* 0: one per online CPU */
+    pred_opts_t pred;           /* mode, include_cold (default 0: cold start apart), ... */
+} rec_opts_t;
+
+typedef struct {
+    pred_result_t *results;  /* owned, one per candidate, sorted by hint */
+    size_t n;
+    size_t winner, runner_up; /* indices into results (runner_up == winner when n == 1) */
+    size_t baseline;          /* index of hint 0 (always evaluated) */
+    rec_objective_t objective;
+    char why[512];            /* the cost term that separates winner and runner-up */
+    const char *why_term;     /* "queue", "drain", "coalesce", "l1", "base" */
+    char **warnings;          /* owned strings: the source documents' pitfalls found here */
+    size_t nwarnings;
+    double wall_s;            /* time spent evaluating */
+    unsigned threads_used;
+} rec_report_t;
+
+/* The auto candidates: 0, powers of two across the trace's size range, the trace's size
+ * quantiles (p10..p99) and "everything LL" (the largest size), sorted and unique.
+ * The caller frees *out. */
+hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out);
+
+/* Value of the objective for one result (balanced ranks by p99). */
+double rec_objective_value(rec_objective_t obj, const pred_result_t *r);
+
+/* Evaluate every candidate (in parallel) with eng, pick winner and runner-up, explain,
+ * warn. The caller releases *out with rec_report_release. */
+hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                    const rec_opts_t *o, rec_report_t *out);
+void rec_report_release(rec_report_t *r);
+
+/* The report as JSON: engine, profile, trace, objective, results, "recommended" (CLI.md),
+ * warnings. The caller owns it. */
+struct cJSON *rec_report_to_json(const rec_report_t *r, const char *engine,
+                                 const profile_t *p, const char *trace_path,
+                                 const trace_t *tr);
+/* Write report.json and report.md into dir (created), each atomically. */
+hs_status_t rec_report_write(const rec_report_t *r, const char *engine, const profile_t *p,
+                             const char *trace_path, const trace_t *tr, const char *dir);
+
+#endif

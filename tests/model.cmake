@@ -1,0 +1,6 @@
+# model/: profiles, the replay engine (closed forms), the seeds reproduced, recommend.
+hs_add_unit_test(test_profile SOURCES test_profile.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_model_closed SOURCES test_model_closed.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_model_seeds SOURCES test_model_seeds.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_recommend SOURCES test_recommend.c LIBS hs_testlib hs_model)
+hs_add_valgrind_test(valgrind_test_model_closed COMMAND $<TARGET_FILE:test_model_closed>)

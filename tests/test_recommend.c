@@ -1,0 +1,315 @@
+/* test_recommend.c - candidates, objectives (incl. balanced), ties, the deciding cost term,
+ * warnings for the source documents' pitfalls, cold start apart, parallel == serial, and
+ * the recommend CLI (report files, JSON keys, exit codes on bad input). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model/model.h"
+#include "model/recommend.h"
+#include "tests/hs_test.h"
+
+static trace_t *mk(size_t n, uint64_t gap_ns, const uint64_t *sizes, size_t nsizes)
+{
+    trace_t *tr = NULL;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (size_t i = 0; i < n; i++) {
+        trace_rec_t r = {.t_post_ns = i * gap_ns, .t_done_ns = i * gap_ns + 1,
+                         .size_bytes = sizes[i % nsizes]};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    return tr;
+}
+
+static profile_t *prof(const char *name, const char *set)
+{
+    profile_t *p = NULL;
+
+    assert_int_equal(profile_load(name, &p), HS_OK);
+    if (set)
+        assert_int_equal(profile_set(p, set), HS_OK);
+    return p;
+}
+
+static int has_warning(const rec_report_t *r, const char *needle)
+{
+    for (size_t i = 0; i < r->nwarnings; i++)
+        if (strstr(r->warnings[i], needle))
+            return 1;
+    return 0;
+}
+
+static void test_candidates_auto(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {8, 100, 3000, 65536};
+    trace_t *tr = mk(1000, 1000, sizes, 4);
+    uint64_t *c = NULL;
+    size_t n = 0;
+
+    assert_int_equal(rec_candidates_auto(tr, &c, &n), HS_OK);
+    assert_int_equal(c[0], 0);
+    for (size_t i = 1; i < n; i++)
+        assert_true(c[i] > c[i - 1]);
+    int has8 = 0, has64k = 0, has100 = 0, has3000 = 0;
+    for (size_t i = 0; i < n; i++) {
+        has8 |= c[i] == 8;
+        has64k |= c[i] == 65536;
+        has100 |= c[i] == 100;   /* a quantile */
+        has3000 |= c[i] == 3000; /* a quantile */
+    }
+    assert_true(has8 && has64k && has100 && has3000);
+    free(c);
+    trace_free(tr);
+}
+
+/* 8 B only, sparse: any hint >= 8 is the same; the smallest wins the tie, hint 0 is worse
+ * by the BW path's coalescing timer. */
+static void test_p99_tie_and_why(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {8};
+    trace_t *tr = mk(2000, 50000, sizes, 1);
+    profile_t *p = prof("seed000", NULL);
+    rec_opts_t o = {.objective = REC_OBJ_P99};
+    rec_report_t r;
+
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.n, 2); /* auto over a single size: 0 and 8 */
+    assert_int_equal(r.results[r.winner].hint_bytes, 8);
+    assert_int_equal(r.results[r.baseline].hint_bytes, 0);
+    assert_true(r.results[r.baseline].p99_us > r.results[r.winner].p99_us);
+    /* against hint 0 the deciding term is coalescing (the BW moderation timer) */
+    assert_string_equal(r.why_term, "coalesce");
+    assert_non_null(strstr(r.why, "coalescing"));
+    rec_report_release(&r);
+    /* equal candidates: the smaller hint wins the tie, and the why says base (no term differs) */
+    uint64_t eq[] = {8, 16, 64};
+    o.candidates = eq;
+    o.ncandidates = 3;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.results[r.winner].hint_bytes, 8);
+    assert_int_equal(r.results[r.runner_up].hint_bytes, 16);
+    rec_report_release(&r);
+    profile_free(p);
+    trace_free(tr);
+}
+
+static void test_objectives(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {8, 8, 8, 2u << 20};
+    trace_t *tr = mk(4000, 20000, sizes, 4);
+    profile_t *p = prof("seed000", NULL);
+
+    for (int obj = REC_OBJ_P99; obj <= REC_OBJ_BALANCED; obj++) {
+        rec_opts_t o = {.objective = (rec_objective_t)obj, .threads = 2};
+        rec_report_t r;
+        assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+        const pred_result_t *w = &r.results[r.winner];
+        double best_gbps = 0;
+        for (size_t i = 0; i < r.n; i++)
+            best_gbps = fmax(best_gbps, r.results[i].throughput_gbps);
+        for (size_t i = 0; i < r.n; i++) {
+            const pred_result_t *x = &r.results[i];
+            if (obj == REC_OBJ_THROUGHPUT)
+                assert_true(w->throughput_gbps >= x->throughput_gbps);
+            else if (obj == REC_OBJ_BALANCED) {
+                if (x->throughput_gbps >= 0.95 * best_gbps)
+                    assert_true(w->p99_us <= x->p99_us);
+            } else
+                assert_true(rec_objective_value(o.objective, w) <=
+                            rec_objective_value(o.objective, x));
+        }
+        if (obj == REC_OBJ_BALANCED)
+            assert_true(w->throughput_gbps >= 0.95 * best_gbps);
+        rec_report_release(&r);
+    }
+    profile_free(p);
+    trace_free(tr);
+}
+
+static void test_parallel_equals_serial(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {64, 512, 4096, 32768, 300};
+    trace_t *tr = mk(50000, 900, sizes, 5);
+    profile_t *p = prof("generic", NULL);
+    rec_opts_t o1 = {.objective = REC_OBJ_P99, .threads = 1}, o4 = o1;
+    rec_report_t a, b;
+
+    o4.threads = 4;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o1, &a), HS_OK);
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o4, &b), HS_OK);
+    assert_int_equal(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        assert_int_equal(a.results[i].hint_bytes, b.results[i].hint_bytes);
+        assert_true(a.results[i].p99_us == b.results[i].p99_us);
+        assert_true(a.results[i].mean_us == b.results[i].mean_us);
+    }
+    assert_int_equal(a.winner, b.winner);
+    rec_report_release(&a);
+    rec_report_release(&b);
+    profile_free(p);
+    trace_free(tr);
+}
+
+static void test_warnings(void **state)
+{
+    (void)state;
+    rec_report_t r;
+    rec_opts_t o = {.objective = REC_OBJ_P99};
+    /* sizes over orders of magnitude (seed 000: 16 B control + 64 MB data) */
+    static const uint64_t wide[] = {16, 16, 16, 64u << 20};
+    trace_t *tr = mk(400, 100000, wide, 4);
+    profile_t *p = prof("seed000", NULL);
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_true(has_warning(&r, "orders of magnitude"));
+    rec_report_release(&r);
+    trace_free(tr);
+    profile_free(p);
+    /* alternating classes with a free switch: the winner switches on every message */
+    static const uint64_t alt[] = {8, 65536};
+    tr = mk(2000, 100000, alt, 2);
+    p = prof("generic", "switch.drain_fixed_us=0");
+    uint64_t c[] = {1024};
+    o.objective = REC_OBJ_MEAN;
+    o.candidates = c;
+    o.ncandidates = 1;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.results[r.winner].hint_bytes, 1024);
+    assert_true(has_warning(&r, "switches paths"));
+    rec_report_release(&r);
+    trace_free(tr);
+    profile_free(p);
+}
+
+/* Dense medium bursts on a shallow LL queue: pitfall 1 is flagged for the covering hint. */
+static void test_warning_dense_medium(void **state)
+{
+    (void)state;
+    trace_t *tr = NULL;
+    uint64_t t = 0;
+    rec_opts_t o = {.objective = REC_OBJ_P99};
+    uint64_t c[] = {65536};
+    rec_report_t r;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (int cyc = 0; cyc < 100; cyc++) {
+        for (int i = 0; i < 300; i++, t += 20000) {
+            trace_rec_t x = {.t_post_ns = t, .t_done_ns = TRACE_TIME_UNKNOWN, .size_bytes = 8};
+            assert_int_equal(trace_push(tr, &x), HS_OK);
+        }
+        for (int i = 0; i < 64; i++, t += 1000) {
+            trace_rec_t x = {.t_post_ns = t, .t_done_ns = TRACE_TIME_UNKNOWN,
+                             .size_bytes = 256u << (i % 5)};
+            assert_int_equal(trace_push(tr, &x), HS_OK);
+        }
+    }
+    profile_t *p = prof("seed000", NULL);
+    o.candidates = c;
+    o.ncandidates = 1;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    for (size_t i = 0; i < r.n; i++)
+        printf("  hint %llu: p50 %.2f p99 %.2f stalls %llu of %llu\n",
+               (unsigned long long)r.results[i].hint_bytes, r.results[i].p50_us,
+               r.results[i].p99_us, (unsigned long long)r.results[i].sq_full_stalls,
+               (unsigned long long)r.results[i].count);
+    assert_true(has_warning(&r, "pitfall 1"));
+    rec_report_release(&r);
+    trace_free(tr);
+    profile_free(p);
+}
+
+static void test_cold_apart(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {64};
+    trace_t *tr = mk(1000, 10000, sizes, 1);
+    profile_t *p = prof("generic", NULL);
+    rec_opts_t o = {.objective = REC_OBJ_P99};
+    rec_report_t r;
+
+    for (size_t i = 0; i < 10; i++)
+        tr->recs[i].flags |= TRACE_F_COLD;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.results[r.winner].cold_count, 10);
+    assert_int_equal(r.results[r.winner].count, 990);
+    assert_true(has_warning(&r, "cold-start"));
+    rec_report_release(&r);
+    o.pred.include_cold = 1;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.results[r.winner].count, 1000);
+    rec_report_release(&r);
+    profile_free(p);
+    trace_free(tr);
+}
+
+static void test_cli(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512], empty[512], *out = NULL;
+    static const uint64_t sizes[] = {8, 4096, 16384};
+    trace_t *tr = mk(3000, 5000, sizes, 3);
+    struct stat sb;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/t.hst", dir);
+    snprintf(empty, sizeof(empty), "%s/empty.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    trace_free(tr);
+    assert_int_equal(trace_new(&tr), HS_OK);
+    assert_int_equal(trace_save(empty, tr), HS_OK);
+    trace_free(tr);
+
+    rc = hs_test_run(&out, "%s recommend %s --profile seed000 -o %s/rep", hs_test_bin(), path, dir);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "why:"));
+    free(out);
+    snprintf(path + strlen(dir), sizeof(path) - strlen(dir), "/rep/report.json");
+    assert_int_equal(stat(path, &sb), 0);
+    snprintf(path + strlen(dir), sizeof(path) - strlen(dir), "/rep/report.md");
+    assert_int_equal(stat(path, &sb), 0);
+    snprintf(path + strlen(dir), sizeof(path) - strlen(dir), "/t.hst");
+    rc = hs_test_run(&out, "%s recommend %s --profile seed000 --objective balanced --json",
+                     hs_test_bin(), path);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "\"recommended\""));
+    assert_non_null(strstr(out, "\"runner_up\""));
+    assert_non_null(strstr(out, "\"why\""));
+    free(out);
+    rc = hs_test_run(&out, "%s model %s --profile seed000 --hint 0,8K --json", hs_test_bin(), path);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "\"by_size_class\""));
+    assert_non_null(strstr(out, "\"sq_full_stalls\""));
+    free(out);
+    rc = hs_test_run(&out, "%s recommend %s --profile seed000", hs_test_bin(), empty);
+    assert_int_equal(rc, 1);
+    free(out);
+    rc = hs_test_run(&out, "%s recommend %s --objective p42", hs_test_bin(), path);
+    assert_int_equal(rc, 2);
+    free(out);
+    rc = hs_test_run(&out, "%s model %s --profile seed000 --set bw.depth=0", hs_test_bin(), path);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "bw.depth"));
+    free(out);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_candidates_auto),
+        cmocka_unit_test(test_p99_tie_and_why),
+        cmocka_unit_test(test_objectives),
+        cmocka_unit_test(test_parallel_equals_serial),
+        cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_warning_dense_medium),
+        cmocka_unit_test(test_cold_apart),
+        cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
