@@ -10,3 +10,5 @@ else()
 endif()
 # hintsim doctor: the machine report.
 hs_add_unit_test(test_report_doctor SOURCES test_report_doctor.c LIBS hs_plots hs_testlib)
+# recommend -o: the report from a real rec_run.
+hs_add_unit_test(test_report_rec SOURCES test_report_rec.c LIBS hs_plots hs_model hs_trace hs_testlib)

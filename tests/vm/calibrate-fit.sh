@@ -1,0 +1,28 @@
+#!/bin/sh
+# calibrate-fit.sh - runs inside the soft-RoCE VM (busybox sh): hintsim calibrate on rxe0
+# fits a profile, writes it with device/host/date, the profile loads again, and the fitted
+# profile predicts the held-out sizes (measured, not fitted) within 25% median error.
+set -u
+fail() { echo "calibrate-fit: FAIL: $*"; exit 1; }
+
+timeout 500 hintsim calibrate --device rxe0 --iters 60 --warmup 10 \
+    --sizes 8,64,512,4K,32K,256K --holdout 16,128,1K,8K,64K \
+    -o "$OUT/rxe0.json" >"$OUT/calibrate.txt" 2>&1
+rc=$?
+cat "$OUT/calibrate.txt"
+[ $rc -eq 0 ] || fail "hintsim calibrate exit $rc"
+[ -s "$OUT/rxe0.json" ] || fail "no profile written"
+grep -q '"name":[[:space:]]*"calibrated-rxe0"' "$OUT/rxe0.json" || fail "profile not named"
+grep -q '"device":[[:space:]]*"rxe0"' "$OUT/rxe0.json" || fail "profile meta lacks the device"
+grep -q '"date":' "$OUT/rxe0.json" || fail "profile meta lacks the date"
+grep -q '"host":' "$OUT/rxe0.json" || fail "profile meta lacks the host"
+hintsim profile show "$OUT/rxe0.json" >"$OUT/profile-show.txt" 2>&1 ||
+    { cat "$OUT/profile-show.txt"; fail "the written profile does not load"; }
+grep -q "calibrate: fitted" "$OUT/profile-show.txt" || fail "no fitted source in profile show"
+
+held=$(awk '/^held-out sizes:/ { sub("%", "", $NF); print $NF }' "$OUT/calibrate.txt")
+[ -n "$held" ] || fail "no held-out error printed"
+echo "calibrate-fit: held-out median error $held%"
+echo "held_median_error_pct $held" >"$OUT/result.txt"
+awk -v h="$held" 'BEGIN { exit !(h + 0 < 25) }' || fail "held-out median error $held% >= 25%"
+echo "calibrate-fit: ok"
