@@ -35,5 +35,8 @@ int cmd_validate(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+/* `capture run` (LD_PRELOAD interposer) and `trace audit`, registered by their groups. */
+int cmd_capture_run(int argc, char **argv);
+int cmd_trace_audit(int argc, char **argv);
 
 #endif
