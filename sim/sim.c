@@ -68,9 +68,9 @@ static hs_status_t shm_map(sim_shm_t *m, unsigned nflows, size_t n)
 static void child_run(const sim_run_args_t *a, const char *platform, const char *shown_name)
 {
     char *argv[] = {"hintsim-sim", "--log=root.thresh:critical",
-                    "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-                    "--cfg=network/TCP-gamma:0", NULL};
-    int argc = 5;
+                    "--log=xbt_exception.thresh:error", "--cfg=network/model:CM02",
+                    "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0", NULL};
+    int argc = 6;
     sim_world_t *w = NULL;
     hs_status_t st;
 
@@ -85,16 +85,48 @@ static void child_run(const sim_run_args_t *a, const char *platform, const char 
     _exit(st == HS_OK ? 0 : SIM_CHILD_ERR_BASE - (int)st);
 }
 
-/* Relay SimGrid's message from a crashed child: the lines before its backtrace. */
-static void relay_simgrid_error(const char *text, const char *shown_name, const char *what)
+/* Split the child's stderr into its text without stage marks (in place) and the last
+ * stage it reached (a pointer into a static-free copy inside text's storage). */
+static const char *strip_stages(char *text, char *stage, size_t stage_len)
+{
+    char *in = text, *out = text;
+    size_t mlen = strlen(SIM_STAGE_MARK);
+
+    stage[0] = '\0';
+    while (*in) {
+        char *eol = strchr(in, '\n');
+        size_t len = eol ? (size_t)(eol - in) + 1 : strlen(in);
+        if (strncmp(in, SIM_STAGE_MARK, mlen) == 0) {
+            snprintf(stage, stage_len, "%.*s", (int)(len - mlen - (eol ? 1 : 0)), in + mlen);
+        } else {
+            memmove(out, in, len);
+            out += len;
+        }
+        in += len;
+    }
+    *out = '\0';
+    return text;
+}
+
+/* Relay SimGrid's message from a crashed child: its log lines, not its backtrace. */
+static void relay_simgrid_error(const char *text, const char *stage, const char *shown_name,
+                                const char *what)
 {
     const char *bt = strstr(text, "Backtrace");
     int len = bt ? (int)(bt - text) : (int)strlen(text);
 
-    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+    while (len > 0 && strchr("\n .", text[len - 1]))
         len--;
-    hs_log_error("%s: SimGrid rejected the platform or the run (%s): %.*s", shown_name, what,
-                 len, len ? text : "(no message)");
+    if (len >= 18 && strncmp(text + len - 18, "Segmentation fault", 18) == 0)
+        len -= 18;
+    while (len > 0 && strchr("\n .", text[len - 1]))
+        len--;
+    if (len == 0 && *stage)
+        hs_log_error("%s: SimGrid failed (%s) while looking up %s: does the platform declare "
+                     "it?", shown_name, what, stage);
+    else
+        hs_log_error("%s: SimGrid rejected the platform or the run (%s): %.*s", shown_name,
+                     what, len, len ? text : "(no message)");
 }
 
 static char *read_all(int fd)
@@ -124,10 +156,11 @@ static char *read_all(int fd)
 }
 
 /* Judge the child's end; forwards its own messages, relays SimGrid's. */
-static hs_status_t child_status(int wst, const char *err, const char *shown_name)
+static hs_status_t child_status(int wst, char *err, const char *shown_name)
 {
-    char what[64];
+    char what[64], stage[160];
 
+    strip_stages(err, stage, sizeof(stage));
     if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0) {
         if (*err)
             fputs(err, stderr);
@@ -142,7 +175,7 @@ static hs_status_t child_status(int wst, const char *err, const char *shown_name
         snprintf(what, sizeof(what), "signal %d", WTERMSIG(wst));
     else
         snprintf(what, sizeof(what), "exit %d", WEXITSTATUS(wst));
-    relay_simgrid_error(err, shown_name, what);
+    relay_simgrid_error(err, stage, shown_name, what);
     return HS_ERR_INVALID;
 }
 
@@ -179,7 +212,7 @@ static hs_status_t run_child(const sim_run_args_t *a, const char *platform,
     close(fds[0]);
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
-    st = child_status(wst, err ? err : "", shown_name);
+    st = err ? child_status(wst, err, shown_name) : HS_ERR_NOMEM;
     free(err);
     return st;
 }

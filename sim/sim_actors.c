@@ -306,6 +306,9 @@ static double slots_acquire(sim_path_t *ph, uint32_t nwr, double t, int *stalled
     t = dmax(t, f->cpu_free_s);
     while (ph->used + nwr > ph->pc->window) {
         double r;
+        /* the model closes in-flight chunks at post time: wait for them to arrive */
+        while (!ph->count && ph->arrived < ph->posted)
+            poster_block(f);
         if (!ph->count)
             batch_force_close(ph);
         r = batch_pop(ph);
@@ -490,7 +493,15 @@ static hs_status_t flow_setup(sim_world_t *w, unsigned id, const char *platform_
                      w->args.nflows - 1, SIM_RECEIVER_HOST);
         return HS_ERR_INVALID;
     }
+    /* SimGrid 3.32 crashes on a missing route: leave a mark so the parent can say which */
+    fprintf(stderr, SIM_STAGE_MARK "the route from '%s' to '%s'\n", name, SIM_RECEIVER_HOST);
+    fflush(stderr);
     f->s_per_byte = 1.0 / sg_host_get_route_bandwidth(f->sender, w->receiver);
+    if (!(f->s_per_byte > 0) || f->s_per_byte > 1) {
+        hs_log_error("%s: the route from '%s' to '%s' has no usable bandwidth", platform_name,
+                     name, SIM_RECEIVER_HOST);
+        return HS_ERR_INVALID;
+    }
     snprintf(f->mb_name, sizeof(f->mb_name), "wire.%u", id);
     f->mb = sg_mailbox_by_name(f->mb_name);
     f->qcap = (uint64_t)w->cfg.path[SIM_LL].window + w->cfg.path[SIM_BW].window + 2;

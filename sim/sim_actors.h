@@ -40,6 +40,11 @@ typedef struct {
 
 typedef struct sim_world sim_world_t;
 
+/* Prefix of the progress marks the child writes to stderr before SimGrid calls that may
+ * crash on a bad platform (the parent names the step, and drops the marks otherwise). */
+#define SIM_STAGE_MARK "hintsim-stage: "
+
+
 /* Create the actors of every flow on the loaded platform (*out owned by the caller, free
  * with sim_world_destroy after simgrid_run returned). Returns HS_ERR_INVALID, logged naming
  * platform_name, when a host is missing. */

@@ -29,6 +29,9 @@ static void write_xml(FILE *f, const sim_cfg_t *cfg, unsigned nflows)
         fprintf(f, "    <host id=\"%s\" speed=\"1Gf\"/>\n", name);
         fprintf(f, "    <link id=\"up%u\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", i,
                 bps, cfg->wire2_s);
+    }
+    for (i = 0; i < nflows; i++) { /* the DTD wants every route after hosts and links */
+        sim_platform_sender_name(i, name, sizeof(name));
         fprintf(f, "    <route src=\"%s\" dst=\"%s\"><link_ctn id=\"up%u\"/>"
                    "<link_ctn id=\"%s\"/></route>\n", name, SIM_RECEIVER_HOST, i, SIM_PORT_LINK);
     }
