@@ -212,6 +212,8 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
                 *(const double *)((const char *)c->fitted + pi->offset), pi->unit);
         if (!c->res.determined[j])
             fprintf(fp, "%9s %9s\n", "-", "(no data)");
+        else if (!(c->res.stderr_rel[j] < 10)) /* the data cannot separate it from another */
+            fprintf(fp, "%9s %8.1f%%\n", ">1000%", 100 * c->res.resid_rel[j]);
         else
             fprintf(fp, "%8.1f%% %8.1f%%\n", 100 * c->res.stderr_rel[j],
                     100 * c->res.resid_rel[j]);

@@ -12,3 +12,5 @@ endif()
 hs_add_unit_test(test_report_doctor SOURCES test_report_doctor.c LIBS hs_plots hs_testlib)
 # recommend -o: the report from a real rec_run.
 hs_add_unit_test(test_report_rec SOURCES test_report_rec.c LIBS hs_plots hs_model hs_trace hs_testlib)
+# validate -o: the report from validate's JSON.
+hs_add_unit_test(test_report_val SOURCES test_report_val.c LIBS hs_plots hs_model hs_trace hs_testlib)

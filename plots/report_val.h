@@ -1,0 +1,21 @@
+/* report_val.h - the visual report of `validate -o DIR`: one call from the command. */
+#ifndef HS_REPORT_VAL_H
+#define HS_REPORT_VAL_H
+
+#include <cjson/cJSON.h>
+
+#include "common/hs_opt.h"
+#include "plots/report_html.h"
+
+/* Figures (predicted against measured among them) and dir/report.html from the JSON
+ * report of cap_validate_run. The profile is loaded again from profile (name or file) with
+ * the same sets, the trace from the report's "trace.path". Logs errors (HS_ERR_INVALID
+ * naming the key when the report lacks one); HS_ERR_ENV when gnuplot is missing. */
+hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char *profile,
+                               const hs_strlist_t *sets);
+
+/* Fill r from one "predicted" or "measured" object of that report (missing keys are 0).
+ * Internal to plots/, exposed for tests. */
+void rep_result_from_json(const cJSON *j, uint64_t hint, pred_result_t *r);
+
+#endif

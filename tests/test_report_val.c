@@ -1,0 +1,103 @@
+/* test_report_val.c - validate's visual report from a report JSON shaped like
+ * cap_validate_run's: candidates sorted by hint, predicted against measured drawn, the
+ * recommended and runner-up found, missing keys refused with the key named. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hs_util.h"
+#include "plots/plot_gnuplot.h"
+#include "plots/report_val.h"
+#include "tests/hs_test.h"
+
+static cJSON *result(double p50, double p99, double gbps)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(j, "p50_us", p50);
+    cJSON_AddNumberToObject(j, "p99_us", p99);
+    cJSON_AddNumberToObject(j, "throughput_gbps", gbps);
+    return j;
+}
+
+static cJSON *report(const char *trace_path)
+{
+    static const struct { double hint; const char *role; double p50, p99, mp50, mp99; } c[] = {
+        {16384, "recommended", 3, 9, 3.3, 11}, {0, "no hint", 5, 14, 5.6, 15},
+        {4096, "runner-up", 3.5, 10, 3.6, 12}, {1048576, "everything LL", 4, 30, 4.4, 28}};
+    cJSON *j = cJSON_CreateObject(), *t = cJSON_AddObjectToObject(j, "trace");
+    cJSON *v = cJSON_AddObjectToObject(j, "validation"), *res = cJSON_AddArrayToObject(j, "results");
+
+    cJSON_AddStringToObject(t, "path", trace_path);
+    cJSON_AddNumberToObject(v, "recommended_hint", 16384);
+    cJSON_AddNumberToObject(v, "best_measured_hint", 16384);
+    cJSON_AddNumberToObject(v, "regret_pct", 0);
+    cJSON_AddStringToObject(v, "objective", "p99");
+    cJSON_AddStringToObject(v, "verdict", "the hints' measured results differ");
+    for (int i = 0; i < 4; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "hint", c[i].hint);
+        cJSON_AddStringToObject(r, "candidate", c[i].role);
+        cJSON_AddItemToObject(r, "predicted", result(c[i].p50, c[i].p99, 1));
+        cJSON_AddItemToObject(r, "measured", result(c[i].mp50, c[i].mp99, 1));
+        cJSON_AddItemToArray(res, r);
+    }
+    return j;
+}
+
+static void test_validate_report(void **state)
+{
+    char *dir = hs_test_tmpdir(), file[4096], *html = NULL, *dat = NULL;
+    cJSON *rep = report(hs_test_src("traces/samples/kv.hst"));
+    size_t len;
+    (void)state;
+    assert_int_equal(rep_write_validate(dir, rep, "seed000", NULL), HS_OK);
+    snprintf(file, sizeof(file), "%s/report.html", dir);
+    assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
+    assert_non_null(strstr(html, "hintsim validate report"));
+    assert_non_null(strstr(html, "Recommended hint: <b>16K</b> &mdash; p99 = 9 us"));
+    assert_non_null(strstr(html, "Runner-up: <b>4K</b>"));
+    assert_non_null(strstr(html, "regret 0.0%"));
+    assert_non_null(strstr(html, "<figure id=\"pred_vs_meas\">"));
+    assert_non_null(strstr(html, "Latency CDF: no per-message latencies")); /* not drawn */
+    /* rows sorted by hint: 0, 4K, 16K, 1M; measured beside predicted */
+    snprintf(file, sizeof(file), "%s/pred_vs_meas.dat", dir);
+    assert_int_equal(hs_read_file(file, &dat, &len), HS_OK);
+    assert_string_equal(dat, "\"0 (none)\" 5.6 5 15 14\n\"4K\" 3.6 3.5 12 10\n"
+                             "\"16K\" 3.3 3 11 9\n\"1M\" 4.4 4 28 30\n");
+    free(dat);
+    free(html);
+    cJSON_Delete(rep);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+}
+
+static void test_bad_report(void **state)
+{
+    char *dir = hs_test_tmpdir();
+    cJSON *rep = report(hs_test_src("traces/samples/kv.hst"));
+    (void)state;
+    cJSON_DeleteItemFromObject(rep, "trace");
+    assert_int_equal(rep_write_validate(dir, rep, "seed000", NULL), HS_ERR_INVALID);
+    cJSON_DeleteItemFromObject(rep, "results");
+    assert_int_equal(rep_write_validate(dir, rep, "seed000", NULL), HS_ERR_INVALID);
+    assert_int_equal(hs_test_run(NULL, "test -e '%s/report.html'", dir), 1);
+    cJSON_Delete(rep);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+}
+
+int main(void)
+{
+    char gp[4096];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validate_report),
+        cmocka_unit_test(test_bad_report),
+    };
+
+    if (plot_gnuplot_find(gp, sizeof(gp)) != HS_OK) {
+        fprintf(stderr, "test_report_val: gnuplot not found (apt-get install gnuplot-nox)\n");
+        return 77;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
