@@ -74,7 +74,7 @@ save_out() {
 
 load_modules
 setup_rxe
-echo "HS-VM-$NONCE-READY kernel $(uname -r), rxe0 up, $(nproc) cpu(s)"
+echo "HS-VM-$NONCE-READY kernel $(uname -r), rxe0 up, $(nproc) cpu(s), $(cut -d" " -f1 /proc/uptime) s since kernel start"
 
 if [ ! -f /hs/script.sh ]; then
     echo "hintsim VM: rxe0 on d0 (10.77.0.1); 'poweroff -f' to leave"

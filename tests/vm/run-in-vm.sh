@@ -27,9 +27,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 PREPARE=0 OUTDIR=""
 HINTSIM=${HINTSIM_BIN:-$ROOT/build/cli/hintsim}
 QEMU_BIN=${HS_VM_QEMU:-qemu-system-x86_64}    # overridable for the harness's own tests
+BOOT_ARGS=""
 CACHE=${HINTSIM_VM_CACHE:-$ROOT/build/vm-cache}
 FILES=() SCRIPT="" ARGS=()
-TMP=""
+TMP="" SIGNALLED=0 QPID=""
 
 say() { echo "run-in-vm: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -116,10 +117,14 @@ make_initrd() {
 }
 
 qemu_args() {
+    # the uncompressed vmlinux boots through its PVH entry: no bzImage decompression (slow
+    # under TCG)
+    local kernel=$CACHE/kernel/vmlinux
+    [ -s "$kernel" ] || kernel=$CACHE/kernel/vmlinuz
     QEMU=("$QEMU_BIN" -accel tcg -cpu max -smp "$SMP" -m "$MEM" -no-reboot
           -nodefaults -no-user-config -display none
-          -kernel "$CACHE/kernel/vmlinuz" -initrd "$TMP/initrd.cpio"
-          -append "console=ttyS0 panic=-1 quiet")
+          -kernel "$kernel" -initrd "$TMP/initrd.cpio"
+          -append "console=ttyS0 panic=-1 quiet $BOOT_ARGS ${HS_VM_APPEND:-}")
     if [ -n "$OUTDIR" ]; then
         truncate -s 1G "$TMP/out.img"    # sparse: costs only what the guest writes
         QEMU+=(-drive "file=$TMP/out.img,format=raw,if=virtio,cache=unsafe")
@@ -132,17 +137,29 @@ run_shell() {
     exit $rc
 }
 
-# run_script: boot, stream the console (CRs removed) and keep a copy to read the markers.
+# run_script: boot, stream the console (CRs removed) while qemu writes it to a file. qemu runs
+# under timeout(1) in the background so that a TERM/INT sent to this script stops the VM
+# (timeout passes the signal on to qemu) instead of leaving it running.
 run_script() {
-    local t0 rc
+    local t0 tpid
     t0=$(date +%s.%N)
-    set +e
-    timeout -k 10 "$TIMEOUT" "${QEMU[@]}" -serial stdio </dev/null 2>&1 |
-        tr -d '\r' | tee "$TMP/console.log"
-    rc=${PIPESTATUS[0]}
-    set -e
+    : >"$TMP/console.raw"
+    timeout -k 10 "$TIMEOUT" "${QEMU[@]}" -serial stdio </dev/null >"$TMP/console.raw" 2>&1 &
+    QPID=$!
+    trap 'SIGNALLED=1; kill -TERM $QPID 2>/dev/null' TERM INT HUP
+    tail -s 0.2 --pid=$QPID -f "$TMP/console.raw" | tr -d '\r' &
+    tpid=$!
+    QEMU_RC=0
+    wait $QPID || QEMU_RC=$?
+    while kill -0 $QPID 2>/dev/null; do    # a trapped signal ends wait early
+        QEMU_RC=0
+        wait $QPID || QEMU_RC=$?
+    done
+    wait $tpid || true
+    trap - TERM INT HUP
+    tr -d '\r' <"$TMP/console.raw" >"$TMP/console.log"
     ELAPSED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-    QEMU_RC=$rc
+    [ $SIGNALLED -eq 0 ] || die "interrupted: VM stopped"
 }
 
 # collect: the script's status from the console markers, $OUT from the disk image.

@@ -11,7 +11,7 @@ val() { awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' "$re
 [ "$(val device)" = rxe0 ] || fail "$res: device is '$(val device)', not rxe0"
 [ "$(val port_state)" = PORT_ACTIVE ] || fail "$res: port_state is not PORT_ACTIVE"
 for end in server client; do
-    [ "$(val pingpong_${end}_iters)" = 1000 ] || fail "$res: pingpong_${end}_iters != 1000"
+    [ "$(val pingpong_${end}_iters)" = 500 ] || fail "$res: pingpong_${end}_iters != 500"
     [ "$(val write_lat_${end}_iters)" = 1000 ] || fail "$res: write_lat_${end}_iters != 1000"
     [ "$(val write_bw_${end}_iters)" = 2000 ] || fail "$res: write_bw_${end}_iters != 2000"
     for k in pingpong_${end}_usec_per_iter write_lat_${end}_t_avg_us write_bw_${end}_avg_MBps; do

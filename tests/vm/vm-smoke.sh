@@ -10,7 +10,7 @@ PORT=18515
 LAT_ITERS=1000
 BW_ITERS=2000
 BW_SIZE=65536
-PP_ITERS=1000
+PP_ITERS=500
 RES=$OUT/smoke-results.txt
 
 fail() { echo "vm-smoke: FAIL: $*"; exit 1; }
