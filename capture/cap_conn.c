@@ -163,7 +163,7 @@ static hs_status_t tcp_connect(const char *host, uint16_t port, uint64_t timeout
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
     uint64_t deadline = hs_now_ns() + timeout_ns;
     char svc[16];
-    int rc, fd = -1;
+    int rc, fd = -1, err = 0;
 
     snprintf(svc, sizeof(svc), "%u", port);
     rc = getaddrinfo(host, svc, &hints, &res);
@@ -173,13 +173,15 @@ static hs_status_t tcp_connect(const char *host, uint16_t port, uint64_t timeout
     }
     while (fd < 0 && hs_now_ns() < deadline) {
         fd = try_connect(res);
-        if (fd < 0)
+        if (fd < 0) {
+            err = errno;
             usleep(100000);
+        }
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        hs_log_error("cannot reach %s:%u within %.1f s (is the server running?)", host, port,
-                     (double)timeout_ns / 1e9);
+        hs_log_error("cannot reach %s:%u within %.1f s: %s (is the server running?)", host,
+                     port, (double)timeout_ns / 1e9, strerror(err));
         return HS_ERR_TIMEOUT;
     }
     *fd_out = fd;

@@ -77,6 +77,11 @@ static int bench_parse_lists(const struct bench_opts *a, cap_bench_opts_t *o, ui
         fprintf(stderr, "hintsim: capture bench: --hint '%s': not a list of sizes\n", a->hint);
         return 2;
     }
+    if (cap_bench_parse_phases(a->phases, &o->phases) != HS_OK) {
+        fprintf(stderr, "hintsim: capture bench: --phases '%s': a list of pingpong, latency, "
+                "stream, or all\n", a->phases);
+        return 2;
+    }
     o->sizes = *sizes;
     o->hints = *hints;
     o->nhints = n;

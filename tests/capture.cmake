@@ -14,3 +14,9 @@ if(COMMAND hs_add_vm_test)
     CHECK capture-validate-check.sh)
   hs_add_vm_test(vm_capture_peer SCRIPT capture-peer.sh TIMEOUT 900)
 endif()
+
+# GPU memory (label gpu): needs a CUDA GPU; exits 77 (skipped) with a message without one.
+if(HINTSIM_HAVE_CUDA)
+  hs_add_unit_test(test_cap_cuda SOURCES gpu/test_cap_cuda.c LIBS hs_capture hs_testlib
+    LABELS gpu)
+endif()
