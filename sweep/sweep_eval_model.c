@@ -3,8 +3,8 @@
  * Traces are loaded once when the evaluator is created and base profiles once in check();
  * a point clones its base profile and applies the grid's overrides (fixed ones, then one
  * per axis), so its profile hash is the hash of the numbers the engine really used.
- * "auto" evaluates hint 0 and every power of two from 64 bytes up to the trace's largest
- * message, and keeps the best by the objective (ties: the smaller hint).
+ * "auto" is the recommender's answer (rec_run over its auto candidates, one thread: the
+ * sweep already runs one point per core), so a sweep agrees with `hintsim recommend`.
  */
 #include "sweep/sweep_eval_model.h"
 
@@ -15,12 +15,14 @@
 #include "model/model.h"
 #include "model/predict.h"
 #include "model/profile.h"
+#include "model/recommend.h"
 #include "sim/sim.h"
 #include "traces/trace.h"
 
 typedef struct {
     const sweep_grid_t *g;
     const pred_engine_ops_t *eng;
+    rec_objective_t objective;
     trace_t **traces;     /* one per grid trace */
     profile_t **profiles; /* one per grid profile, loaded by check() */
 } eval_model_t;
@@ -43,9 +45,9 @@ static hs_status_t em_check(void *ctx, const sweep_grid_t *g)
     eval_model_t *m = ctx;
     hs_status_t st;
 
-    if (strcmp(g->objective, "balanced") == 0) {
-        hs_log_error("%s: objective: 'balanced' is not available in sweeps yet; use p99, p50, "
-                     "mean or throughput", g->path);
+    if (rec_objective_parse(g->objective, &m->objective) != HS_OK) {
+        hs_log_error("%s: objective: '%s' is not one the recommender knows", g->path,
+                     g->objective);
         return HS_ERR_INVALID;
     }
     for (size_t i = 0; i < g->nprofiles; i++) {
@@ -99,27 +101,23 @@ static hs_status_t em_profile_hash(void *ctx, const sweep_grid_t *g, const sweep
     return HS_OK;
 }
 
-static double objective_value(const char *objective, const pred_result_t *r)
-{
-    if (strcmp(objective, "p50") == 0)
-        return r->p50_us;
-    if (strcmp(objective, "mean") == 0)
-        return r->mean_us;
-    if (strcmp(objective, "throughput") == 0)
-        return r->throughput_gbps;
-    return r->p99_us;
-}
-
-static void fill_result(const char *objective, const pred_result_t *r, sweep_result_t *out)
+static void fill_result(rec_objective_t objective, const pred_result_t *r, sweep_result_t *out)
 {
     out->hint_bytes = r->hint_bytes;
-    out->value = objective_value(objective, r);
+    out->value = rec_objective_value(objective, r);
     out->p50_us = r->p50_us;
     out->p99_us = r->p99_us;
     out->mean_us = r->mean_us;
     out->throughput_gbps = r->throughput_gbps;
     out->ll_fraction = r->ll_fraction;
     out->switches = r->switches;
+}
+
+static void pred_opts_fill(const eval_model_t *m, pred_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->mode = strcmp(m->g->mode, "closed") == 0 ? PRED_CLOSED : PRED_OPEN;
+    o->flows = 1;
 }
 
 static hs_status_t run_hint(const eval_model_t *m, const trace_t *tr, const profile_t *p,
@@ -129,13 +127,11 @@ static hs_status_t run_hint(const eval_model_t *m, const trace_t *tr, const prof
     pred_result_t r;
     hs_status_t st;
 
-    memset(&o, 0, sizeof(o));
+    pred_opts_fill(m, &o);
     memset(&r, 0, sizeof(r));
-    o.mode = strcmp(m->g->mode, "closed") == 0 ? PRED_CLOSED : PRED_OPEN;
-    o.flows = 1;
     st = pred_run(m->eng, tr, p, &o, hint, 0, &r);
     if (st == HS_OK)
-        fill_result(m->g->objective, &r, out);
+        fill_result(m->objective, &r, out);
     pred_result_release(&r);
     return st;
 }
@@ -143,24 +139,20 @@ static hs_status_t run_hint(const eval_model_t *m, const trace_t *tr, const prof
 static hs_status_t run_auto(const eval_model_t *m, const trace_t *tr, const profile_t *p,
                             sweep_result_t *out)
 {
-    uint64_t max_size = 0;
-    sweep_result_t best, cur;
-    int lower = sweep_objective_lower_better(m->g->objective);
+    rec_opts_t o;
+    rec_report_t rep;
     hs_status_t st;
 
-    for (size_t i = 0; i < tr->n; i++)
-        if (tr->recs[i].size_bytes > max_size)
-            max_size = tr->recs[i].size_bytes;
-    if ((st = run_hint(m, tr, p, 0, &best)) != HS_OK)
-        return st;
-    for (uint64_t h = 64; h <= max_size && h != 0; h <<= 1) {
-        if ((st = run_hint(m, tr, p, h, &cur)) != HS_OK)
-            return st;
-        if (lower ? cur.value < best.value : cur.value > best.value)
-            best = cur;
-    }
-    *out = best;
-    return HS_OK;
+    memset(&o, 0, sizeof(o));
+    memset(&rep, 0, sizeof(rep));
+    o.objective = m->objective;
+    o.threads = 1;
+    pred_opts_fill(m, &o.pred);
+    st = rec_run(m->eng, tr, p, &o, &rep);
+    if (st == HS_OK)
+        fill_result(m->objective, &rep.results[rep.winner], out);
+    rec_report_release(&rep);
+    return st;
 }
 
 static hs_status_t em_eval(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,

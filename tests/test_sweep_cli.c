@@ -2,9 +2,11 @@
  * local run with plots; `mpirun -n 2 ... --mpi` gives a byte-identical merged CSV; a sweep
  * killed with SIGKILL midway resumes without touching finished points; the --emit-slurm
  * script passes `bash -n` and its array tasks, run here with SLURM_ARRAY_TASK_ID set,
- * cover every point exactly once and merge to the same CSV; bad profiles exit 1.
+ * cover every point exactly once and merge to the same CSV; an "auto" point agrees with
+ * `hintsim recommend`; bad profiles exit 1.
  * Skips (77) only when this build has no model library. */
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +49,7 @@ static int setup(void **state)
     char *out = NULL;
     int rc;
 
+    *state = f;
     f->dir = hs_test_tmpdir();
     snprintf(f->grid, sizeof(f->grid), "%s/grid.json", f->dir);
     snprintf(f->big, sizeof(f->big), "%s/big.json", f->dir);
@@ -70,7 +73,6 @@ static int setup(void **state)
         return -1;
     free(out);
     f->local_csv = read_text(f->dir, "local/sweep.csv");
-    *state = f;
     return f->local_csv ? 0 : -1;
 }
 
@@ -79,6 +81,8 @@ static int teardown(void **state)
     cfix_t *f = *state;
     char cmd[4200];
 
+    if (!f)
+        return 0;
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
     if (system(cmd) != 0)
         return -1;
@@ -108,6 +112,45 @@ static void test_local_outputs(void **state)
         assert_true(sb.st_size > 1000);
     }
     free(json);
+}
+
+/* The nth CSV row's field col (0-based; header is row 0) as a double; fields have no commas. */
+static double csv_num(const char *csv, int row, int col)
+{
+    const char *p = csv;
+
+    for (int r = 0; r < row && p; r++)
+        p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+    for (int c = 0; c < col && p; c++)
+        p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+    return p ? strtod(p, NULL) : -1.0;
+}
+
+/* The "auto" point is what `hintsim recommend` says for the same profile and overrides. */
+static void test_auto_matches_recommend(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, *rec;
+    double hint, value;
+
+    assert_int_equal(hs_test_run(&out, "'%s' recommend '%s' --profile generic --set ll.depth=64 "
+                                 "--set bw.depth=128 --objective p99 --json 2>/dev/null",
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    rec = strstr(out, "\"recommended\"");
+    assert_non_null(rec);
+    assert_non_null(strstr(rec, "\"hint\":"));
+    hint = strtod(strstr(rec, "\"hint\":") + 7, NULL);
+    assert_non_null(strstr(rec, "\"value\":"));
+    value = strtod(strstr(rec, "\"value\":") + 8, NULL);
+    /* row 9 = point 8: ll.depth=64 (index 1), bw.depth=128 (index 0), hint "auto" (index 2);
+     * columns: 10 hint_bytes, 11 value */
+    assert_non_null(strstr(f->local_csv, "\n8,"));
+    assert_true(csv_num(f->local_csv, 9, 0) == 8.0);
+    assert_true(csv_num(f->local_csv, 9, 4) == 64.0);
+    assert_true(csv_num(f->local_csv, 9, 5) == 128.0);
+    assert_true(csv_num(f->local_csv, 9, 10) == hint);
+    assert_true(fabs(csv_num(f->local_csv, 9, 11) - value) <= 1e-9 * (1.0 + fabs(value)));
+    free(out);
 }
 
 static void test_mpi_identical(void **state)
@@ -147,8 +190,8 @@ static size_t snapshot(const char *dir, char names[][32], struct stat *sts, size
     while ((e = readdir(d)) != NULL && n < cap) {
         if (strlen(e->d_name) != 21 || strcmp(e->d_name + 16, ".json") != 0)
             continue;
-        snprintf(names[n], 32, "%s", e->d_name);
-        snprintf(path, sizeof(path), "%s/%s", pdir, e->d_name);
+        memcpy(names[n], e->d_name, 22); /* 16 hex digits + ".json" + NUL */
+        snprintf(path, sizeof(path), "%s/%.21s", pdir, e->d_name);
         stat(path, &sts[n++]);
     }
     closedir(d);
@@ -273,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_outputs),
+        cmocka_unit_test(test_auto_matches_recommend),
         cmocka_unit_test(test_mpi_identical),
         cmocka_unit_test(test_resume_after_sigkill),
         cmocka_unit_test(test_slurm_slices),
