@@ -29,7 +29,8 @@ static void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
         s->sum_lat_ns += r_ns - m->tref_ns;
         s->cost_ns.coalesce += coal;
     }
-    b = &pa->ring[(pa->head + pa->count) % pa->cap];
+    uint32_t tail = pa->head + pa->count;
+    b = &pa->ring[tail >= pa->cap ? tail - pa->cap : tail];
     b->close_ns = close_ns;
     b->nwr = pa->open_n;
     pa->count++;
@@ -56,7 +57,7 @@ static double batch_pop(mdl_state_t *s, mdl_path_t *pa)
 
     s->cpu_free_ns = (s->cpu_free_ns > b->close_ns ? s->cpu_free_ns : b->close_ns) + pa->event_ns;
     pa->used -= b->nwr;
-    pa->head = (pa->head + 1) % pa->cap;
+    pa->head = pa->head + 1 == pa->cap ? 0 : pa->head + 1;
     pa->count--;
     return r_ns;
 }
@@ -107,7 +108,7 @@ static double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double
 
 static double link_ser_ns(const mdl_state_t *s, uint64_t size, uint64_t bytes)
 {
-    double npkt = bytes > s->mtu ? ceil((double)bytes / (double)s->mtu) : 1.0;
+    double npkt = bytes > s->mtu ? (double)((bytes + s->mtu - 1) / s->mtu) : 1.0;
     double ns_per_byte = s->ns_per_byte;
 
     if (s->p->nfactors)

@@ -54,14 +54,7 @@ static const prof_builtin_t *builtin_find(const char *name)
 
 const char *const *profile_builtin_names(void)
 {
-    static const char *names[8];
-
-    if (!names[0]) {
-        size_t i = 0;
-        for (const prof_builtin_t *const *b = profile_builtins(); *b && i < 7; b++)
-            names[i++] = (*b)->name;
-    }
-    return names;
+    return profile_builtin_name_list();
 }
 
 const char *profile_builtin_summary(const char *name)

@@ -123,3 +123,10 @@ const prof_builtin_t *const *profile_builtins(void)
 {
     return g_builtins;
 }
+
+static const char *const g_names[] = {"generic", "seed003", "seed000", NULL};
+
+const char *const *profile_builtin_name_list(void)
+{
+    return g_names;
+}

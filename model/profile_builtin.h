@@ -23,8 +23,9 @@ typedef struct {
     size_t nfactors;
 } prof_builtin_t;
 
-/* NULL-terminated array of every built-in profile. */
+/* NULL-terminated array of every built-in profile, and of their names (same order). */
 const prof_builtin_t *const *profile_builtins(void);
+const char *const *profile_builtin_name_list(void);
 
 /* Internal helpers shared by profile.c and profile_json.c. */
 profile_t *profile_alloc_defaults(void);
