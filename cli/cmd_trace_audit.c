@@ -101,7 +101,8 @@ static hs_status_t audit_load(const char *dir, audit_set_t *s)
         hs_log_error("%s: no .hst traces (run 'hintsim capture run -o %s -- COMMAND')", dir, dir);
         st = HS_ERR_INVALID;
     }
-    qsort(s->v, s->n, sizeof(*s->v), cmp_item);
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof(*s->v), cmp_item);
     for (i = 0; st == HS_OK && i < s->n; i++)
         st = trace_load(s->v[i].path, &s->v[i].tr);
     return st;
@@ -219,7 +220,8 @@ static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char 
         hs_log_error("%s: out of memory while merging", path);
         goto out;
     }
-    qsort(m->recs, m->n, sizeof(*m->recs), cmp_rec);
+    if (m->n > 1)
+        qsort(m->recs, m->n, sizeof(*m->recs), cmp_rec);
     snprintf(m->hdr.producer, sizeof(m->hdr.producer), "hintsim trace audit");
     m->hdr.mode = TRACE_MODE_PRELOAD;
     snprintf(m->hdr.host, sizeof(m->hdr.host), "%s", s->v[0].tr->hdr.host);

@@ -1,5 +1,9 @@
 # libhintcap (capture/preload): hook logic against a provider double, the matcher, the
 # configuration, the trace files it writes; `capture run` and `trace audit` end to end.
 add_library(hs_hcap_fake STATIC test_hcap_fake.c)
-hs_add_unit_test(test_hcap_hooks SOURCES test_hcap_hooks.c LIBS hs_hcap hs_hcap_fake hs_testlib)
+hs_add_unit_test(test_hcap_hooks SOURCES test_hcap_hooks.c LIBS hs_hcap hs_hcap_fake hs_testlib ${IBVERBS_LIB})
 hs_add_unit_test(test_hcap_match SOURCES test_hcap_match.c LIBS hs_hcap hs_testlib)
+hs_add_unit_test(test_hcap_cli SOURCES test_hcap_cli.c ${PROJECT_SOURCE_DIR}/cli/cmd_capture_run.c
+  ${PROJECT_SOURCE_DIR}/cli/cmd_trace_audit.c ${PROJECT_SOURCE_DIR}/cli/cli.c
+  LIBS hs_trace hs_testlib)
+add_dependencies(test_hcap_cli hintcap)

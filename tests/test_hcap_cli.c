@@ -1,0 +1,169 @@
+/* test_hcap_cli.c - `capture run` (environment handed to the command, its exit status
+ * passed through, an unwritable DIR, libhintcap.so loaded into a real process) and
+ * `trace audit` (differing hints found, merge, bad input), through their cmd_* entry
+ * points so they are tested whichever group registers them. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/hs_util.h"
+#include "tests/hs_test.h"
+#include "traces/trace.h"
+
+#define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
+#define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
+#define CALL(fn, ...) fn(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+/* Run fn with stderr captured into *err (malloc'ed). */
+static int with_stderr(char **err, int (*fn)(int, char **), int argc, char **argv)
+{
+    char path[] = "/tmp/hcap-stderr-XXXXXX";
+    int fd = mkstemp(path), saved = dup(2), rc;
+
+    fflush(stderr);
+    dup2(fd, 2);
+    rc = fn(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    assert_int_equal(hs_read_file(path, err, NULL), HS_OK);
+    remove(path);
+    return rc;
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void test_run_status_and_env(void **state)
+{
+    char *dir = hs_test_tmpdir(), out[300];
+    (void)state;
+
+    snprintf(out, sizeof(out), "%s/t", dir);
+    /* The command sees LD_PRELOAD with libhintcap.so and an absolute HINTCAP_DIR. */
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--cold", "5", "--", "sh", "-c",
+                          "case \"$LD_PRELOAD\" in *libhintcap.so*) ;; *) exit 90;; esac;"
+                          "case \"$HINTCAP_DIR\" in /*) ;; *) exit 91;; esac;"
+                          "[ \"$HINTCAP_COLD\" = 5 ] || exit 92; exit 7"),
+                     7);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--", "sh", "-c", "kill -TERM $$"),
+                     128 + 15);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--", "/nonexistent/cmd"), 127);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--cold", "many", "--", "true"), 2);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out), 2); /* no command */
+    /* libhintcap.so really loads into these processes; none opened a device: no trace. */
+    assert_int_equal(count_files(out), 0);
+    remove(out);
+    remove(dir);
+    free(dir);
+}
+
+static void test_run_unwritable_dir(void **state)
+{
+    char *err = NULL;
+    const char *p;
+    int rc, warnings = 0;
+    (void)state;
+
+    rc = with_stderr(&err, cmd_capture_run, 7,
+                     ARGV("run", "-o", "/proc/hcap-no/dir", "--", "sh", "-c", "exit 4"));
+    assert_int_equal(rc, 4); /* the command still ran, its status unchanged */
+    for (p = err; (p = strstr(p, "warning")) != NULL; p++)
+        warnings++;
+    assert_int_equal(warnings, 1);
+    assert_non_null(strstr(err, "/proc/hcap-no/dir"));
+    free(err);
+}
+
+/* Write a small per-process trace with the given hint. */
+static void write_trace(const char *path, uint64_t hint, trace_hint_src_t src, int rank,
+                        size_t n)
+{
+    trace_t *tr;
+    size_t i;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    tr->hdr.mode = TRACE_MODE_PRELOAD;
+    tr->hdr.hint_bytes = hint;
+    tr->hdr.hint_source = src;
+    tr->hdr.rank = rank;
+    tr->hdr.pid = 1000 + rank;
+    for (i = 0; i < n; i++) {
+        trace_rec_t r = {.t_post_ns = 100 * i + (uint64_t)rank, .t_done_ns = 100 * i + 50,
+                         .size_bytes = 64, .qp = (uint32_t)(i % 2), .flags = TRACE_F_SIGNALED};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    trace_free(tr);
+}
+
+static void test_audit(void **state)
+{
+    char *dir = hs_test_tmpdir(), p[300], merged[300], *out = NULL;
+    trace_t *m = NULL;
+    size_t i;
+    (void)state;
+
+    snprintf(p, sizeof(p), "%s/n1-1-r0.hst", dir);
+    write_trace(p, 4096, TRACE_HINT_ENV, 0, 10);
+    snprintf(p, sizeof(p), "%s/n1-2-r1.hst", dir);
+    write_trace(p, 4096, TRACE_HINT_ENV, 1, 6);
+    snprintf(merged, sizeof(merged), "%s/merged.out.hst", dir);
+    assert_int_equal(CALL(cmd_trace_audit, "audit", dir), 0);
+    snprintf(p, sizeof(p), "%s/n1-3-r2.hst", dir);
+    write_trace(p, 65536, TRACE_HINT_CONFIG, 2, 4); /* pitfall 3: a config file won */
+    assert_int_equal(CALL(cmd_trace_audit, "audit", dir, "-o", merged), 1);
+    assert_int_equal(trace_load(merged, &m), HS_OK);
+    assert_int_equal(m->n, 20);
+    assert_int_equal(m->hdr.hint_bytes, 4096); /* the majority */
+    for (i = 1; i < m->n; i++)
+        assert_true(m->recs[i - 1].t_post_ns <= m->recs[i].t_post_ns);
+    for (i = 0; i < m->n; i++)
+        assert_true(m->recs[i].qp < 6); /* 3 processes x 2 QPs, renumbered */
+    trace_free(m);
+    remove(merged);
+    /* Bad input: a damaged trace is named; an empty directory is an error. */
+    snprintf(p, sizeof(p), "%s/junk.hst", dir);
+    assert_int_equal(hs_write_file_atomic(p, "not a trace"), HS_OK);
+    assert_int_equal(with_stderr(&out, cmd_trace_audit, 2, ARGV("audit", dir)), 1);
+    assert_non_null(strstr(out, "junk.hst"));
+    free(out);
+    remove(p);
+    snprintf(p, sizeof(p), "%s/n1-1-r0.hst", dir);
+    remove(p);
+    snprintf(p, sizeof(p), "%s/n1-2-r1.hst", dir);
+    remove(p);
+    snprintf(p, sizeof(p), "%s/n1-3-r2.hst", dir);
+    remove(p);
+    assert_int_equal(with_stderr(&out, cmd_trace_audit, 2, ARGV("audit", dir)), 1);
+    assert_non_null(strstr(out, "no .hst traces"));
+    free(out);
+    remove(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_status_and_env),
+        cmocka_unit_test(test_run_unwritable_dir),
+        cmocka_unit_test(test_audit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
