@@ -2,8 +2,9 @@
  * with 2), and with 1 and 2 local workers for comparison.
  *
  * usage: bench_sweep HINTSIM_BIN SOURCE_DIR [REPEATS]
- * Runs `hintsim sweep --json` on a fixed grid (2 sample traces x 6 x 4 parameter values x 4
- * hints = 192 points over the model) into a fresh directory each time, and reports the best
+ * Runs `hintsim sweep --json` on a fixed grid (2 sample traces x 6 x 4 x 2 parameter values,
+ * hint "auto" = 96 points over the model, each a full recommendation: about 15 candidate
+ * hints replayed) into a fresh directory each time, and reports the best
  * of REPEATS (default 3) for the evaluation phase (run_s: after MPI start-up and the
  * barrier, until the last rank is done) and for the whole command (wall, with mpirun).
  */
@@ -16,8 +17,9 @@
 #define K_GRID \
     "{\"traces\": [\"%s/traces/samples/kv.hst\", \"%s/traces/samples/allreduce.hst\"],\n" \
     " \"profiles\": [\"generic\"],\n" \
-    " \"vary\": {\"ll.depth\": [8, 16, 32, 64, 128, 256], \"bw.depth\": [64, 128, 256, 512]},\n" \
-    " \"hints\": [0, 256, 4096, 65536], \"objective\": \"p99\"}\n"
+    " \"vary\": {\"ll.depth\": [8, 16, 32, 64, 128, 256], \"bw.depth\": [64, 128, 256, 512],\n" \
+    "          \"link.gbps\": [25, 100]},\n" \
+    " \"hints\": [\"auto\"], \"objective\": \"p99\"}\n"
 
 typedef struct {
     const char *name;
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
             best_wall[c] = wall_s < best_wall[c] ? wall_s : best_wall[c];
         }
     }
-    printf("sweep: %zu points (model, 2 sample traces), best of %d\n", points, reps);
+    printf("sweep: %zu points (model, 2 sample traces, hint auto), best of %d\n", points, reps);
     printf("%-6s %10s %12s %10s %12s\n", "engine", "run_s", "points/s", "wall_s", "speedup");
     for (int c = 0; c < 4; c++)
         printf("%-6s %10.3f %12.1f %10.3f %11.2fx\n", cfgs[c].name, best_run[c],

@@ -4,7 +4,10 @@
 
 #ifdef HS_SWEEP_HAVE_MPI
 #include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
+#include <stdio.h>
+#include <string.h>
 
 /* libsimgrid exports MPI_Init, MPI_Comm_rank, ... too (SimGrid's SMPI) and hintsim links
  * SimGrid, so a plain call could bind to SimGrid's copy and abort. The functions are taken
@@ -21,10 +24,27 @@ typedef struct {
     int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 } sweep_mpi_fns_t;
 
+/* dl_iterate_phdr callback: the path of the loaded libmpi.so.* (the one this process runs
+ * with, which may not be the build machine's path). */
+static int find_libmpi(struct dl_phdr_info *info, size_t size, void *data)
+{
+    const char *base = strrchr(info->dlpi_name, '/');
+
+    (void)size;
+    base = base ? base + 1 : info->dlpi_name;
+    if (strncmp(base, "libmpi.so", 9) != 0)
+        return 0;
+    snprintf(data, 4096, "%s", info->dlpi_name);
+    return 1;
+}
+
 static int mpi_fns_load(sweep_mpi_fns_t *f)
 {
-    void *h = dlopen(HS_SWEEP_MPI_LIB, RTLD_NOW | RTLD_NOLOAD);
+    char path[4096] = "";
+    void *h = NULL;
 
+    if (dl_iterate_phdr(find_libmpi, path) == 1)
+        h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     if (!h)
         h = dlopen(HS_SWEEP_MPI_LIB, RTLD_NOW | RTLD_GLOBAL);
     if (!h) {
