@@ -1,4 +1,5 @@
-/* cmd_trace.c - `hintsim trace`: info, validate, salvage, convert, gen, workloads.
+/* cmd_trace.c - `hintsim trace`: info, validate, salvage, convert, gen, workloads (and
+ * audit, implemented in cmd_trace_audit.c).
  * Each subcommand parses its option table and calls the trace library; the library logs
  * errors (file, block, byte offset, line) and this file maps statuses to exit codes. */
 #include <inttypes.h>
@@ -285,6 +286,7 @@ static const hs_cli_cmd_t g_trace_cmds[] = {
     {"convert", trace_convert_cmd, "convert .hst/.csv/.jsonl; import perftest -U output"},
     {"gen", trace_gen_cmd, "generate a synthetic workload trace"},
     {"workloads", trace_workloads_cmd, "list the generator's workloads"},
+    {"audit", cmd_trace_audit, "compare the effective hints of per-process traces; merge them"},
     {NULL, NULL, NULL},
 };
 

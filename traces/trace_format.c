@@ -10,27 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/trace_crc_table.h"
-
-uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-
-    crc = ~crc;
-    /* slice-by-8: eight table lookups per 8 input bytes, no byte-serial dependency */
-    while (len >= 8) {
-        uint32_t lo = trace_get_u32(p) ^ crc, hi = trace_get_u32(p + 4);
-        crc = g_trace_crc_tab[7][lo & 0xff] ^ g_trace_crc_tab[6][(lo >> 8) & 0xff] ^
-              g_trace_crc_tab[5][(lo >> 16) & 0xff] ^ g_trace_crc_tab[4][lo >> 24] ^
-              g_trace_crc_tab[3][hi & 0xff] ^ g_trace_crc_tab[2][(hi >> 8) & 0xff] ^
-              g_trace_crc_tab[1][(hi >> 16) & 0xff] ^ g_trace_crc_tab[0][hi >> 24];
-        p += 8;
-        len -= 8;
-    }
-    while (len--)
-        crc = g_trace_crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
 
 void trace_put_u32(uint8_t *p, uint32_t v)
 {

@@ -54,6 +54,8 @@ typedef struct {
 
 /* Standard CRC-32 (zlib/PNG). Chain by passing the previous value (start with 0). */
 uint32_t trace_crc32(uint32_t crc, const void *buf, size_t len);
+/* The same, always by the portable slice-by-8 tables (for tests and comparisons). */
+uint32_t trace_crc32_tables(uint32_t crc, const void *buf, size_t len);
 
 static inline uint32_t trace_get_u32(const uint8_t *p)
 {
