@@ -35,8 +35,14 @@ build() {
 }
 
 demo() {
-    local trace=traces/samples/allreduce.hst
-    ./build/hintsim trace info "$trace"
+    # A key-value workload (4 KB values, 64 B control; seed 000's "narrow stable band" case):
+    # recommend a hint with the analytical model and write the report.
+    local trace=traces/samples/kv.hst out=out/demo-report
+    ./build/cli/hintsim trace info "$trace"
+    echo
+    ./build/cli/hintsim recommend "$trace" --profile generic -o "$out"
+    echo
+    echo "open $out/report.html in a browser (report.md for the terminal)"
 }
 
 run_tests() {
