@@ -12,6 +12,7 @@
 #include "common/hs_util.h"
 #include "model/model.h"
 #include "model/recommend.h"
+#include "plots/report_rec.h"
 #include "sim/sim.h"
 
 struct rec_cli_opts {
@@ -114,11 +115,27 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
     return 0;
 }
 
+/* report.html and the PNG/SVG plots beside report.json/report.md (plots/report_rec.h). */
+static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_cli_opts *o,
+                                       const char *engine, const profile_t *p,
+                                       const char *path, const trace_t *tr)
+{
+    pred_opts_t po = {.include_cold = o->include_cold, .flows = 1};
+
+    if (pred_mode_parse(o->mode, &po.mode) != HS_OK)
+        return HS_ERR_USAGE;
+    return rep_write_recommend(o->out_dir, r, strcmp(engine, "sim") == 0 ? &sim_engine_ops
+                                                                         : &model_engine_ops,
+                               &po, p, path, tr);
+}
+
 static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char *engine,
                 const profile_t *p, const char *path, const trace_t *tr)
 {
     if (o->out_dir) {
         hs_status_t st = rec_report_write(r, engine, p, path, tr, o->out_dir);
+        if (st == HS_OK)
+            st = write_visual_report(r, o, engine, p, path, tr);
         if (st != HS_OK)
             return hs_status_exit_code(st);
     }
@@ -133,7 +150,8 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
     } else {
         print_text(r, p, engine);
         if (o->out_dir)
-            printf("\nwrote %s/report.json and %s/report.md\n", o->out_dir, o->out_dir);
+            printf("\nwrote %s/report.json, %s/report.md, %s/report.html and plots\n",
+                   o->out_dir, o->out_dir, o->out_dir);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "capture/cap_validate.h"
 #include "cli/cli.h"
+#include "plots/report_val.h"
 #include "common/hs_util.h"
 
 struct validate_opts {
@@ -99,6 +100,8 @@ static hs_status_t emit(const struct validate_opts *a, const cJSON *rep)
         st = hs_mkdir_p(a->outdir);
         if (st == HS_OK)
             st = hs_write_file_atomic(path, txt);
+        if (st == HS_OK) /* report.html and the plots (plots/report_val.h) */
+            st = rep_write_validate(a->outdir, rep, a->profile, &a->set);
     }
     if (st == HS_OK && a->json)
         printf("%s\n", txt);
