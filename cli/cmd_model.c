@@ -11,6 +11,7 @@
 #include "cli/cli_predict.h"
 #include "common/hs_util.h"
 #include "model/model.h"
+#include "model/recommend.h"
 
 struct pred_cli_opts {
     const char *profile;
@@ -151,7 +152,7 @@ static void print_result_text(const pred_result_t *r)
 {
     char h[32];
 
-    hs_format_size(r->hint_bytes, h, sizeof(h));
+    rec_format_hint(r->hint_bytes, h, sizeof(h));
     printf("%-8s %9.3f %9.3f %9.3f %9.3f %10.3f %9.3f %8.3f %5.1f%% %8llu %10.1f %8llu\n", h,
            r->p50_us, r->p90_us, r->p99_us, r->p999_us, r->max_us, r->mean_us,
            r->throughput_gbps, 100 * r->ll_fraction, (unsigned long long)r->switches,
@@ -162,12 +163,12 @@ static void print_classes_text(const pred_result_t *r)
 {
     char h[32], lo[32], hi[32];
 
-    hs_format_size(r->hint_bytes, h, sizeof(h));
+    rec_format_hint(r->hint_bytes, h, sizeof(h));
     printf("\nby size class, hint %s:        count     p50_us     p99_us\n", h);
     for (size_t i = 0; i < r->nclasses; i++) {
         const pred_class_t *c = &r->classes[i];
-        hs_format_size(c->min_bytes, lo, sizeof(lo));
-        hs_format_size(c->max_bytes, hi, sizeof(hi));
+        rec_format_hint(c->min_bytes, lo, sizeof(lo));
+        rec_format_hint(c->max_bytes, hi, sizeof(hi));
         printf("  %8s - %-8s %14llu %10.3f %10.3f\n", lo, hi, (unsigned long long)c->count,
                c->p50_us, c->p99_us);
     }
@@ -231,11 +232,11 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
         printf("%8s %12s %12s %10s %10s\n", "size", "LL_lat_us", "BW_lat_us", "LL_Gb/s",
                "BW_Gb/s");
         for (size_t i = 0; i < n; i++) {
-            hs_format_size(pts[i].size_bytes, s, sizeof(s));
+            rec_format_hint(pts[i].size_bytes, s, sizeof(s));
             printf("%8s %12.3f %12.3f %10.3f %10.3f\n", s, pts[i].ll_lat_us, pts[i].bw_lat_us,
                    pts[i].ll_gbps, pts[i].bw_gbps);
         }
-        hs_format_size(cross, s, sizeof(s));
+        rec_format_hint(cross, s, sizeof(s));
         printf(cross ? "crossover: the BW path has the lower latency from %s on\n"
                      : "crossover: none (the LL path is faster at every size%s)\n",
                cross ? s : "");

@@ -136,7 +136,8 @@ static double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const trace_rec_t *
         lat *= profile_lat_factor(s->p, r->size_bytes);
     double hw = end + lat + pa->fixed_ns;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
-        double extra = (s->pert_factor - 1) * (hw - t_post);
+        /* the message's own latency, not the link queueing in front of it */
+        double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
         hw += extra;
         s->cost_ns.drain += extra;
     }

@@ -209,7 +209,8 @@ static hs_status_t load_builtin(const prof_builtin_t *b, profile_t **out)
         if ((st = profile_set_src(p, (size_t)(info - g_params), v->source)) != HS_OK)
             goto out_free;
     }
-    memcpy(p->factors, b->factors, b->nfactors * sizeof(*b->factors));
+    if (b->nfactors) /* b->factors is NULL when there are none: memcpy(.., NULL, 0) is UB */
+        memcpy(p->factors, b->factors, b->nfactors * sizeof(*b->factors));
     p->nfactors = b->nfactors;
     *out = p;
     return HS_OK;

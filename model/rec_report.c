@@ -102,7 +102,7 @@ static void md_side_by_side(FILE *f, const rec_report_t *r)
                "stalls |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
-        hs_format_size(x->hint_bytes, h, sizeof(h));
+        rec_format_hint(x->hint_bytes, h, sizeof(h));
         fprintf(f, "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f%% | %llu | %llu |\n",
                 label[k], h, x->p50_us, x->p99_us, x->p999_us, x->mean_us, x->throughput_gbps,
                 100 * x->ll_fraction, (unsigned long long)x->switches,
@@ -121,7 +121,7 @@ static void md_all(FILE *f, const rec_report_t *r, size_t nmsg)
         const pred_result_t *x = &r->results[i];
         const pred_costs_t *c = &x->costs;
         double n = (double)(nmsg ? nmsg : 1);
-        hs_format_size(x->hint_bytes, h, sizeof(h));
+        rec_format_hint(x->hint_bytes, h, sizeof(h));
         fprintf(f, "| %s%s | %.4g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", h,
                 i == r->winner ? " (rec.)" : "", rec_objective_value(r->objective, x),
                 x->p99_us, x->throughput_gbps, c->queue_us / n, c->drain_us / n,
@@ -139,7 +139,7 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
     if (st != HS_OK)
         return st;
     FILE *f = hs_afile_stream(af);
-    hs_format_size(r->results[r->winner].hint_bytes, h, sizeof(h));
+    rec_format_hint(r->results[r->winner].hint_bytes, h, sizeof(h));
     fprintf(f, "# hintsim recommendation: hint %s\n\n", h);
     fprintf(f, "All figures below are **%s** (engine `%s`), not measured. Profile `%s` (%s, "
                "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",

@@ -42,6 +42,18 @@ double rec_objective_value(rec_objective_t obj, const pred_result_t *r)
     }
 }
 
+void rec_format_hint(uint64_t b, char *buf, size_t len)
+{
+    if (b && b % (1ULL << 30) == 0)
+        snprintf(buf, len, "%lluG", (unsigned long long)(b >> 30));
+    else if (b && b % (1ULL << 20) == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(b >> 20));
+    else if (b && b % 1024 == 0)
+        snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
+    else
+        snprintf(buf, len, "%lluB", (unsigned long long)b);
+}
+
 /* ---- candidates ------------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -238,13 +250,13 @@ static void explain(rec_report_t *r, size_t nmsg)
             best = fabs(cu[t] - cw[t]);
             k = t;
         }
-    hs_format_size(w->hint_bytes, hw, sizeof(hw));
-    hs_format_size(u->hint_bytes, hu, sizeof(hu));
+    rec_format_hint(w->hint_bytes, hw, sizeof(hw));
+    rec_format_hint(u->hint_bytes, hu, sizeof(hu));
     r->why_term = g_term_keys[k];
     snprintf(r->why, sizeof(r->why),
-             "%s: hint %s %s %s %.4g vs %.4g for hint %s; the cost term that separates them is "
+             "hint %s %s %s %.4g vs %.4g for hint %s; the cost term that separates them is "
              "%s (%.3f vs %.3f us per message; %s is the %s)",
-             g_terms[k], hw, r->objective == REC_OBJ_THROUGHPUT ? "reaches" : "has",
+             hw, r->objective == REC_OBJ_THROUGHPUT ? "reaches" : "has",
              rec_objective_name(r->objective), rec_objective_value(r->objective, w),
              rec_objective_value(r->objective, u), hu, g_terms[k], cw[k] / (double)nmsg,
              cu[k] / (double)nmsg, hw, cw[k] < cu[k] ? "lower" : "higher, offset elsewhere");
@@ -304,20 +316,29 @@ static hs_status_t warn_results(rec_report_t *r, const profile_t *p)
                   "%.1f us in total): seed 000 warns that switching oscillates; raise "
                   "switch.hysteresis or move the hint out of the medium band",
                   100.0 * (double)w->switches / (double)w->count, w->drain_us_total);
-    const pred_result_t *b = &r->results[r->baseline];
+    const pred_result_t *b = &r->results[r->baseline], *worst = NULL;
+    char list[256] = "";
+    size_t len = 0, nbad = 0;
     for (size_t i = 0; st == HS_OK && i < r->n; i++) {
         const pred_result_t *c = &r->results[i];
         if (c->ll_fraction > 0 && c->count && c->p99_us >= 3 * c->p50_us &&
             c->p99_us >= 2 * b->p99_us) {
-            hs_format_size(c->hint_bytes, h, sizeof(h));
-            st = warn(r, "hint %s: p99 %.1f us is %.1fx its p50 and %.1fx hint 0's p99 "
-                      "(%llu queue-full stalls): dense traffic on the shallow LL queue "
-                      "(ll.depth %g, an event per message) gives periodic spikes, seed 000 "
-                      "pitfall 1; cover the median plus a bit, not the maximum", h, c->p99_us,
-                      c->p99_us / c->p50_us, c->p99_us / b->p99_us,
-                      (unsigned long long)c->sq_full_stalls, p->ll_depth);
+            rec_format_hint(c->hint_bytes, h, sizeof(h));
+            if (len < sizeof(list) - 40)
+                len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+                                        nbad ? ", " : "", h);
+            nbad++;
+            if (!worst || c->p99_us > worst->p99_us)
+                worst = c;
         }
     }
+    if (st == HS_OK && worst)
+        st = warn(r, "hint%s %s: p99 up to %.1f us, %.1fx its p50 and %.1fx hint 0's p99 "
+                  "(%llu queue-full stalls): dense traffic on the shallow LL queue (ll.depth "
+                  "%g, an event per message) gives periodic spikes, seed 000 pitfall 1; cover "
+                  "the median plus a bit, not the maximum", nbad > 1 ? "s" : "", list,
+                  worst->p99_us, worst->p99_us / worst->p50_us, worst->p99_us / b->p99_us,
+                  (unsigned long long)worst->sq_full_stalls, p->ll_depth);
     return st;
 }
 
