@@ -87,7 +87,7 @@ cd /hs/files
 args=""
 [ -f /hs/args ] && args=$(cat /hs/args)
 export OUT=/out HS_VM=1
-eval "sh /hs/script.sh $args"
+eval "sh /hs/script.sh $args" </dev/null    # the console is no input: never wait on it
 rc=$?
 cd /
 finish "$rc" "$(save_out)"

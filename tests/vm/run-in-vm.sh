@@ -86,14 +86,16 @@ prepare_base() {
     command -v "$QEMU_BIN" >/dev/null || skip "$QEMU_BIN not installed (qemu-system-x86)"
     "$HERE/fetch-kernel.sh" "$CACHE" || rc=$?
     [ $rc -eq 0 ] || { [ $rc -eq 77 ] && exit 77; die "kernel fetch failed"; }
+    CACHE=$(cd "$CACHE" && pwd)
     BASE=$CACHE/base-$(base_key).cpio
     exec 8>"$CACHE/base.lock"
     flock 8
     if [ ! -s "$BASE" ]; then
         say "building base initramfs $BASE"
         "$HERE/mkinitramfs.sh" -k "$CACHE/kernel" -o "$BASE" || die "base initramfs failed"
+        find "$CACHE" -maxdepth 1 -name 'base-*.cpio' ! -path "$BASE" -delete    # stale ones
     fi
-    flock -u 8
+    flock -s 8    # keep a shared lock until make_initrd has read $BASE
 }
 
 # quote ARG: ARG in single quotes for the guest's sh.
@@ -114,6 +116,7 @@ make_initrd() {
     "$HERE/mkinitramfs.sh" --overlay -o "$TMP/overlay.cpio" "${items[@]}" ||
         die "overlay initramfs failed"
     cat "$BASE" "$TMP/overlay.cpio" >"$TMP/initrd.cpio"
+    flock -u 8
 }
 
 qemu_args() {
