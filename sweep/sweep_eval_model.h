@@ -10,9 +10,8 @@
 #include "sweep/sweep_eval.h"
 #include "sweep/sweep_grid.h"
 
-/* Bind the evaluator for g (loads each trace once; g must outlive it). Returns
- * HS_ERR_UNSUPPORTED (logged) when this build lacks the model. Release with
- * sweep_eval_model_destroy. */
+/* Bind the evaluator for g (loads each trace once, logging the entry of one that does not
+ * load; g must outlive it). Release with sweep_eval_model_destroy. */
 hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out);
 void sweep_eval_model_destroy(sweep_eval_t *ev);
 

@@ -633,14 +633,21 @@ void sweep_grid_free(sweep_grid_t *g)
 
 /* ---- expansion ---------------------------------------------------------------------- */
 
+/* More points than this is a mistake in the grid, not a sweep. */
+#define SWEEP_MAX_POINTS (1u << 24)
+
 hs_status_t sweep_plan_build(const sweep_grid_t *g, sweep_plan_t **out)
 {
-    sweep_plan_t *plan = calloc(1, sizeof(*plan));
+    sweep_plan_t *plan;
     size_t n = g->ntraces * g->nprofiles * g->nhints, stride = g->naxes ? g->naxes : 1;
 
-    for (size_t a = 0; a < g->naxes; a++)
+    for (size_t a = 0; a < g->naxes && n <= SWEEP_MAX_POINTS; a++)
         n *= g->axes[a].n;
-    if (!plan)
+    if (n > SWEEP_MAX_POINTS) {
+        hs_log_error("%s: the grid expands to more than %u points", g->path, SWEEP_MAX_POINTS);
+        return HS_ERR_INVALID;
+    }
+    if (!(plan = calloc(1, sizeof(*plan))))
         return HS_ERR_NOMEM;
     plan->pts = calloc(n, sizeof(*plan->pts));
     plan->ax_store = calloc(n * stride, sizeof(size_t));

@@ -12,3 +12,5 @@ add_dependencies(test_sweep_mpi test_sweep_mpi_helper)
 set_property(TEST test_sweep_mpi APPEND PROPERTY ENVIRONMENT
   "SWEEP_MPI_HELPER=$<TARGET_FILE:test_sweep_mpi_helper>")
 hs_add_unit_test(test_sweep_cli SOURCES test_sweep_cli.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
+hs_add_valgrind_test(valgrind_test_sweep_grid COMMAND $<TARGET_FILE:test_sweep_grid>)
+hs_add_valgrind_test(valgrind_test_sweep_run COMMAND $<TARGET_FILE:test_sweep_run>)

@@ -3,8 +3,7 @@
  * killed with SIGKILL midway resumes without touching finished points; the --emit-slurm
  * script passes `bash -n` and its array tasks, run here with SLURM_ARRAY_TASK_ID set,
  * cover every point exactly once and merge to the same CSV; an "auto" point agrees with
- * `hintsim recommend`; bad profiles exit 1.
- * Skips (77) only when this build has no model library. */
+ * `hintsim recommend`, an engine "sim" point what `hintsim sim` predicts; bad profiles exit 1. */
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
@@ -64,11 +63,6 @@ static int setup(void **state)
     rc = hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' -o local "
                      "--jobs 2 --quiet", f->dir, hs_test_bin(),
                      hs_test_src("traces/samples/kv.hst"));
-    if (rc == 3 && out && strstr(out, "no prediction model")) {
-        free(out);
-        fprintf(stderr, "skipped: this build has no model library\n");
-        exit(77);
-    }
     if (!run_ok("local sweep", rc, out))
         return -1;
     free(out);
@@ -150,6 +144,37 @@ static void test_auto_matches_recommend(void **state)
     assert_true(csv_num(f->local_csv, 9, 5) == 128.0);
     assert_true(csv_num(f->local_csv, 9, 10) == hint);
     assert_true(fabs(csv_num(f->local_csv, 9, 11) - value) <= 1e-9 * (1.0 + fabs(value)));
+    free(out);
+}
+
+/* engine "sim": a point is what `hintsim sim` predicts for the same inputs. */
+static void test_sim_engine(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, *csv, *p, grid[4300];
+    double p50;
+
+    snprintf(grid, sizeof(grid), "%s/sim.json", f->dir);
+    test_sweep_write(grid, "{\"profiles\": [\"generic\"], \"vary\": {\"ll.depth\": [16]},\n"
+                           " \"hints\": [0, 4096], \"engine\": \"sim\", \"objective\": \"p50\"}");
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid sim.json --trace '%s' -o sim "
+                                 "--no-plots --quiet", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/pingpong.hst")), 0);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' sim '%s' --profile generic --set ll.depth=16 "
+                                 "--hint 4096 --json 2>/dev/null", hs_test_bin(),
+                                 hs_test_src("traces/samples/pingpong.hst")), 0);
+    p = strstr(out, "\"p50_us\":");
+    assert_non_null(p);
+    p50 = strtod(p + 9, NULL);
+    csv = read_text(f->dir, "sim/sweep.csv");
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, ",4096,p50,sim,open,4096,"));
+    /* row 2 = the 4096 point; column 12 = p50_us */
+    assert_true(csv_num(csv, 2, 12) > 0);
+    assert_true(fabs(csv_num(csv, 2, 12) - p50) <= 1e-9 * (1.0 + p50));
+    assert_true(csv_num(csv, 2, 11) == csv_num(csv, 2, 12)); /* objective p50 */
+    free(csv);
     free(out);
 }
 
@@ -317,6 +342,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_outputs),
         cmocka_unit_test(test_auto_matches_recommend),
+        cmocka_unit_test(test_sim_engine),
         cmocka_unit_test(test_mpi_identical),
         cmocka_unit_test(test_resume_after_sigkill),
         cmocka_unit_test(test_slurm_slices),

@@ -165,6 +165,29 @@ static void test_expand_order(void **state)
     sweep_grid_free(g);
 }
 
+static void test_too_many_points(void **state)
+{
+    gfix_t *f = *state;
+    char text[2048], *p = text;
+    const char *keys[] = {"ll.depth", "bw.depth", "host.post_ns", "link.gbps", "conn.qps"};
+    sweep_grid_t *g = NULL;
+    sweep_plan_t *plan = NULL;
+
+    p += sprintf(p, "{\"traces\": [\"a.hst\"], \"profiles\": \"p\", \"vary\": {");
+    for (int k = 0; k < 5; k++) { /* 30^5 = 24.3 M points */
+        p += sprintf(p, "%s\"%s\": [", k ? ", " : "", keys[k]);
+        for (int v = 1; v <= 30; v++)
+            p += sprintf(p, "%s%d", v > 1 ? ", " : "", v);
+        p += sprintf(p, "]");
+    }
+    sprintf(p, "}}");
+    assert_int_equal(test_sweep_write(f->grid, text), 0);
+    assert_int_equal(sweep_grid_load(f->grid, NULL, &g), HS_OK);
+    assert_int_equal(sweep_plan_build(g, &plan), HS_ERR_INVALID);
+    assert_null(plan);
+    sweep_grid_free(g);
+}
+
 static void test_keys(void **state)
 {
     gfix_t *f = *state;
@@ -239,6 +262,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defaults_and_extra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parse_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expand_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_many_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_bad_grids, setup, teardown),
     };
