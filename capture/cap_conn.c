@@ -112,31 +112,36 @@ static void info_unpack(const uint64_t v[9], cap_ep_info_t *out)
 
 /* ---- sockets --------------------------------------------------------------------------- */
 
-static hs_status_t tcp_listen_accept(uint16_t port, uint64_t timeout_ns, int *fd_out)
+hs_status_t cap_conn_listen(uint16_t port, int *fd_out)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
                              .sin_addr.s_addr = htonl(INADDR_ANY)};
-    int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0), fd, rc;
+    int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
 
     if (lfd < 0) {
         hs_log_error("socket: %s", strerror(errno));
         return HS_ERR_ENV;
     }
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 1) != 0) {
+    if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 4) != 0) {
         hs_log_error("cannot listen on TCP port %u: %s", port, strerror(errno));
         close(lfd);
         return HS_ERR_CHECK;
     }
-    rc = wait_fd(lfd, POLLIN, hs_now_ns() + timeout_ns);
+    *fd_out = lfd;
+    return HS_OK;
+}
+
+static hs_status_t tcp_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out)
+{
+    int fd, rc = wait_fd(lfd, POLLIN, hs_now_ns() + timeout_ns);
+
     if (rc != 0) {
         hs_log_error("no client connected to TCP port %u within %.1f s", port,
                      (double)timeout_ns / 1e9);
-        close(lfd);
         return HS_ERR_TIMEOUT;
     }
     fd = accept(lfd, NULL, NULL);
-    close(lfd);
     if (fd < 0) {
         hs_log_error("accept on TCP port %u: %s", port, strerror(errno));
         return HS_ERR_CHECK;
@@ -265,7 +270,7 @@ static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_
     cap_ep_info_t mine, peer;
     hs_status_t st;
 
-    st = c->role == CAP_ROLE_SERVER ? tcp_listen_accept(o->port, o->timeout_ns, &c->fd)
+    st = c->role == CAP_ROLE_SERVER ? tcp_accept(o->listen_fd, o->port, o->timeout_ns, &c->fd)
                                     : tcp_connect(o->host, o->port, o->timeout_ns, &c->fd);
     if (st == HS_OK)
         st = hello(c, o, mem, &max_msg, &hint);

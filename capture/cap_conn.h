@@ -26,6 +26,7 @@ typedef struct {
     uint64_t timeout_ns;    /* bound of every wait */
     uint64_t max_msg;       /* client/loop: largest message; the server learns it */
     uint64_t hint_bytes;    /* client/loop: hint of the run (sets bw.depth_hinted) */
+    int listen_fd;          /* server: from cap_conn_listen, kept across connections */
 } cap_conn_opts_t;
 
 typedef struct {
@@ -36,6 +37,10 @@ typedef struct {
     int use_imm;        /* ping-pong through write-with-immediate (GPU memory on an end) */
     cap_path_cfg_t cfg[CAP_NPATHS]; /* effective path configuration */
 } cap_conn_t;
+
+/* Server: listen on TCP port (before the device is opened, so a client never finds the port
+ * closed while the server starts). HS_ERR_CHECK when the port is in use. */
+hs_status_t cap_conn_listen(uint16_t port, int *fd_out);
 
 /* The path configuration a run uses: profile p, hint, checked against dev's limits
  * (HS_ERR_INVALID naming the limit). */

@@ -3,12 +3,14 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
 {
     hs_status_t st;
 
     memset(out, 0, sizeof(*out));
+    out->listen_fd = -1;
     if (o->server && o->connect) {
         hs_log_error("--server and --connect exclude each other");
         return HS_ERR_USAGE;
@@ -27,6 +29,8 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
     }
     out->role = o->server ? CAP_ROLE_SERVER : o->connect ? CAP_ROLE_CLIENT : CAP_ROLE_LOOP;
     st = cap_mem_find(o->mem, &out->mem);
+    if (st == HS_OK && out->role == CAP_ROLE_SERVER)
+        st = cap_conn_listen((uint16_t)o->port, &out->listen_fd);
     if (st != HS_OK)
         return st;
     st = profile_load(o->profile ? o->profile : "generic", &out->prof);
@@ -41,6 +45,9 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
 
 void cap_live_close(cap_live_t *l)
 {
+    if (l->listen_fd >= 0)
+        close(l->listen_fd);
+    l->listen_fd = -1;
     cap_dev_close(l->dev);
     l->dev = NULL;
     if (l->prof)
@@ -58,6 +65,7 @@ void cap_live_conn_opts(const cap_live_opts_t *o, const cap_live_t *l, uint64_t 
     co->timeout_ns = (uint64_t)(o->timeout_s * 1e9);
     co->max_msg = max_msg;
     co->hint_bytes = hint_bytes;
+    co->listen_fd = l->listen_fd;
 }
 
 const char *cap_role_name(cap_role_t r)

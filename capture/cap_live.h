@@ -30,6 +30,7 @@ typedef struct {
     const cap_mem_ops_t *mem;
     profile_t *prof;
     cap_role_t role;
+    int listen_fd;           /* server: the listening socket; -1 otherwise */
 } cap_live_t;
 
 /* Check the options (HS_ERR_USAGE: --server with --connect, bad port/timeout), find the

@@ -466,6 +466,7 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
     hs_status_t st;
 
     memset(&v, 0, sizeof(v));
+    v.live.listen_fd = -1;
     v.o = o;
     if (o->repeat == 0) {
         hs_log_error("--repeat must be >= 1");

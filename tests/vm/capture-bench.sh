@@ -56,6 +56,13 @@ expect 1 "max_inline_data" hintsim capture bench -d rxe0 --sizes 64 --set ll.inl
 expect 1 "no client connected" hintsim capture bench -d rxe0 --port $HP --server --timeout 2
 expect 1 "cannot reach" hintsim capture bench -d rxe0 --port $HP --connect 127.0.0.1 \
     --sizes 64 --timeout 2
+# the port is taken: a second server on it fails at once
+hintsim capture bench -d rxe0 --port $HP --server --timeout 20 >/dev/null 2>&1 &
+spid=$!
+wait_listen $HP
+expect 1 "cannot listen on TCP port $HP" hintsim capture bench -d rxe0 --port $HP --server
+kill $spid
+wait $spid
 # peer vanishes: kill the server while the client streams large messages
 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 5 >/dev/null 2>&1 &
 spid=$!
