@@ -52,15 +52,15 @@ apt_update() {
     UPDATED=1
     [ "$(id -u)" -eq 0 ] || { echo "fetch-kernel: not root, cannot apt-get update" >&2; return 0; }
     echo "fetch-kernel: running apt-get update" >&2
-    apt-get update -qq >&2 || echo "fetch-kernel: apt-get update failed" >&2
+    timeout 600 apt-get update -qq >&2 || echo "fetch-kernel: apt-get update failed" >&2
 }
 
 # download PKG DIR: apt-get download into DIR, retrying once after apt-get update.
 download() {
     local pkg=$1 dir=$2
-    ( cd "$dir" && apt-get download -q "$pkg" >&2 ) && return 0
+    ( cd "$dir" && timeout 600 apt-get download -q "$pkg" >&2 ) && return 0
     apt_update
-    ( cd "$dir" && apt-get download -q "$pkg" >&2 ) ||
+    ( cd "$dir" && timeout 600 apt-get download -q "$pkg" >&2 ) ||
         skip "apt-get download $pkg failed (offline?)"
 }
 

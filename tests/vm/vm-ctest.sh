@@ -13,4 +13,5 @@ mkdir -p "$outdir"
 rc=0
 "$(dirname "$0")/run-in-vm.sh" --out "$outdir" "$@" || rc=$?
 [ $rc -eq 0 ] || exit $rc
-[ "$check" = - ] || "$check" "$outdir"
+[ "$check" != - ] || exit 0
+if [ -x "$check" ]; then "$check" "$outdir"; else bash "$check" "$outdir"; fi
