@@ -7,3 +7,9 @@ hs_add_unit_test(test_hcap_cli SOURCES test_hcap_cli.c ${PROJECT_SOURCE_DIR}/cli
   ${PROJECT_SOURCE_DIR}/cli/cmd_trace_audit.c ${PROJECT_SOURCE_DIR}/cli/cli.c
   LIBS hs_trace hs_testlib)
 add_dependencies(test_hcap_cli hintcap)
+
+# In the soft-RoCE VM: ibv_rc_pingpong, ib_write_lat and ib_write_bw captured unmodified;
+# the host check counts their WRs against the tools' options (tests/vm/preload-tools*.sh).
+include(${CMAKE_CURRENT_SOURCE_DIR}/vm/hs_add_vm_test.cmake)
+hs_add_vm_test(vm_preload_tools SCRIPT preload-tools.sh TIMEOUT 900
+  FILES $<TARGET_FILE:hintcap>:/usr/lib/libhintcap.so CHECK preload-tools-check.sh)

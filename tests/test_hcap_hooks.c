@@ -294,7 +294,7 @@ static trace_t *file_finish(fake_ctx_t *f, const char *dir)
     hcap_stop(&hcap_g, 0);
     hcap_ctx_detach(&hcap_g, &f->vctx.context);
     gethostname(host, sizeof(host) - 1);
-    snprintf(path, sizeof(path), "%s/%s-%ld-r5.hst", dir, host, (long)getpid());
+    assert_int_equal(hcap_trace_path(path, sizeof(path), dir, host, (long)getpid(), 5), 0);
     assert_int_equal(trace_load(path, &tr), HS_OK);
     remove(path);
     unsetenv("HINTCAP_DIR");

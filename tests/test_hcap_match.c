@@ -190,6 +190,8 @@ static void test_rank_and_name(void **state)
     assert_string_equal(buf, "d/n1-42-r3.hst");
     assert_int_equal(hcap_trace_path(buf, sizeof(buf), "d", "n1", 42, -1), 0);
     assert_string_equal(buf, "d/n1-42.hst");
+    assert_int_equal(hcap_trace_path(buf, sizeof(buf), "d", "(none)", 7, -1), 0);
+    assert_string_equal(buf, "d/_none_-7.hst");
     assert_int_equal(hcap_trace_path(buf, 8, "d", "n1", 42, -1), -1);
 }
 

@@ -226,11 +226,18 @@ int hcap_rank_from_env(void)
 int hcap_trace_path(char *buf, size_t len, const char *dir, const char *host, long pid,
                     int rank)
 {
+    char safe[64];
+    size_t i;
     int n;
 
+    /* A host name is not always file-name friendly ("(none)" in a bare VM). */
+    snprintf(safe, sizeof(safe), "%s", *host ? host : "unknown");
+    for (i = 0; safe[i]; i++)
+        if (!isalnum((unsigned char)safe[i]) && !strchr("._-", safe[i]))
+            safe[i] = '_';
     if (rank >= 0)
-        n = snprintf(buf, len, "%s/%s-%ld-r%d.hst", dir, host, pid, rank);
+        n = snprintf(buf, len, "%s/%s-%ld-r%d.hst", dir, safe, pid, rank);
     else
-        n = snprintf(buf, len, "%s/%s-%ld.hst", dir, host, pid);
+        n = snprintf(buf, len, "%s/%s-%ld.hst", dir, safe, pid);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }

@@ -62,7 +62,8 @@ void hcap_config_effective(const hcap_config_t *cfg, uint64_t *bytes, trace_hint
 /* The process's rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID; -1. */
 int hcap_rank_from_env(void);
 
-/* "<dir>/<host>-<pid>[-r<rank>].hst" into buf. Returns -1 if it does not fit. */
+/* "<dir>/<host>-<pid>[-r<rank>].hst" into buf (characters of host other than letters,
+ * digits, '.', '_', '-' become '_'). Returns -1 if it does not fit. */
 int hcap_trace_path(char *buf, size_t len, const char *dir, const char *host, long pid,
                     int rank);
 
