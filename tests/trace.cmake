@@ -8,6 +8,18 @@ hs_add_valgrind_test(valgrind_test_trace_format COMMAND $<TARGET_FILE:test_trace
 # over the seed corpus (new inputs go to a scratch corpus in the build tree) is a test.
 find_program(HS_CLANG NAMES clang clang-14)
 if(HS_CLANG)
+  # the libFuzzer runtime is a separate package on some systems: check that it links
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe.c
+       "#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n")
+  execute_process(COMMAND ${HS_CLANG} -fsanitize=fuzzer,address,undefined
+                  ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe.c -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe
+                  RESULT_VARIABLE HS_FUZZ_PROBE OUTPUT_QUIET ERROR_QUIET)
+  if(NOT HS_FUZZ_PROBE EQUAL 0)
+    message(STATUS "hintsim: ${HS_CLANG} cannot link libFuzzer targets, fuzz_trace_reader not built")
+    set(HS_CLANG "")
+  endif()
+endif()
+if(HS_CLANG)
   file(GLOB HS_FUZZ_SOURCES ${PROJECT_SOURCE_DIR}/traces/*.c ${PROJECT_SOURCE_DIR}/common/*.c)
   set(HS_FUZZ_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_reader)
   add_custom_command(OUTPUT ${HS_FUZZ_BIN}
