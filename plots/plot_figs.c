@@ -310,9 +310,12 @@ hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_fi
 {
     static const plot_fn_t fns[] = {plot_size_hist, plot_pct_vs_hint, plot_latency_cdf,
                                     plot_throughput, plot_cost_curves, plot_pred_vs_meas};
+    char gp[4096];
     hs_status_t st = plot_input_check(in);
 
     memset(out, 0, sizeof(*out));
+    if (st == HS_OK && plot_gnuplot_find(gp, sizeof(gp)) != HS_OK)
+        return HS_ERR_ENV; /* the caller says so: see rep_write_report */
     if (st == HS_OK)
         st = hs_mkdir_p(dir);
     for (size_t i = 0; st == HS_OK && i < sizeof(fns) / sizeof(fns[0]); i++) {

@@ -55,8 +55,8 @@ uint64_t plot_cost_crossover(const uint64_t *sizes, const double *ll_us, const d
                              size_t n);
 
 /* Every figure the input allows, into dir (created). Figures without data are listed in
- * out->skipped with the reason. Fails on the first rendering error (HS_ERR_ENV when
- * gnuplot is missing: the message names the package). */
+ * out->skipped with the reason. Fails on the first rendering error; HS_ERR_ENV, without
+ * logging and before writing anything, when gnuplot is missing. */
 hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_figset_t *out);
 
 /* Internal to plots/: the subtitle line of a figure (source, profile, trace) into buf. */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/hs_util.h"
+#include "plots/plot_gnuplot.h"
 
 static const char g_css[] =
     "body{font-family:system-ui,sans-serif;max-width:1040px;margin:1.5em auto;padding:0 1em;"
@@ -298,9 +299,20 @@ hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_f
 hs_status_t rep_write_report(const char *dir, const plot_input_t *in)
 {
     plot_figset_t figs;
-    hs_status_t st = plot_report_figures(dir, in, &figs);
+    hs_status_t st = plot_report_figures(dir, in, &figs), html_st;
 
-    if (st != HS_OK)
+    if (st == HS_ERR_ENV) {
+        hs_log_warn("gnuplot not found (PATH or $HINTSIM_GNUPLOT): %s/report.html has tables "
+                    "only; install the Debian package %s for the plots", dir,
+                    PLOT_GNUPLOT_PACKAGE);
+        memset(&figs, 0, sizeof(figs));
+        figs.nskipped = 1;
+        snprintf(figs.skipped[0], sizeof(figs.skipped[0]), "every figure: gnuplot was not "
+                 "found; install the Debian package %s and run this command again",
+                 PLOT_GNUPLOT_PACKAGE);
+    } else if (st != HS_OK) {
         return st;
-    return rep_write_html(dir, in, &figs);
+    }
+    html_st = rep_write_html(dir, in, &figs);
+    return html_st != HS_OK ? html_st : st;
 }

@@ -18,7 +18,9 @@
 hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_figset_t *figs);
 
 /* The whole visual report in one call: every figure the input allows (plot_report_figures,
- * PNG + SVG into DIR), then DIR/report.html. HS_ERR_ENV when gnuplot is missing. */
+ * PNG + SVG into DIR), then DIR/report.html. When gnuplot is missing the page is still
+ * written (tables, and a line saying the plots need gnuplot-nox), a warning naming the
+ * package is printed, and the result is HS_ERR_ENV. */
 hs_status_t rep_write_report(const char *dir, const plot_input_t *in);
 
 /* Base64 (RFC 4648, padded) of buf into a malloc'ed NUL-terminated string (caller frees);

@@ -130,6 +130,8 @@ hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char 
                            .why = why, .cost_engine = &model_engine_ops};
         why_text(val, why, sizeof(why));
         st = rep_write_report(dir, &in);
+        if (st == HS_ERR_ENV) /* warned; see report_val.h */
+            st = HS_OK;
     }
     free(v.pred);
     free(v.meas);

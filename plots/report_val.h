@@ -10,7 +10,9 @@
 /* Figures (predicted against measured among them) and dir/report.html from the JSON
  * report of cap_validate_run. The profile is loaded again from profile (name or file) with
  * the same sets, the trace from the report's "trace.path". Logs errors (HS_ERR_INVALID
- * naming the key when the report lacks one); HS_ERR_ENV when gnuplot is missing. */
+ * naming the key when the report lacks one). Without gnuplot the page has tables only and
+ * a warning names the package, but the result is HS_OK: the live measurements, the
+ * expensive part, are saved and nothing needs to run again but the plots. */
 hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char *profile,
                                const hs_strlist_t *sets);
 

@@ -109,6 +109,26 @@ static void test_html_atomic_on_failure(void **state)
     fixture_free(f);
 }
 
+/* Without gnuplot the page is still written, says why there are no plots, and the call
+ * reports the environment problem. */
+static void test_html_without_gnuplot(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), *html;
+    (void)state;
+    setenv("HINTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);
+    assert_int_equal(rep_write_report(dir, &f->in), HS_ERR_ENV);
+    unsetenv("HINTSIM_GNUPLOT");
+    html = read_report(dir);
+    assert_int_equal(count(html, "<img "), 0);
+    assert_non_null(strstr(html, "gnuplot was not found; install the Debian package gnuplot-nox"));
+    assert_non_null(strstr(html, "class=\"best\""));
+    free(html);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 int main(void)
 {
     char gp[4096];
@@ -117,6 +137,7 @@ int main(void)
         cmocka_unit_test(test_html_validate),
         cmocka_unit_test(test_html_tables_only),
         cmocka_unit_test(test_html_atomic_on_failure),
+        cmocka_unit_test(test_html_without_gnuplot),
     };
 
     if (plot_gnuplot_find(gp, sizeof(gp)) != HS_OK) {

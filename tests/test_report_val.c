@@ -72,6 +72,27 @@ static void test_validate_report(void **state)
     free(dir);
 }
 
+/* validate's measurements are the expensive part: without gnuplot the page (tables) is
+ * written and the call succeeds, after a warning naming the package. */
+static void test_validate_without_gnuplot(void **state)
+{
+    char *dir = hs_test_tmpdir(), file[4096], *html = NULL;
+    cJSON *rep = report(hs_test_src("traces/samples/kv.hst"));
+    size_t len;
+    (void)state;
+    setenv("HINTSIM_GNUPLOT", "/nonexistent/gnuplot", 1);
+    assert_int_equal(rep_write_validate(dir, rep, "seed000", NULL), HS_OK);
+    unsetenv("HINTSIM_GNUPLOT");
+    snprintf(file, sizeof(file), "%s/report.html", dir);
+    assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
+    assert_non_null(strstr(html, "measured p99 us"));
+    assert_non_null(strstr(html, "install the Debian package gnuplot-nox"));
+    free(html);
+    cJSON_Delete(rep);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+}
+
 static void test_bad_report(void **state)
 {
     char *dir = hs_test_tmpdir();
@@ -92,6 +113,7 @@ int main(void)
     char gp[4096];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_report),
+        cmocka_unit_test(test_validate_without_gnuplot),
         cmocka_unit_test(test_bad_report),
     };
 
