@@ -9,6 +9,7 @@
 
 #include "common/hs_util.h"
 #include "model/model.h"
+#include "model/recommend.h"
 
 #define CAP_MAX_CANDIDATES 16
 
@@ -203,48 +204,39 @@ static void add_cand(vctx_t *v, uint64_t h, const char *role)
         v->c[v->nc++] = (cand_t){.hint = h, .role = role};
 }
 
-static int cmp_u64(const void *a, const void *b)
+static rec_objective_t rec_obj(cap_obj_t o)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return (x > y) - (x < y);
+    switch (o) {
+    case CAP_OBJ_P50:
+        return REC_OBJ_P50;
+    case CAP_OBJ_MEAN:
+        return REC_OBJ_MEAN;
+    case CAP_OBJ_THROUGHPUT:
+        return REC_OBJ_THROUGHPUT;
+    case CAP_OBJ_P99:
+    default:
+        return REC_OBJ_P99;
+    }
 }
 
-/* Model search over 0 and the trace's distinct sizes: best and runner-up by objective. */
+/* The recommendation and its runner-up, as `hintsim recommend` computes them (model). */
 static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
 {
-    uint64_t *sz = malloc((v->tr->n + 1) * sizeof(*sz));
-    pred_opts_t po = {.mode = v->o->mode, .flows = 1};
-    double bv = INFINITY, sv = INFINITY;
-    size_t n = 0;
-    hs_status_t st = sz ? HS_OK : HS_ERR_NOMEM;
+    rec_opts_t ro;
+    rec_report_t rep;
+    hs_status_t st;
 
-    for (size_t i = 0; sz && i < v->tr->n; i++)
-        sz[n++] = v->tr->recs[i].size_bytes;
-    if (sz)
-        sz[n++] = 0;
-    if (sz)
-        qsort(sz, n, sizeof(*sz), cmp_u64);
-    *best = *second = 0;
-    for (size_t i = 0; st == HS_OK && i < n; i++) {
-        pred_result_t r;
-        double val;
-        if (i > 0 && sz[i] == sz[i - 1])
-            continue;
-        st = pred_run(&model_engine_ops, v->tr, v->live.prof, &po, sz[i], 0, &r);
-        if (st != HS_OK)
-            break;
-        val = cap_obj_value(v->o->objective, &r);
-        pred_result_release(&r);
-        if (val < bv) {
-            *second = *best, sv = bv;
-            *best = sz[i], bv = val;
-        } else if (val < sv) {
-            *second = sz[i], sv = val;
-        }
-    }
-    free(sz);
-    return st;
+    memset(&ro, 0, sizeof(ro));
+    ro.objective = rec_obj(v->o->objective);
+    ro.pred.mode = v->o->mode;
+    ro.pred.flows = 1;
+    st = rec_run(&model_engine_ops, v->tr, v->live.prof, &ro, &rep);
+    if (st != HS_OK)
+        return st;
+    *best = rep.results[rep.winner].hint_bytes;
+    *second = rep.results[rep.runner_up].hint_bytes;
+    rec_report_release(&rep);
+    return HS_OK;
 }
 
 static hs_status_t pick_candidates(vctx_t *v)
@@ -263,7 +255,7 @@ static hs_status_t pick_candidates(vctx_t *v)
     if (st != HS_OK)
         return st;
     v->recommended = best;
-    v->rec_source = "model search over 0 and the trace's sizes";
+    v->rec_source = "hintsim recommend (model engine)";
     add_cand(v, best, "recommended");
     add_cand(v, second, "runner-up");
     add_cand(v, 0, "no hint");

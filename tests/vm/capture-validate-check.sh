@@ -6,9 +6,9 @@ set -euo pipefail
 out=$1
 fail() { echo "capture-validate-check: FAIL: $*"; exit 1; }
 num() { # num FILE KEY: the first numeric value of "KEY": in FILE
-    grep -o "\"$2\": *-\?[0-9.e+-]*" "$1" | head -1 | sed 's/.*: *//'
+    grep -o -E "\"$2\":[[:space:]]*-?[0-9.e+-]+" "$1" | head -1 | sed -E 's/.*:[[:space:]]*//'
 }
-for f in "$out/kv/validate.json" "$out/burst/validate.json" "$out/remote.json"; do
+for f in "$out/kv.json" "$out/burst.json" "$out/remote.json"; do
     [ -s "$f" ] || fail "$f missing"
     for k in recommended_hint best_measured_hint regret_pct rank_correlation median_abs_error_pct; do
         v=$(num "$f" "$k")
