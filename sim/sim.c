@@ -69,8 +69,12 @@ static void child_run(const sim_run_args_t *a, const char *platform, const char 
 {
     char *argv[] = {"hintsim-sim", "--log=root.thresh:critical",
                     "--log=xbt_exception.thresh:error", "--cfg=network/model:CM02",
-                    "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0", NULL};
-    int argc = 6;
+                    "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0",
+#ifdef __SANITIZE_ADDRESS__ /* ASan cannot follow SimGrid's own stack switching */
+                    "--cfg=contexts/factory:thread",
+#endif
+                    NULL};
+    int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
     sim_world_t *w = NULL;
     hs_status_t st;
 

@@ -52,6 +52,7 @@ static void golden_load(golden_t *g, const char *file)
 {
     FILE *f = fopen(file, "r");
     char line[512], p[8];
+    double lat;
     int ln = 0;
 
     assert_non_null(f);
@@ -72,7 +73,10 @@ static void golden_load(golden_t *g, const char *file)
             r.t_done_ns = TRACE_TIME_UNKNOWN;
             r.size_bytes = sz;
             assert_int_equal(trace_push(g->tr, &r), HS_OK);
-        } else if (sscanf(line, "> path %7s lat_us %lf", p, &g->lat_us[g->tr->n - 1]) == 2) {
+        } else if (sscanf(line, "> path %7s lat_us %lf", p, &lat) == 2) {
+            if (g->tr->n == 0)
+                fail_msg("%s:%d: an expectation before any message", file, ln);
+            g->lat_us[g->tr->n - 1] = lat;
             g->path[g->tr->n - 1] = strcmp(p, "LL") == 0 ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
             g->line[g->tr->n - 1] = ln;
         } else if (line[0] == '=' && g->ntotals < 8) {
