@@ -322,6 +322,14 @@ static void test_perftest_import(void **state)
     assert_int_equal(tr->hdr.mode, TRACE_MODE_CONVERTED);
     assert_non_null(strstr(tr->hdr.extra_json, "\"iterations\":50"));
     trace_free(tr);
+    /* -U with -H: the sorted copy of the list is skipped, the time order kept */
+    assert_int_equal(hs_write_file_atomic(tmp("uh.txt"), " #bytes #iterations\n#, usec\n1, 3.5\n"
+                                          "2, 3.1\n#, usec\n1, 3.1\n2, 3.5\n 8  3  3.1  3.5\n"), HS_OK);
+    assert_int_equal(trace_load(tmp("uh.txt"), &tr), HS_OK);
+    assert_int_equal(tr->n, 2);
+    assert_int_equal(tr->recs[0].t_done_ns, 3500);
+    assert_int_equal(tr->recs[1].size_bytes, 8);
+    trace_free(tr);
     assert_int_equal(hs_write_file_atomic(tmp("cyc.txt"), " #bytes #iterations\n#, cycles\n1, 30000\n"),
                      HS_OK);
     assert_int_equal(trace_load(tmp("cyc.txt"), &tr), HS_ERR_INVALID);

@@ -6,8 +6,9 @@
  * "#, usec" followed by one "i, latency" line per iteration (i from 1; the latency is
  * the post-to-post delta divided by the round-trip factor: 2 for send/write, 1 for
  * read/atomic), then the summary line whose first two fields are the size in bytes and the
- * iteration count. With -a this repeats per size. With -C the unit is "cycles", which
- * cannot be converted without the CPU clock, so it is refused.
+ * iteration count. With -a this repeats per size. With -H as well, a second, sorted copy
+ * of the list follows the first; it is skipped. With -C the unit is "cycles", which cannot
+ * be converted without the CPU clock, so it is refused.
  *
  * The result is a ping-pong trace: posts back to back (each post at the previous
  * completion), completion = post + the printed latency, size from the summary line. */
@@ -28,6 +29,7 @@ typedef struct {
     size_t pending_from;  /* first record of the current sample group */
     unsigned long first_sample_line;
     uint64_t next_index;  /* expected sample index (1, 2, ...); 0 = not in a group */
+    int skip_list;        /* inside a second list of the same group (-H: sorted copy) */
     uint64_t t_ns;        /* next post time */
     uint64_t inline_max;
     int have_inline;
@@ -123,9 +125,22 @@ static int pt_line(pt_state_t *s, char *line, char *why, size_t wl)
                      "perftest without -C)", line + 3);
             return -1;
         }
+        if (s->next_index && s->tr->n > s->pending_from) {
+            /* -U and -H together print the same deltas twice, unsorted then sorted:
+             * keep the first (the time order), skip the copy */
+            s->skip_list = 1;
+            return 0;
+        }
         s->next_index = 1;
         s->first_sample_line = s->lineno;
         return 0;
+    }
+    if (s->skip_list) {
+        uint64_t idx;
+        double us;
+        if (sscanf(line, "%" SCNu64 ", %lf", &idx, &us) == 2)
+            return 0;
+        s->skip_list = 0;
     }
     if (s->next_index) {
         rc = pt_sample(s, line, why, wl);
