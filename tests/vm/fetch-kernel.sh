@@ -81,6 +81,7 @@ fetch() {
     local pkg tmp ver
     pkg=$(resolve_package)
     tmp=$(mktemp -d "$CACHE/fetch.XXXXXX")
+    trap 'rm -rf "${tmp:-}"' EXIT    # also when skip or die ends the script
     download "$pkg" "$tmp"
     echo "fetch-kernel: extracting $(basename "$tmp"/*.deb)" >&2
     dpkg-deb -x "$tmp"/*.deb "$tmp/x" || die "dpkg-deb -x failed on $tmp/*.deb"
