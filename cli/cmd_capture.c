@@ -1,5 +1,5 @@
-/* cmd_capture.c - `hintsim capture`: the live capture group (`bench`; `run`, the LD_PRELOAD
- * interposer, is registered here once it exists). Thin: options in, cap_bench_run, output. */
+/* cmd_capture.c - `hintsim capture`: the live capture group: `bench` (here) and `run` (the
+ * LD_PRELOAD interposer, cmd_capture_run.c). Thin: options in, cap_bench_run, output. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +135,7 @@ out:
 
 static const hs_cli_cmd_t g_capture_cmds[] = {
     {"bench", cmd_capture_bench, "benchmark sizes (and hints) on a live device, write a trace"},
+    {"run", cmd_capture_run, "record any verbs program's work requests (LD_PRELOAD), one trace per process"},
     {NULL, NULL, NULL},
 };
 
