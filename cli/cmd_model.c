@@ -321,8 +321,10 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
     char **pos = NULL;
     int npos = 0, rc = hs_cli_parse(spec, argc, argv, &o, &pos, &npos);
 
-    if (rc >= 0)
+    if (rc >= 0) {
+        hs_opt_free(spec, &o, pos);
         return rc;
+    }
     if (pred_mode_parse(o.mode, &j.po.mode) != HS_OK) {
         fprintf(stderr, "hintsim: --mode '%s': expected open or closed\n", o.mode);
         rc = 2;

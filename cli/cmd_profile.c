@@ -28,8 +28,10 @@ static int profile_list(int argc, char **argv)
     char **pos = NULL;
     int npos = 0, rc = hs_cli_parse(&g_list_spec, argc, argv, &o, &pos, &npos);
 
-    if (rc >= 0)
+    if (rc >= 0) {
+        hs_opt_free(&g_list_spec, &o, pos);
         return rc;
+    }
     if (o.json) {
         cJSON *arr = cJSON_CreateArray();
         for (const char *const *n = profile_builtin_names(); arr && *n; n++) {
@@ -115,8 +117,10 @@ static int profile_show(int argc, char **argv)
     int npos = 0, rc = hs_cli_parse(&g_show_spec, argc, argv, &o, &pos, &npos);
     profile_t *p = NULL;
 
-    if (rc >= 0)
+    if (rc >= 0) {
+        hs_opt_free(&g_show_spec, &o, pos);
         return rc;
+    }
     rc = cli_profile_open(pos[0], &o.set, &p);
     if (rc == 0 && o.json) {
         cJSON *j = profile_to_json(p);

@@ -168,8 +168,10 @@ int cmd_recommend(int argc, char **argv)
     char **pos = NULL;
     int npos = 0, rc = hs_cli_parse(&g_rec_spec, argc, argv, &o, &pos, &npos);
 
-    if (rc >= 0)
+    if (rc >= 0) {
+        hs_opt_free(&g_rec_spec, &o, pos);
         return rc;
+    }
     if ((rc = parse_rec_opts(&o, &ro, &cands, &eng)) != 0 ||
         (rc = cli_profile_open(o.profile, &o.set, &p)) != 0 ||
         (rc = cli_trace_open(pos[0], &tr)) != 0)

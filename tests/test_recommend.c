@@ -292,6 +292,20 @@ static void test_cli(void **state)
     rc = hs_test_run(&out, "%s recommend %s --objective p42", hs_test_bin(), path);
     assert_int_equal(rc, 2);
     free(out);
+    /* closed loop needs completion times: the first record without one is named */
+    snprintf(empty + strlen(dir), sizeof(empty) - strlen(dir), "/nodone.hst");
+    static const uint64_t one[] = {64};
+    tr = mk(10, 1000, one, 1);
+    tr->recs[3].t_done_ns = TRACE_TIME_UNKNOWN;
+    assert_int_equal(trace_save(empty, tr), HS_OK);
+    trace_free(tr);
+    rc = hs_test_run(&out, "%s model %s --mode closed", hs_test_bin(), empty);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "record 3"));
+    free(out);
+    rc = hs_test_run(&out, "%s model %s --mode open", hs_test_bin(), empty);
+    assert_int_equal(rc, 0);
+    free(out);
     rc = hs_test_run(&out, "%s model %s --profile seed000 --set bw.depth=0", hs_test_bin(), path);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "bw.depth"));
