@@ -30,6 +30,7 @@ typedef struct {
     uint64_t bytes;
     double nic_s;      /* earliest link start: post + cost / c + dma */
     double dma_s;
+    double link_wait_s; /* link queueing in front of it: start - nic (not perturbed) */
     double cpu_done_s; /* poster CPU free after the chunk (pipelined multi-WR chunks) */
     double t_post_s, tref_s;
 } sim_chunk_t;
@@ -178,7 +179,8 @@ static void timer_main(int argc, char **argv)
 /* ---- completion side: chunks arrive from the wire --------------------------------- */
 
 /* Hardware completion of a chunk that just arrived: wire end plus the per-path fixed cost,
- * the latency-factor excess, the split cost, the perturbation (MODEL.md 3, 4). */
+ * the latency-factor excess, the split cost, the perturbation (MODEL.md 3, 4: the factor
+ * applies to the chunk's own latency, without the link queueing in front of it). */
 static double chunk_hw(sim_flow_t *f, const sim_chunk_t *c)
 {
     const sim_cfg_t *cfg = &f->world->cfg;
@@ -189,7 +191,7 @@ static double chunk_hw(sim_flow_t *f, const sim_chunk_t *c)
     if (c->split)
         hw += pc->split_s;
     if (c->perturbed) {
-        double extra = (cfg->perturb_factor - 1) * (hw - c->t_post_s);
+        double extra = (cfg->perturb_factor - 1) * (hw - c->t_post_s - c->link_wait_s);
         hw += extra;
         f->out->drain_s += extra;
     }
@@ -243,6 +245,7 @@ static void nic_main(int argc, char **argv)
         wire = (double)c->bytes * spb;
         ser = wire + sim_cfg_npkt(cfg, c->bytes) * cfg->pkt_s;
         start = dmax(c->nic_s, f->link_free_s);
+        c->link_wait_s = start - c->nic_s;
         end = start + ser;
         if (c->nwr > 1)
             end = dmax(end, c->cpu_done_s + c->dma_s + ser / c->nwr);

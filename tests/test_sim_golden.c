@@ -154,11 +154,18 @@ static void test_bw_moderation(void **state)
     run_golden("bw_moderation");
 }
 
+static void test_hysteresis_perturb(void **state)
+{
+    (void)state;
+    run_golden("hysteresis_perturb");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ll_window_switch),
         cmocka_unit_test(test_bw_moderation),
+        cmocka_unit_test(test_hysteresis_perturb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
