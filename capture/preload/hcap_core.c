@@ -207,8 +207,10 @@ static void *writer_main(void *arg)
     struct timespec ts = {0, (long)h->cfg.flush_us * 1000};
     hcap_ring_t *r;
 
+    /* Sleep unless a full batch was waiting: draining event by event would bounce the
+     * rings' cache lines between the writer and the posting threads. */
     while (buf && atomic_load(&h->state) == HCAP_RUNNING) {
-        if (drain_all(h, buf) == 0)
+        if (drain_all(h, buf) < HCAP_DRAIN_BATCH)
             nanosleep(&ts, NULL);
     }
     if (buf)

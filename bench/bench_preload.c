@@ -1,0 +1,144 @@
+/* bench_preload.c - libhintcap's added cost, against a minimal in-process provider double
+ * (tests/test_hcap_fake.c: post_send and poll_cq that only queue completions):
+ *   1. ns per posted WR: ibv_post_send through the hook minus the provider called directly
+ *   2. ns per polled completion: ibv_poll_cq through the hook minus the provider directly
+ *   3. drops when WRs arrive at a paced 10 M WR/s for a second, the writer streaming the
+ *      trace to a file (goal: zero), and at the unpaced maximum rate (reported).
+ * Every 64th WR is signalled and polled, as a selective-signalling application would.
+ * Usage: bench_preload [WRS]   (default 5000000 per timed run)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/preload/hcap.h"
+#include "common/hs_util.h"
+#include "tests/test_hcap_fake.h"
+
+#define SIG_EVERY 64
+
+typedef struct {
+    fake_ctx_t *f;
+    fake_cq_t *cq;
+    fake_qp_t *qp;
+    int (*post_direct)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+    int (*poll_direct)(struct ibv_cq *, int, struct ibv_wc *);
+} bench_t;
+
+/* Post n WRs (every SIG_EVERY-th signalled, then polled); ns_per_wr pacing if non-zero.
+ * Through the context's ops (hooked or not) or the provider's functions directly. */
+static uint64_t run(bench_t *b, uint64_t n, int direct, uint64_t ns_per_wr, uint64_t *poll_ns)
+{
+    struct ibv_sge sge = {.addr = 0x1000, .length = 4096, .lkey = 1};
+    struct ibv_send_wr wr, *bad;
+    struct ibv_wc wc[4];
+    struct ibv_qp *qp = &b->qp->qpx.qp_base;
+    struct ibv_cq *cq = (struct ibv_cq *)&b->cq->cqx;
+    uint64_t i, t0 = hs_now_ns(), tp = 0;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    for (i = 0; i < n; i++) {
+        wr.wr_id = i + (1ULL << 40); /* never FAKE_BAD_WRID */
+        wr.send_flags = (i % SIG_EVERY == SIG_EVERY - 1) ? IBV_SEND_SIGNALED : 0;
+        while (ns_per_wr && hs_now_ns() < t0 + i * ns_per_wr)
+            ;
+        if (direct)
+            b->post_direct(qp, &wr, &bad);
+        else
+            ibv_post_send(qp, &wr, &bad);
+        if (wr.send_flags) {
+            uint64_t tq = hs_now_ns();
+            if (direct)
+                b->poll_direct(cq, 4, wc);
+            else
+                ibv_poll_cq(cq, 4, wc);
+            tp += hs_now_ns() - tq;
+        }
+    }
+    if (poll_ns)
+        *poll_ns = tp;
+    return hs_now_ns() - t0;
+}
+
+static int capture_begin(bench_t *b, const char *dir)
+{
+    static const hcap_real_t real = {0};
+
+    setenv("HINTCAP_DIR", dir, 1);
+    setenv("HINTCAP_COLD", "100", 1);
+    hcap_start(&hcap_g, &real, NULL, NULL);
+    if (!hcap_running(&hcap_g))
+        return -1;
+    hcap_ctx_attach(&hcap_g, &b->f->vctx.context);
+    return hcap_qp_attach(&hcap_g, &b->qp->qpx.qp_base, 0, 1024, NULL) ? 0 : -1;
+}
+
+static void capture_end(bench_t *b, uint64_t *records, uint64_t *dropped)
+{
+    hcap_qp_detach(&hcap_g, &b->qp->qpx.qp_base);
+    hcap_stop(&hcap_g, 0);
+    hcap_ctx_detach(&hcap_g, &b->f->vctx.context);
+    *records = hcap_g.records;
+    *dropped = hcap_g.dropped;
+    unlink(hcap_g.path);
+}
+
+static void report_drops(bench_t *b, const char *dir, uint64_t n, uint64_t pace_ns)
+{
+    uint64_t rec, drop, ns;
+
+    if (capture_begin(b, dir) != 0) {
+        fprintf(stderr, "bench_preload: capture did not start in %s\n", dir);
+        exit(1);
+    }
+    ns = run(b, n, 0, pace_ns, NULL);
+    capture_end(b, &rec, &drop);
+    printf("%-34s %10.2f M WR/s %10llu records %8llu dropped%s\n",
+           pace_ns ? "paced 10 M WR/s, trace to file" : "unpaced maximum, trace to file",
+           (double)n * 1e3 / (double)ns, (unsigned long long)rec, (unsigned long long)drop,
+           pace_ns && drop ? "   <- goal is zero" : "");
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000, rec, drop;
+    uint64_t t_direct, t_hook, p_direct, p_hook, polls = n / SIG_EVERY;
+    char dir[] = "/tmp/bench-preload-XXXXXX";
+    bench_t b;
+
+    if (!n || !mkdtemp(dir))
+        return 1;
+    b.f = fake_ctx_new();
+    b.cq = fake_cq_new(b.f, 64);
+    b.qp = fake_qp_new(b.f, b.cq, 7, 0);
+    b.post_direct = b.f->vctx.context.ops.post_send;
+    b.poll_direct = b.f->vctx.context.ops.poll_cq;
+    run(&b, n / 10, 1, 0, NULL); /* warm up */
+    t_direct = run(&b, n, 1, 0, &p_direct);
+    if (capture_begin(&b, dir) != 0)
+        return 1;
+    run(&b, n / 10, 0, 0, NULL);
+    t_hook = run(&b, n, 0, 0, &p_hook);
+    capture_end(&b, &rec, &drop);
+    printf("bench_preload: %llu WRs, 1 in %d signalled; provider double, no device\n",
+           (unsigned long long)n, SIG_EVERY);
+    printf("%-34s %10.1f ns/WR   (provider alone %.1f, hooked %.1f; goal <= 50)\n",
+           "added cost per posted WR", (double)(t_hook - p_hook - t_direct + p_direct) / (double)n,
+           (double)(t_direct - p_direct) / (double)n, (double)(t_hook - p_hook) / (double)n);
+    printf("%-34s %10.1f ns/poll (provider alone %.1f, hooked %.1f)\n",
+           "added cost per polled completion", (double)(p_hook - p_direct) / (double)polls,
+           (double)p_direct / (double)polls, (double)p_hook / (double)polls);
+    printf("%-34s %10llu records %8llu dropped\n", "  (that run)", (unsigned long long)rec,
+           (unsigned long long)drop);
+    report_drops(&b, dir, 10000000, 100);
+    report_drops(&b, dir, n, 0);
+    fake_qp_free(b.qp);
+    fake_cq_free(b.cq);
+    fake_ctx_free(b.f);
+    rmdir(dir);
+    return 0;
+}
