@@ -24,6 +24,7 @@ if(HS_CLANG)
   set(HS_FUZZ_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_reader)
   add_custom_command(OUTPUT ${HS_FUZZ_BIN}
     COMMAND ${HS_CLANG} -std=c11 -g -O1 -D_GNU_SOURCE -DHINTSIM_VERSION="${PROJECT_VERSION}"
+            -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
             -I${PROJECT_SOURCE_DIR} -I${CJSON_INC}
             ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_trace_reader.c ${HS_FUZZ_SOURCES}

@@ -135,7 +135,7 @@ int trace_blk_check_head(const uint8_t raw[TRACE_BLK_HDR_BYTES], trace_blk_t *h,
         return -1;
     }
     crc = trace_crc32(0, raw, 28);
-    if (crc != h->hdr_crc) {
+    if (TRACE_CRC_BAD(crc, h->hdr_crc)) {
         snprintf(why, whylen, "block header CRC 0x%08" PRIx32 " does not match its content "
                  "(computed 0x%08" PRIx32 "): header damaged", h->hdr_crc, crc);
         return -1;
@@ -157,7 +157,7 @@ int trace_blk_check_body(const trace_blk_t *h, const uint8_t *body, char *why, s
         return -1;
     }
     crc = trace_crc32(0, body, plen);
-    if (crc != h->payload_crc) {
+    if (TRACE_CRC_BAD(crc, h->payload_crc)) {
         snprintf(why, whylen, "payload CRC 0x%08" PRIx32 " does not match the stored "
                  "0x%08" PRIx32 ": record data damaged", crc, h->payload_crc);
         return -1;
@@ -212,7 +212,7 @@ int trace_filehdr_check(const uint8_t raw[TRACE_FILE_HDR_BYTES], uint32_t *json_
         return -1;
     }
     crc = trace_crc32(0, raw, 28);
-    if (crc != trace_get_u32(raw + 28)) {
+    if (TRACE_CRC_BAD(crc, trace_get_u32(raw + 28))) {
         snprintf(why, whylen, "file header CRC at byte offset 28 is 0x%08" PRIx32
                  ", computed 0x%08" PRIx32 ": header bytes 0..27 damaged",
                  trace_get_u32(raw + 28), crc);

@@ -71,7 +71,7 @@ static hs_status_t r_json(trace_reader_t *r, uint32_t len, uint32_t crc)
                      TRACE_FILE_HDR_BYTES);
         goto out;
     }
-    if (trace_crc32(0, text, len) != crc) {
+    if (TRACE_CRC_BAD(trace_crc32(0, text, len), crc)) {
         hs_log_error("%s: JSON header at byte offset %d (%" PRIu32 " bytes): CRC 0x%08" PRIx32
                      " does not match its content (computed 0x%08" PRIx32 "): header damaged",
                      r->path, TRACE_FILE_HDR_BYTES, len, crc, trace_crc32(0, text, len));
