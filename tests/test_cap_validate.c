@@ -107,12 +107,53 @@ static void test_phases_pctl(void **state)
     assert_true(cap_pctl(v, 5, 0.0) == 1);
 }
 
+static void test_live_usage(void **state)
+{
+    cap_live_opts_t o = {.device = "none", .port = 18515, .timeout_s = 10, .mem = "host"};
+    cap_live_t l;
+    (void)state;
+    o.server = 1;
+    o.connect = "127.0.0.1";
+    assert_int_equal(cap_live_open(&o, &l), HS_ERR_USAGE); /* both ends at once */
+    o.server = 0;
+    o.port = 70000;
+    assert_int_equal(cap_live_open(&o, &l), HS_ERR_USAGE);
+    o.port = 18515;
+    o.timeout_s = 0;
+    assert_int_equal(cap_live_open(&o, &l), HS_ERR_USAGE);
+    o.timeout_s = 10;
+    o.mem = "gpu";
+    assert_int_equal(cap_live_open(&o, &l), HS_ERR_USAGE);
+}
+
+/* The CLI's exit codes where no device is needed to decide (CLI.md: 2 usage, 3 environment). */
+static void test_cli_codes(void **state)
+{
+    const char *bin = hs_test_bin();
+    char *out = NULL;
+    (void)state;
+    assert_int_equal(hs_test_run(NULL, "%s capture bench --device d0", bin), 2); /* no sizes */
+    assert_int_equal(hs_test_run(NULL, "%s capture bench -d d0 --sizes 8,,9", bin), 2);
+    assert_int_equal(hs_test_run(NULL, "%s capture bench -d d0 --sizes 8 --phases warp", bin), 2);
+    assert_int_equal(hs_test_run(NULL, "%s capture bench -d d0 --sizes 8 --server --connect h",
+                                 bin), 2);
+    assert_int_equal(hs_test_run(NULL, "%s validate --device d0", bin), 2); /* no trace */
+    assert_int_equal(hs_test_run(NULL, "%s validate t.hst -d d0 --mode sideways", bin), 2);
+    assert_int_equal(hs_test_run(NULL, "%s capture bench --help", bin), 0);
+    /* no such device: exit 3 and a message saying what is missing (here: no device at all,
+     * or the list of devices present where there are some) */
+    assert_int_equal(hs_test_run(&out, "%s capture bench -d no_such_dev0 --sizes 64", bin), 3);
+    assert_true(strstr(out, "no verbs device") != NULL);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objective),   cmocka_unit_test(test_rank_correlation),
         cmocka_unit_test(test_median),      cmocka_unit_test(test_ineffective),
         cmocka_unit_test(test_shuffle),     cmocka_unit_test(test_phases_pctl),
+        cmocka_unit_test(test_live_usage),  cmocka_unit_test(test_cli_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
