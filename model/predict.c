@@ -32,7 +32,7 @@ static int hist_init(lat_hist_t *h)
 
 /* Bin = exponent and top 7 mantissa bits of the float us / PRED_MIN_US: log-linear bins,
  * 128 per octave, no log() per message. */
-static size_t hist_bin(double us)
+static inline size_t hist_bin(double us)
 {
     float f;
     uint32_t b, idx;
@@ -50,15 +50,20 @@ static double bin_centre_us(size_t b)
     return ldexp(1.0 + ((double)(b & 127) + 0.5) / 128.0, (int)(b >> 7)) * PRED_MIN_US;
 }
 
-static void hist_add(lat_hist_t *h, double us)
+static inline void hist_add_bin(lat_hist_t *h, size_t bin, double us)
 {
-    h->bins[hist_bin(us)]++;
+    h->bins[bin]++;
     h->n++;
     h->sum_us += us;
     if (us < h->min_us)
         h->min_us = us;
     if (us > h->max_us)
         h->max_us = us;
+}
+
+static void hist_add(lat_hist_t *h, double us)
+{
+    hist_add_bin(h, hist_bin(us), us);
 }
 
 /* Nearest-rank percentile q in [0,1]: the centre of the bin holding rank ceil(q*n). */
@@ -144,8 +149,9 @@ static void summarize_walk(const trace_t *tr, const pred_opts_t *o, const pred_r
             hist_add(cold, us);
             continue;
         }
-        hist_add(h, us);
-        hist_add(&cls[size_class(r->size_bytes)], us);
+        size_t bin = hist_bin(us);
+        hist_add_bin(h, bin, us);
+        hist_add_bin(&cls[size_class(r->size_bytes)], bin, us);
         *bytes += (double)r->size_bytes;
         *nll += raw->path && raw->path[i] == TRACE_F_PATH_LL;
     }
