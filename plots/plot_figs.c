@@ -26,7 +26,7 @@ static void hint_label(uint64_t hint, char *buf, size_t len)
         snprintf(buf, len, "0 (none)");
         return;
     }
-    hs_format_size(hint, buf, len);
+    plot_size_label(hint, buf, len);
 }
 
 static void fig_init(plot_fig_t *fig, const char *name, plot_source_t src, const char *title)

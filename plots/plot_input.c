@@ -1,7 +1,10 @@
 /* plot_input.c - provenance helpers for plot_input_t; see plot_input.h. */
 #include "plots/plot_input.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "common/hs_util.h"
 
 const char *plot_source_str(plot_source_t src)
 {
@@ -45,4 +48,12 @@ hs_status_t plot_input_check(const plot_input_t *in)
         return HS_ERR_INVALID;
     }
     return HS_OK;
+}
+
+void plot_size_label(uint64_t bytes, char *buf, size_t len)
+{
+    if (bytes < 1024 || bytes % 1024 == 0)
+        hs_format_size(bytes, buf, len);
+    else
+        snprintf(buf, len, "%lluB", (unsigned long long)bytes);
 }

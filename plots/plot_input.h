@@ -50,6 +50,9 @@ plot_source_t plot_input_pred_source(const plot_input_t *in);
 plot_source_t plot_input_trace_source(const plot_input_t *in);
 /* Index in in->pred of hint 0 (no hint), or -1 when it was not a candidate. */
 int plot_input_hint0_idx(const plot_input_t *in);
+/* A size label that is exact: "16K" for multiples of 1 KiB, "4095B" otherwise (so two
+ * candidate hints never print alike). */
+void plot_size_label(uint64_t bytes, char *buf, size_t len);
 /* Check the input is usable (trace, profile, pred non-empty, indexes in range);
  * logs what is wrong and returns HS_ERR_INVALID. */
 hs_status_t plot_input_check(const plot_input_t *in);

@@ -87,7 +87,7 @@ static void hint_text(uint64_t hint, char *buf, size_t len)
     if (hint == 0)
         snprintf(buf, len, "0 (no hint)");
     else
-        hs_format_size(hint, buf, len);
+        plot_size_label(hint, buf, len);
 }
 
 /* "hint 16K: p99 = 12.3 us" for one role of the summary. */
