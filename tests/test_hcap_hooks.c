@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture/preload/hcap.h"
@@ -367,6 +368,52 @@ static void test_overflow_counted(void **state)
     free(dir);
 }
 
+/* A process that dies of a fatal signal still leaves its trace: the handler has the writer
+ * flush and close it before the signal's default action runs. */
+static void test_crash_keeps_trace(void **state)
+{
+    char *dir = hs_test_tmpdir();
+    int status = 0, i;
+    pid_t pid;
+    trace_t *tr;
+    (void)state;
+
+    pid = fork();
+    if (pid == 0) { /* no cmocka asserts here: a failure must not run the suite twice */
+        fake_ctx_t *f = fake_ctx_new();
+        fake_cq_t *cq = fake_cq_new(f, 64);
+        fake_qp_t *q = fake_qp_new(f, cq, 23, 0);
+
+        atomic_store(&hcap_g.state, HCAP_OFF); /* fork disabled it: this child starts anew */
+        setenv("HINTCAP_DIR", dir, 1);
+        setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+        hcap_start(&hcap_g, &test_real, NULL, NULL);
+        hcap_ctx_attach(&hcap_g, &f->vctx.context);
+        if (!hcap_running(&hcap_g) || !hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL))
+            _exit(3);
+        for (i = 0; i < 40; i++)
+            post(q, (uint64_t)i, 512, IBV_SEND_SIGNALED, IBV_WR_SEND);
+        poll_all(cq);
+        abort(); /* never returns */
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT); /* the crash stays one */
+    {
+        char path[1300], host[64] = "unknown";
+
+        gethostname(host, sizeof(host) - 1);
+        assert_int_equal(hcap_trace_path(path, sizeof(path), dir, host, (long)pid, 5), 0);
+        assert_int_equal(trace_load(path, &tr), HS_OK);
+        assert_int_equal(tr->n, 40);
+        assert_int_equal(tr->recs[39].size_bytes, 512);
+        trace_free(tr);
+        remove(path);
+    }
+    remove(dir);
+    free(dir);
+}
+
 static void test_unwritable_dir(void **state)
 {
     char *dir = hs_test_tmpdir(), errpath[300], *text = NULL;
@@ -408,6 +455,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
         cmocka_unit_test(test_trace_file),
         cmocka_unit_test(test_overflow_counted),
+        cmocka_unit_test(test_crash_keeps_trace),
         cmocka_unit_test(test_unwritable_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
