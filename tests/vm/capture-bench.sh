@@ -40,12 +40,12 @@ hintsim trace info "$OUT/loop.hst" >"$OUT/loop-info.txt" || fail "trace info of 
 hintsim trace validate "$OUT/loop.hst" || fail "the bench trace does not validate"
 
 # 2. server + client, two hints (the client reconnects per hint)
-timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server >"$OUT/srv.txt" 2>&1 &
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OUT/srv.txt" 2>&1 &
 spid=$!
 wait_listen $HP
-timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --sizes 64,64K \
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 60 --sizes 64,64K \
     --hint 64,0 --iters 30 --warmup 3 -o "$OUT/client.hst" >"$OUT/client.txt" 2>&1 ||
-    { cat "$OUT/client.txt"; fail "client"; }
+    { cat "$OUT/client.txt" "$OUT/srv.txt"; netstat -tan; fail "client"; }
 wait $spid || { cat "$OUT/srv.txt"; fail "server"; }
 cat "$OUT/client.txt"
 

@@ -39,11 +39,11 @@ perftest_pair() {
 
 hintsim_pair() {
     out=$1; shift
-    timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 30 >"$out.server" 2>&1 &
+    timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 >"$out.server" 2>&1 &
     spid=$!
     wait_listen $HP
-    timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 30 "$@" \
-        >"$out" 2>&1 || { cat "$out"; fail "capture bench $*: client"; }
+    timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 60 "$@" \
+        >"$out" 2>&1 || { cat "$out" "$out.server"; netstat -tan; fail "capture bench $*: client"; }
     wait $spid || { cat "$out.server"; fail "capture bench: server"; }
 }
 

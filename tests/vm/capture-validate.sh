@@ -24,10 +24,10 @@ hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open --hints
     || fail "validate kv (table)"
 hintsim validate burst.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode closed --json \
     >"$OUT/burst.json" || fail "validate burst"
-timeout 300 hintsim validate -d rxe0 -x 0 --port $HP --server >"$OUT/srv.txt" 2>&1 &
+timeout 300 hintsim validate -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OUT/srv.txt" 2>&1 &
 spid=$!
 wait_listen $HP
-timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --limit 500 \
+timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 60 --limit 500 \
     --repeat 2 --hints 4K,0 --json >"$OUT/remote.json" || fail "validate as client"
 wait $spid || { cat "$OUT/srv.txt"; fail "validate server"; }
 echo "capture-validate: PASS"
