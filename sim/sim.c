@@ -89,8 +89,8 @@ static void child_run(const sim_run_args_t *a, const char *platform, const char 
     _exit(st == HS_OK ? 0 : SIM_CHILD_ERR_BASE - (int)st);
 }
 
-/* Split the child's stderr into its text without stage marks (in place) and the last
- * stage it reached (a pointer into a static-free copy inside text's storage). */
+/* Remove the stage marks from the child's stderr (in place) and copy the last one into
+ * stage ("" when the last marked step returned). */
 static const char *strip_stages(char *text, char *stage, size_t stage_len)
 {
     char *in = text, *out = text;
@@ -125,7 +125,7 @@ static void relay_simgrid_error(const char *text, const char *stage, const char 
         len -= 18;
     while (len > 0 && strchr("\n .", text[len - 1]))
         len--;
-    if (len == 0 && *stage)
+    if (*stage) /* it died inside a marked step: that says more than its crash text */
         hs_log_error("%s: SimGrid failed (%s) while looking up %s: does the platform declare "
                      "it?", shown_name, what, stage);
     else

@@ -500,6 +500,7 @@ static hs_status_t flow_setup(sim_world_t *w, unsigned id, const char *platform_
     fprintf(stderr, SIM_STAGE_MARK "the route from '%s' to '%s'\n", name, SIM_RECEIVER_HOST);
     fflush(stderr);
     f->s_per_byte = 1.0 / sg_host_get_route_bandwidth(f->sender, w->receiver);
+    fprintf(stderr, SIM_STAGE_MARK "\n"); /* the lookup returned: clear the mark */
     if (!(f->s_per_byte > 0) || f->s_per_byte > 1) {
         hs_log_error("%s: the route from '%s' to '%s' has no usable bandwidth", platform_name,
                      name, SIM_RECEIVER_HOST);

@@ -40,8 +40,9 @@ typedef struct {
 
 typedef struct sim_world sim_world_t;
 
-/* Prefix of the progress marks the child writes to stderr before SimGrid calls that may
- * crash on a bad platform (the parent names the step, and drops the marks otherwise). */
+/* Prefix of the marks the child writes to stderr around SimGrid calls that may crash on a
+ * bad platform: "<mark>what" before, "<mark>" after. If the child dies between the two,
+ * the parent names the step; the marks never reach the user. */
 #define SIM_STAGE_MARK "hintsim-stage: "
 
 
