@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,13 +195,40 @@ hs_status_t sweep_run_local(const sweep_grid_t *g, const sweep_plan_t *plan, con
     return run_forked(g, plan, todo, ntodo, ev, dir, jobs);
 }
 
-/* Keep only todo[k] with k % nranks == rank (in place). */
-static size_t rank_share(size_t *todo, size_t ntodo, int rank, int nranks)
+typedef struct {
+    uint64_t key;
+    size_t idx;
+} keyed_t;
+
+static int keyed_cmp(const void *a, const void *b)
 {
+    const keyed_t *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* This rank's share of todo (in place; returns its length): every nranks-th point in key
+ * order. Keys are hashes, so the order is unrelated to the grid's axes; striding in index
+ * order would give one rank every point of an expensive axis value (measured: 1.40x instead
+ * of about 1.9x with 2 ranks). Every rank computes the same order. */
+static size_t rank_share(const sweep_plan_t *plan, size_t *todo, size_t ntodo, int rank,
+                         int nranks)
+{
+    keyed_t *v = malloc((ntodo ? ntodo : 1) * sizeof(*v));
     size_t n = 0;
 
+    if (!v)
+        return SIZE_MAX;
+    for (size_t k = 0; k < ntodo; k++) {
+        v[k].key = plan->pts[todo[k]].key;
+        v[k].idx = todo[k];
+    }
+    qsort(v, ntodo, sizeof(*v), keyed_cmp);
     for (size_t k = (size_t)rank; k < ntodo; k += (size_t)nranks)
-        todo[n++] = todo[k];
+        todo[n++] = v[k].idx;
+    free(v);
     return n;
 }
 
@@ -220,7 +248,11 @@ static hs_status_t run_mpi(const sweep_grid_t *g, const sweep_plan_t *plan, size
     if (sweep_mpi_barrier() != HS_OK)
         return HS_ERR_ENV;
     t0 = hs_now_ns();
-    n = rank_share(todo, ntodo, stats->rank, stats->nranks);
+    n = rank_share(plan, todo, ntodo, stats->rank, stats->nranks);
+    if (n == SIZE_MAX) {
+        st = HS_ERR_NOMEM;
+        n = 0;
+    }
     if (st == HS_OK)
         st = sweep_run_local(g, plan, todo, n, ev, o->dir, 1);
     if (sweep_mpi_combine(st, st == HS_OK ? n : 0, &all, &stats->computed) != HS_OK)
