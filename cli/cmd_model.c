@@ -212,6 +212,12 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
 
     if (st != HS_OK)
         return hs_status_exit_code(st);
+    uint64_t bw_lo = 0, bw_hi = 0; /* sizes at which a BW stream beats an LL stream */
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].bw_gbps > pts[i].ll_gbps * 1.001) {
+            bw_lo = bw_lo ? bw_lo : pts[i].size_bytes;
+            bw_hi = pts[i].size_bytes;
+        }
     if (root) {
         cJSON *c = cJSON_AddObjectToObject(root, "curves");
         cJSON *arr = c ? cJSON_AddArrayToObject(c, "points") : NULL;
@@ -224,8 +230,11 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
             cJSON_AddNumberToObject(o, "bw_gbps", pts[i].bw_gbps);
             cJSON_AddItemToArray(arr, o);
         }
-        if (c)
+        if (c) {
             cJSON_AddNumberToObject(c, "crossover_bytes", (double)cross);
+            cJSON_AddNumberToObject(c, "bw_faster_stream_min_bytes", (double)bw_lo);
+            cJSON_AddNumberToObject(c, "bw_faster_stream_max_bytes", (double)bw_hi);
+        }
     } else {
         char s[32];
         printf("\nisolated cost per path (one message alone; stream of one size):\n");
@@ -240,6 +249,13 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
         printf(cross ? "crossover: the BW path has the lower latency from %s on\n"
                      : "crossover: none (the LL path is faster at every size%s)\n",
                cross ? s : "");
+        char s2[32];
+        rec_format_hint(bw_lo, s, sizeof(s));
+        rec_format_hint(bw_hi, s2, sizeof(s2));
+        if (bw_lo)
+            printf("throughput: a BW stream beats an LL stream for sizes %s - %s\n", s, s2);
+        else
+            printf("throughput: the LL path streams at least as fast at every size\n");
     }
     free(pts);
     return 0;

@@ -7,27 +7,41 @@
 
 #define CURVE_STREAM 256
 
-static hs_status_t one_point(const profile_t *p, uint64_t size, uint64_t hint, double *lat_us,
-                             double *gbps)
+static hs_status_t run_stream(const profile_t *p, uint64_t size, uint64_t hint, size_t n,
+                              pred_result_t *r)
 {
     trace_t *tr = NULL;
     pred_opts_t o = {.mode = PRED_OPEN};
-    pred_result_t r;
     hs_status_t st = trace_new(&tr);
 
-    for (size_t i = 0; st == HS_OK && i < CURVE_STREAM; i++) {
+    for (size_t i = 0; st == HS_OK && i < n; i++) {
         trace_rec_t rec = {.t_post_ns = 0, .t_done_ns = TRACE_TIME_UNKNOWN, .size_bytes = size};
         st = trace_push(tr, &rec);
     }
     if (st == HS_OK)
-        st = pred_run(&model_engine_ops, tr, p, &o, hint, 1, &r);
-    if (st == HS_OK) {
-        *lat_us = r.lat_us[0]; /* the first message met an idle system */
-        *gbps = r.throughput_gbps;
-        pred_result_release(&r);
-    }
+        st = pred_run(&model_engine_ops, tr, p, &o, hint, 1, r);
     trace_free(tr);
     return st;
+}
+
+/* Latency: one message on an idle system (its batch closes by timer or poll); throughput:
+ * CURVE_STREAM back-to-back messages. */
+static hs_status_t one_point(const profile_t *p, uint64_t size, uint64_t hint, double *lat_us,
+                             double *gbps)
+{
+    pred_result_t r;
+    hs_status_t st = run_stream(p, size, hint, 1, &r);
+
+    if (st != HS_OK)
+        return st;
+    *lat_us = r.lat_us[0];
+    pred_result_release(&r);
+    st = run_stream(p, size, hint, CURVE_STREAM, &r);
+    if (st != HS_OK)
+        return st;
+    *gbps = r.throughput_gbps;
+    pred_result_release(&r);
+    return HS_OK;
 }
 
 hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_t **out,

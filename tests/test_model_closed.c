@@ -292,6 +292,32 @@ static void test_closed_loop(void **state)
     profile_free(p);
 }
 
+/* The isolated curves agree with the one-message closed forms, and a crossover is the first
+ * size where BW is faster. */
+static void test_curves(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"host.sq_lines_per_post=0", "bw.coal_period_us=0",
+                                       "ll.fixed_ns=20000", NULL};
+    profile_t *p = mk_profile(sets);
+    model_curve_pt_t *pts = NULL;
+    size_t n = 0;
+    uint64_t cross = 0;
+
+    assert_int_equal(model_curves(p, 1 << 20, &pts, &n, &cross), HS_OK);
+    assert_int_equal(n, 21); /* 1 B .. 1 MB */
+    double ll8 = p->host_post_ns + p->host_doorbell_ns + 8 * 8 / p->link_gbps + p->link_pkt_ns +
+                 2 * p->link_base_lat_ns + p->ll_fixed_ns + p->host_poll_ns;
+    assert_int_equal(pts[3].size_bytes, 8);
+    assert_float_equal(pts[3].ll_lat_us, ll8 * 1e-3, 1e-3);
+    /* a 20 us LL overhead makes BW faster at every size: the crossover is the first size */
+    assert_int_equal(cross, 1);
+    for (size_t i = 0; i < n; i++)
+        assert_true(pts[i].bw_lat_us < pts[i].ll_lat_us);
+    free(pts);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_costs_sum),
         cmocka_unit_test(test_summary_percentiles),
         cmocka_unit_test(test_closed_loop),
+        cmocka_unit_test(test_curves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
