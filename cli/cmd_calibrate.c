@@ -84,7 +84,7 @@ static const calib_param_t g_fit_params[] = {
 
 typedef struct {
     calib_result_t res;
-    double held_median, *held_err;
+    double held_median, *held_err, *fit_err;
     profile_t *start, *fitted;
     calib_meas_t meas;
     char date[32];
@@ -110,6 +110,24 @@ static cJSON *params_json(const calib_outcome_t *c)
     return arr;
 }
 
+/* One entry per measured figure: what was measured, what the fitted profile predicts. */
+static cJSON *obs_json(const calib_obs_t *obs, const double *err, size_t n)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; err && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "group", obs[i].group);
+        cJSON_AddNumberToObject(o, "size_bytes", (double)obs[i].size_bytes);
+        cJSON_AddNumberToObject(o, "hint", (double)obs[i].hint_bytes);
+        cJSON_AddNumberToObject(o, "measured_us", obs[i].meas_us);
+        cJSON_AddNumberToObject(o, "predicted_us", obs[i].meas_us * (1 + err[i]));
+        cJSON_AddNumberToObject(o, "error_pct", 100 * err[i]);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
 static cJSON *outcome_json(const calib_outcome_t *c)
 {
     cJSON *j = cJSON_CreateObject(), *fit, *held, *sw;
@@ -127,10 +145,12 @@ static cJSON *outcome_json(const calib_outcome_t *c)
     cJSON_AddNumberToObject(fit, "iterations", c->res.iters);
     cJSON_AddNumberToObject(fit, "rms_error_pct", 100 * c->res.rms_rel);
     cJSON_AddNumberToObject(fit, "median_error_pct", 100 * c->res.median_abs_rel);
+    cJSON_AddItemToObject(fit, "figures", obs_json(c->meas.fit, c->fit_err, c->meas.nfit));
     held = cJSON_AddObjectToObject(j, "holdout");
     cJSON_AddNumberToObject(held, "observations", (double)c->meas.nheld);
     if (c->meas.nheld)
         cJSON_AddNumberToObject(held, "median_error_pct", 100 * c->held_median);
+    cJSON_AddItemToObject(held, "figures", obs_json(c->meas.held, c->held_err, c->meas.nheld));
     sw = cJSON_AddObjectToObject(j, "switch");
     cJSON_AddNumberToObject(sw, "switches", (double)c->meas.nswitches);
     cJSON_AddNumberToObject(sw, "drain_us_median", c->meas.drain_us_median);
@@ -187,6 +207,12 @@ static hs_status_t run_fit(calib_outcome_t *c)
     hs_status_t st = calib_fit(c->start, g_fit_params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
                                calib_predict_replay, eng, &c->fitted, &c->res);
 
+    if (st == HS_OK) {
+        c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err));
+        st = c->fit_err ? calib_errors(c->fitted, c->meas.fit, c->meas.nfit,
+                                       calib_predict_replay, eng, c->fit_err, NULL)
+                        : HS_ERR_NOMEM;
+    }
     if (st == HS_OK && c->meas.nheld) {
         c->held_err = calloc(c->meas.nheld, sizeof(*c->held_err));
         st = c->held_err ? calib_errors(c->fitted, c->meas.held, c->meas.nheld,
@@ -287,6 +313,7 @@ static void outcome_release(calib_outcome_t *c)
     profile_free(c->start);
     profile_free(c->fitted);
     free(c->held_err);
+    free(c->fit_err);
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -320,8 +347,9 @@ int cmd_calibrate(int argc, char **argv)
     rc = hs_status_exit_code(st);
     if (st == HS_OK && !a.server && a.json) {
         cJSON *j = outcome_json(&c);
-        char *txt = cJSON_Print(j);
+        char *txt;
         cJSON_AddStringToObject(j, "profile", a.out);
+        txt = cJSON_Print(j);
         printf("%s\n", txt ? txt : "{}");
         free(txt);
         cJSON_Delete(j);
