@@ -13,3 +13,7 @@ add_dependencies(test_hcap_cli hintcap)
 include(${CMAKE_CURRENT_SOURCE_DIR}/vm/hs_add_vm_test.cmake)
 hs_add_vm_test(vm_preload_tools SCRIPT preload-tools.sh TIMEOUT 900
   FILES $<TARGET_FILE:hintcap>:/usr/lib/libhintcap.so CHECK preload-tools-check.sh)
+
+# Under valgrind memcheck too (label valgrind, release build): threads, rings, fork.
+hs_add_valgrind_test(valgrind_test_hcap_match COMMAND $<TARGET_FILE:test_hcap_match>)
+hs_add_valgrind_test(valgrind_test_hcap_hooks COMMAND $<TARGET_FILE:test_hcap_hooks>)
