@@ -7,6 +7,7 @@
 #include <link.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* libsimgrid exports MPI_Init, MPI_Comm_rank, ... too (SimGrid's SMPI) and hintsim links
@@ -22,6 +23,12 @@ typedef struct {
     int (*comm_size)(MPI_Comm, int *);
     int (*barrier)(MPI_Comm);
     int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*win_allocate)(MPI_Aint, int, MPI_Info, MPI_Comm, void *, MPI_Win *);
+    int (*win_lock_all)(int, MPI_Win);
+    int (*win_unlock_all)(MPI_Win);
+    int (*win_flush)(int, MPI_Win);
+    int (*win_free)(MPI_Win *);
+    int (*fetch_and_op)(const void *, void *, MPI_Datatype, int, MPI_Aint, MPI_Op, MPI_Win);
 } sweep_mpi_fns_t;
 
 /* dl_iterate_phdr callback: the path of the loaded libmpi.so.* (the one this process runs
@@ -60,8 +67,16 @@ static int mpi_fns_load(sweep_mpi_fns_t *f)
     *(void **)&f->comm_size = dlsym(h, "MPI_Comm_size");
     *(void **)&f->barrier = dlsym(h, "MPI_Barrier");
     *(void **)&f->allreduce = dlsym(h, "MPI_Allreduce");
+    *(void **)&f->win_allocate = dlsym(h, "MPI_Win_allocate");
+    *(void **)&f->win_lock_all = dlsym(h, "MPI_Win_lock_all");
+    *(void **)&f->win_unlock_all = dlsym(h, "MPI_Win_unlock_all");
+    *(void **)&f->win_flush = dlsym(h, "MPI_Win_flush");
+    *(void **)&f->win_free = dlsym(h, "MPI_Win_free");
+    *(void **)&f->fetch_and_op = dlsym(h, "MPI_Fetch_and_op");
     if (!f->init || !f->initialized || !f->finalized || !f->finalize || !f->comm_rank ||
-        !f->comm_size || !f->barrier || !f->allreduce) {
+        !f->comm_size || !f->barrier || !f->allreduce || !f->win_allocate ||
+        !f->win_lock_all || !f->win_unlock_all || !f->win_flush || !f->win_free ||
+        !f->fetch_and_op) {
         hs_log_error("sweep --mpi: %s lacks an MPI function", HS_SWEEP_MPI_LIB);
         return -1;
     }
@@ -125,6 +140,62 @@ hs_status_t sweep_mpi_combine(hs_status_t mine, size_t computed, hs_status_t *al
     return HS_OK;
 }
 
+struct sweep_mpi_counter {
+    MPI_Win win;
+};
+
+hs_status_t sweep_mpi_counter_create(sweep_mpi_counter_t **out)
+{
+    const sweep_mpi_fns_t *f = mpi_fns();
+    sweep_mpi_counter_t *c;
+    uint64_t *base = NULL;
+    int rank = 0;
+
+    if (!f || !(c = calloc(1, sizeof(*c))))
+        return HS_ERR_ENV;
+    f->comm_rank(MPI_COMM_WORLD, &rank);
+    if (f->win_allocate(rank == 0 ? (MPI_Aint)sizeof(uint64_t) : 0, (int)sizeof(uint64_t),
+                        MPI_INFO_NULL, MPI_COMM_WORLD, &base, &c->win) != MPI_SUCCESS) {
+        hs_log_error("sweep --mpi: MPI_Win_allocate failed");
+        free(c);
+        return HS_ERR_ENV;
+    }
+    if (rank == 0)
+        *base = 0;
+    /* the counter is zero before any rank may fetch it */
+    if (f->barrier(MPI_COMM_WORLD) != MPI_SUCCESS ||
+        f->win_lock_all(0, c->win) != MPI_SUCCESS) {
+        f->win_free(&c->win);
+        free(c);
+        return HS_ERR_ENV;
+    }
+    *out = c;
+    return HS_OK;
+}
+
+hs_status_t sweep_mpi_counter_next(sweep_mpi_counter_t *c, uint64_t *out)
+{
+    const sweep_mpi_fns_t *f = mpi_fns();
+    uint64_t one = 1, got = 0;
+
+    if (f->fetch_and_op(&one, &got, MPI_UINT64_T, 0, 0, MPI_SUM, c->win) != MPI_SUCCESS ||
+        f->win_flush(0, c->win) != MPI_SUCCESS)
+        return HS_ERR_ENV;
+    *out = got;
+    return HS_OK;
+}
+
+void sweep_mpi_counter_free(sweep_mpi_counter_t *c)
+{
+    const sweep_mpi_fns_t *f = mpi_fns();
+
+    if (!c)
+        return;
+    f->win_unlock_all(c->win);
+    f->win_free(&c->win);
+    free(c);
+}
+
 void sweep_mpi_finalize(void)
 {
     const sweep_mpi_fns_t *f;
@@ -172,6 +243,24 @@ hs_status_t sweep_mpi_combine(hs_status_t mine, size_t computed, hs_status_t *al
     (void)all;
     (void)computed_all;
     return HS_ERR_UNSUPPORTED;
+}
+
+hs_status_t sweep_mpi_counter_create(sweep_mpi_counter_t **out)
+{
+    (void)out;
+    return HS_ERR_UNSUPPORTED;
+}
+
+hs_status_t sweep_mpi_counter_next(sweep_mpi_counter_t *c, uint64_t *out)
+{
+    (void)c;
+    (void)out;
+    return HS_ERR_UNSUPPORTED;
+}
+
+void sweep_mpi_counter_free(sweep_mpi_counter_t *c)
+{
+    (void)c;
 }
 
 void sweep_mpi_finalize(void)

@@ -26,7 +26,8 @@ static hs_status_t merge(const sweep_grid_t *g, const sweep_plan_t *plan, const 
 
 int main(int argc, char **argv)
 {
-    test_sweep_fake_t fake = {0, 0, SIZE_MAX};
+    /* 2 ms a point: long enough that every rank takes some points from the shared counter */
+    test_sweep_fake_t fake = {2000, 0, SIZE_MAX};
     sweep_eval_t ev = {&test_sweep_fake_ops, &fake};
     sweep_grid_t *g = NULL;
     sweep_plan_t *plan = NULL;
