@@ -116,11 +116,51 @@ static void test_one_flow_equals_engine(void **state)
     trace_free(tr);
 }
 
+/* The aggregate of two flows: every latency once, the span of both, summarisable. */
+static void test_merge_two_flows(void **state)
+{
+    trace_t *tr = incast_trace(), *mtr = NULL;
+    profile_t *p = NULL;
+    pred_opts_t o = {.mode = PRED_OPEN, .flows = 2};
+    pred_raw_t raws[2] = {{0}}, m;
+    pred_result_t r;
+    unsigned f;
+
+    (void)state;
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    for (f = 0; f < 2; f++) {
+        raws[f].lat_us = malloc(tr->n * sizeof(float));
+        raws[f].path = malloc(tr->n);
+    }
+    assert_int_equal(sim_replay_flows(tr, p, &o, 4096, 2, raws), HS_OK);
+    assert_int_equal(sim_flows_merge(tr, 2, raws, &mtr, &m), HS_OK);
+    assert_int_equal(mtr->n, 2 * tr->n);
+    assert_memory_equal(m.lat_us + tr->n, raws[1].lat_us, tr->n * sizeof(float));
+    assert_true(m.t_last_done_us >= raws[0].t_last_done_us);
+    assert_true(m.t_last_done_us >= raws[1].t_last_done_us);
+    assert_int_equal(pred_summarize(mtr, &o, &m, 4096, &r), HS_OK);
+    printf("2 flows merged: %llu messages, p99 %.3f us, %.1f Gb/s\n",
+           (unsigned long long)r.count, r.p99_us, r.throughput_gbps);
+    assert_int_equal(r.count, 2 * tr->n);
+    assert_true(r.throughput_gbps > 70 && r.throughput_gbps <= 100.5); /* 2 x 41 Gb/s */
+    pred_result_release(&r);
+    free(m.lat_us);
+    free(m.path);
+    trace_free(mtr);
+    for (f = 0; f < 2; f++) {
+        free(raws[f].lat_us);
+        free(raws[f].path);
+    }
+    profile_free(p);
+    trace_free(tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_incast_raises_ll_p99),
         cmocka_unit_test(test_one_flow_equals_engine),
+        cmocka_unit_test(test_merge_two_flows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
