@@ -8,3 +8,4 @@ hs_add_unit_test(test_calib_fit SOURCES test_calib_fit.c LIBS hs_calib hs_model 
 if(COMMAND hs_add_vm_test)
   hs_add_vm_test(vm_calibrate_fit SCRIPT calibrate-fit.sh TIMEOUT 600)
 endif()
+hs_add_valgrind_test(valgrind_test_calib_fit COMMAND $<TARGET_FILE:test_calib_fit>)
