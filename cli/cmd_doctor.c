@@ -390,8 +390,10 @@ int cmd_doctor(int argc, char **argv)
     char **pos = NULL;
     int npos = 0, rc = hs_cli_parse(&g_doctor_spec, argc, argv, &o, &pos, &npos);
 
-    if (rc >= 0)
+    if (rc >= 0) {
+        hs_opt_free(&g_doctor_spec, &o, pos);
         return rc;
+    }
     doc_collect(&r);
     if (o.json)
         doc_print_json(&r);

@@ -181,6 +181,27 @@ static void test_replay_with_override(void **state)
     profile_free(p);
 }
 
+/* The command: usage errors exit 2, a missing device exits 3, and no profile appears. */
+static void test_cli_errors(void **state)
+{
+    char *dir = hs_test_tmpdir(), *out = NULL;
+    (void)state;
+    assert_int_equal(hs_test_run(NULL, "'%s' calibrate --bogus", hs_test_bin()), 2);
+    assert_int_equal(hs_test_run(NULL, "'%s' calibrate -o %s/p.json", hs_test_bin(), dir), 2);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --sizes 8,,2 -o %s/p.json",
+                                 hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "--sizes '8,,2'"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device hs-no-such-dev -o %s/p.json",
+                                 hs_test_bin(), dir), 3);
+    assert_non_null(strstr(out, "device")); /* names what is missing */
+    free(out);
+    assert_int_equal(hs_test_run(NULL, "ls %s | grep -c .", dir), 1); /* nothing written */
+    assert_int_equal(hs_test_run(NULL, "'%s' calibrate --help", hs_test_bin()), 0);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_noisy_and_undetermined),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_replay_with_override),
+        cmocka_unit_test(test_cli_errors),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
