@@ -27,7 +27,6 @@ ROOT=$(cd "$HERE/../.." && pwd)
 TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 PREPARE=0 OUTDIR=""
 HINTSIM=${HINTSIM_BIN:-$ROOT/build/cli/hintsim}
 QEMU_BIN=${HS_VM_QEMU:-qemu-system-x86_64}    # overridable for the harness's own tests
-BOOT_ARGS=""
 CACHE=${HINTSIM_VM_CACHE:-$ROOT/build/vm-cache}
 FILES=() SCRIPT="" ARGS=()
 TMP="" SIGNALLED=0 QPID=""
@@ -64,6 +63,8 @@ parse_args() {
         [ -f "$SCRIPT" ] || die "script '$SCRIPT': no such file"
     fi
     [[ $TIMEOUT =~ ^[0-9]+$ && $TIMEOUT -gt 0 ]] || die "--timeout '$TIMEOUT': not a positive number of seconds"
+    [[ $MEM =~ ^[0-9]+$ && $MEM -ge 256 ]] || die "--mem '$MEM': not a number of MiB >= 256"
+    [[ $SMP =~ ^[0-9]+$ && $SMP -ge 1 ]] || die "--smp '$SMP': not a positive number of CPUs"
     [ -x "$HINTSIM" ] || die "hintsim binary '$HINTSIM' not found (build first, or --hintsim PATH)"
     return 0
 }
@@ -127,7 +128,7 @@ qemu_args() {
     QEMU=("$QEMU_BIN" -accel tcg -cpu max -smp "$SMP" -m "$MEM" -no-reboot
           -nodefaults -no-user-config -display none
           -kernel "$kernel" -initrd "$TMP/initrd.cpio"
-          -append "console=ttyS0 panic=-1 quiet $BOOT_ARGS ${HS_VM_APPEND:-}")
+          -append "console=ttyS0 panic=-1 quiet ${HS_VM_APPEND:-}")
     if [ -n "$OUTDIR" ]; then
         truncate -s 1G "$TMP/out.img"    # sparse: costs only what the guest writes
         QEMU+=(-drive "file=$TMP/out.img,format=raw,if=virtio,cache=unsafe")

@@ -23,6 +23,8 @@ rc=0; "${RUN[@]}" "$WORK/missing.sh" 2>/dev/null || rc=$?
 check "missing script exits 1 without booting" 1 $rc
 rc=0; "${RUN[@]}" --timeout abc "$WORK/noop.sh" 2>/dev/null || rc=$?
 check "bad --timeout exits 1" 1 $rc
+rc=0; "${RUN[@]}" --mem 64x "$WORK/noop.sh" 2>/dev/null || rc=$?
+check "bad --mem exits 1 (not 77: it is no environment reason)" 1 $rc
 rc=0; HS_VM_QEMU=/nonexistent/qemu "${RUN[@]}" "$WORK/noop.sh" || rc=$?
 check "missing qemu exits 77 (skipped)" 77 $rc
 rc=0; HS_VM_QEMU=false "${RUN[@]}" "$WORK/noop.sh" || rc=$?
