@@ -414,6 +414,59 @@ static void test_crash_keeps_trace(void **state)
     free(dir);
 }
 
+/* SIGKILL leaves no chance to flush: the blocks already written to the temporary file stay
+ * valid and `trace salvage` recovers them (the torn tail is dropped). */
+static void test_sigkill_salvage(void **state)
+{
+    char *dir = hs_test_tmpdir(), path[1300], tmp[1400], out[1400], host[64] = "unknown";
+    int status = 0, i;
+    pid_t pid;
+    trace_t *tr;
+    (void)state;
+
+    pid = fork();
+    if (pid == 0) {
+        fake_ctx_t *f = fake_ctx_new();
+        fake_cq_t *cq = fake_cq_new(f, 64);
+        fake_qp_t *q = fake_qp_new(f, cq, 24, 0);
+
+        atomic_store(&hcap_g.state, HCAP_OFF);
+        setenv("HINTCAP_DIR", dir, 1);
+        setenv("HINTCAP_FLUSH_US", "100", 1);
+        setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+        hcap_start(&hcap_g, &test_real, NULL, NULL);
+        hcap_ctx_attach(&hcap_g, &f->vctx.context);
+        if (!hcap_running(&hcap_g) || !hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL))
+            _exit(3);
+        for (i = 0; i < 20000; i++) {
+            post(q, (uint64_t)i, 256, IBV_SEND_SIGNALED, IBV_WR_SEND);
+            poll_all(cq);
+        }
+        usleep(300000); /* the writer drains and writes the full blocks */
+        raise(SIGKILL);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    gethostname(host, sizeof(host) - 1);
+    assert_int_equal(hcap_trace_path(path, sizeof(path), dir, host, (long)pid, 5), 0);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)pid);
+    snprintf(out, sizeof(out), "%s/salvaged.hst", dir);
+    assert_int_equal(access(path, F_OK), -1); /* never completed */
+    assert_int_equal(hs_test_run(NULL, "%s trace validate '%s'", hs_test_bin(), tmp), 1);
+    assert_int_equal(hs_test_run(NULL, "%s trace salvage '%s' -o '%s'", hs_test_bin(), tmp, out),
+                     0);
+    assert_int_equal(trace_load(out, &tr), HS_OK);
+    assert_true(tr->n >= 4096 && tr->n <= 20000); /* at least one whole block came through */
+    for (i = 0; i < (int)tr->n; i++)
+        assert_int_equal(tr->recs[i].size_bytes, 256);
+    trace_free(tr);
+    remove(out);
+    remove(tmp);
+    remove(dir);
+    free(dir);
+}
+
 static void test_unwritable_dir(void **state)
 {
     char *dir = hs_test_tmpdir(), errpath[300], *text = NULL;
@@ -456,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_trace_file),
         cmocka_unit_test(test_overflow_counted),
         cmocka_unit_test(test_crash_keeps_trace),
+        cmocka_unit_test(test_sigkill_salvage),
         cmocka_unit_test(test_unwritable_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
