@@ -20,4 +20,15 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
 struct cJSON *cli_profile_json(const profile_t *p);
 struct cJSON *cli_trace_json(const char *path, const trace_t *tr);
 
+/* --flows N: replay nflows senders with the simulator; fill flows[0..nflows-1] (per
+ * flow) and *agg (all flows' messages together). Caller releases each result. */
+hs_status_t cli_sim_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *po,
+                          uint64_t hint, unsigned nflows, pred_result_t *flows,
+                          pred_result_t *agg);
+/* What an engine's output must name besides its name (the simulator's network model and
+ * factors, sim_model_desc()); NULL when nothing. Static string. */
+const char *cli_engine_detail(const pred_engine_ops_t *eng);
+/* A hint as a user copies it into RDMA_LOW_LATENCY_HINT: "4096 (4K)", "0", "1075". */
+void cli_format_hint(uint64_t hint_bytes, char *buf, size_t len);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_predict.h"
+#include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
 #include "model/recommend.h"
@@ -21,6 +22,7 @@ struct pred_cli_opts {
     hs_strlist_t set;
     int include_cold;
     int curves;
+    int quiet;
     uint64_t flows;
     const char *platform;
 };
@@ -36,7 +38,9 @@ struct pred_cli_opts {
     {"set", 0, HS_OPT_LIST, offsetof(struct pred_cli_opts, set), "KEY=VALUE", NULL,         \
      "override one profile parameter (repeatable)"},                                        \
     {"include-cold", 0, HS_OPT_FLAG, offsetof(struct pred_cli_opts, include_cold), NULL,    \
-     NULL, "count cold-start messages in the figures (default: reported apart)"}
+     NULL, "count cold-start messages in the figures (default: reported apart)"},         \
+    {"quiet", 'q', HS_OPT_FLAG, offsetof(struct pred_cli_opts, quiet), NULL, NULL,          \
+     "no progress bar on stderr"}
 
 static const hs_opt_t g_model_opts[] = {
     PRED_COMMON_OPTS,
@@ -148,12 +152,26 @@ static int parse_hints(const hs_strlist_t *in, uint64_t **out, size_t *n_out)
     return 0;
 }
 
-static void print_result_text(const pred_result_t *r)
+void cli_format_hint(uint64_t hint_bytes, char *buf, size_t len)
 {
-    char h[32];
+    char short_form[32];
 
-    rec_format_hint(r->hint_bytes, h, sizeof(h));
-    printf("%-8s %9.3f %9.3f %9.3f %9.3f %10.3f %9.3f %8.3f %5.1f%% %8llu %10.1f %8llu\n", h,
+    rec_format_hint(hint_bytes, short_form, sizeof(short_form));
+    if (hint_bytes >= 1024 && hint_bytes % 1024 == 0)
+        snprintf(buf, len, "%llu (%s)", (unsigned long long)hint_bytes, short_form);
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)hint_bytes);
+}
+
+/* One row; flow names the flow ("flow 1", "all flows") with --flows, else NULL. */
+static void print_result_text(const pred_result_t *r, const char *flow)
+{
+    char h[48];
+
+    cli_format_hint(r->hint_bytes, h, sizeof(h));
+    if (flow)
+        printf("%-10s ", flow);
+    printf("%-16s %9.3f %9.3f %9.3f %9.3f %10.3f %9.3f %8.3f %5.1f%% %8llu %10.1f %8llu\n", h,
            r->p50_us, r->p90_us, r->p99_us, r->p999_us, r->max_us, r->mean_us,
            r->throughput_gbps, 100 * r->ll_fraction, (unsigned long long)r->switches,
            r->drain_us_total, (unsigned long long)r->sq_full_stalls);
@@ -161,9 +179,9 @@ static void print_result_text(const pred_result_t *r)
 
 static void print_classes_text(const pred_result_t *r)
 {
-    char h[32], lo[32], hi[32];
+    char h[48], lo[32], hi[32];
 
-    rec_format_hint(r->hint_bytes, h, sizeof(h));
+    cli_format_hint(r->hint_bytes, h, sizeof(h));
     printf("\nby size class, hint %s:        count     p50_us     p99_us\n", h);
     for (size_t i = 0; i < r->nclasses; i++) {
         const pred_class_t *c = &r->classes[i];
@@ -181,14 +199,23 @@ static void print_classes_text(const pred_result_t *r)
 static void print_header_text(const pred_engine_ops_t *eng, const profile_t *p,
                               const char *path, const trace_t *tr, const pred_opts_t *po)
 {
+    const char *detail = cli_engine_detail(eng);
+
     printf("engine %s (figures are %s), profile %s (%s, hash %016llx)\n", eng->name,
            strcmp(eng->name, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
            (unsigned long long)profile_hash(p));
-    printf("trace %s: %zu records, mode %s\n\n", path, tr->n,
+    if (detail)
+        printf("network model: %s\n", detail);
+    printf("trace %s: %zu records, mode %s", path, tr->n,
            po->mode == PRED_OPEN ? "open" : "closed");
-    printf("%-8s %9s %9s %9s %9s %10s %9s %8s %6s %8s %10s %8s\n", "hint", "p50_us", "p90_us",
-           "p99_us", "p999_us", "max_us", "mean_us", "Gb/s", "LL", "switches", "drain_us",
-           "stalls");
+    if (po->flows > 1)
+        printf(", %u flows into one receiver (per flow, then all flows together)", po->flows);
+    printf("\n\n");
+    if (po->flows > 1)
+        printf("%-10s ", "flow");
+    printf("%-16s %9s %9s %9s %9s %10s %9s %8s %6s %8s %10s %8s\n", "hint", "p50_us",
+           "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "Gb/s", "LL", "switches",
+           "drain_us", "stalls");
 }
 
 static uint64_t trace_max_size(const trace_t *tr)
@@ -269,29 +296,105 @@ typedef struct {
     pred_opts_t po;
     uint64_t *hints;
     size_t nhints;
+    int quiet;
 } pred_job_t;
 
-static int run_json(const pred_job_t *j, int curves)
+/* One hint's figures: res (one flow, or flow 0 of several), flows[] and agg with --flows. */
+typedef struct {
+    pred_result_t res;
+    pred_result_t *flows; /* po.flows entries when po.flows > 1, else NULL */
+    pred_result_t agg;
+} pred_hint_out_t;
+
+static void hint_out_release(pred_hint_out_t *h, unsigned nflows)
 {
-    cJSON *root = cJSON_CreateObject(), *arr;
+    if (h->flows) {
+        for (unsigned f = 0; f < nflows; f++)
+            pred_result_release(&h->flows[f]);
+        free(h->flows);
+        pred_result_release(&h->agg);
+    } else {
+        pred_result_release(&h->res);
+    }
+}
+
+static hs_status_t run_one(const pred_job_t *j, uint64_t hint, pred_hint_out_t *h)
+{
+    hs_status_t st;
+
+    if (j->po.flows <= 1)
+        return pred_run(j->eng, j->tr, j->p, &j->po, hint, 0, &h->res);
+    h->flows = calloc(j->po.flows, sizeof(*h->flows));
+    if (!h->flows)
+        return HS_ERR_NOMEM;
+    st = cli_sim_flows(j->tr, j->p, &j->po, hint, j->po.flows, h->flows, &h->agg);
+    if (st != HS_OK) {
+        free(h->flows);
+        h->flows = NULL;
+        return st;
+    }
+    h->res = h->flows[0]; /* borrowed: released through flows */
+    return HS_OK;
+}
+
+/* Every hint's figures before anything is printed; *ndone of them are filled. */
+static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
+{
+    hs_progress_t bar;
     int rc = 0;
 
-    cJSON_AddStringToObject(root, "engine", j->eng->name);
-    cJSON_AddItemToObject(root, "profile", cli_profile_json(j->p));
-    cJSON_AddItemToObject(root, "trace", cli_trace_json(j->path, j->tr));
-    cJSON_AddStringToObject(root, "mode", j->po.mode == PRED_OPEN ? "open" : "closed");
-    arr = cJSON_AddArrayToObject(root, "results");
-    for (size_t i = 0; rc == 0 && i < j->nhints; i++) {
-        pred_result_t r;
-        hs_status_t st = pred_run(j->eng, j->tr, j->p, &j->po, j->hints[i], 0, &r);
+    hs_progress_start(&bar, "hints", j->nhints);
+    bar.enabled = bar.enabled && !j->quiet && j->nhints > 1;
+    for (*ndone = 0; *ndone < j->nhints; (*ndone)++) {
+        hs_status_t st = run_one(j, j->hints[*ndone], &out[*ndone]);
         if (st != HS_OK) {
             rc = hs_status_exit_code(st);
             break;
         }
-        cJSON_AddItemToArray(arr, pred_result_to_json(&r));
-        pred_result_release(&r);
+        hs_progress_update(&bar, *ndone + 1);
     }
-    if (rc == 0 && curves)
+    hs_progress_finish(&bar);
+    return rc;
+}
+
+static cJSON *hint_json(const pred_job_t *j, const pred_hint_out_t *h)
+{
+    cJSON *o = pred_result_to_json(&h->res);
+
+    if (!o || !h->flows)
+        return o;
+    cJSON *arr = cJSON_AddArrayToObject(o, "flows");
+    for (unsigned f = 0; arr && f < j->po.flows; f++) {
+        cJSON *x = pred_result_to_json(&h->flows[f]);
+        cJSON_AddNumberToObject(x, "flow", f);
+        cJSON_AddItemToArray(arr, x);
+    }
+    cJSON_AddItemToObject(o, "aggregate", pred_result_to_json(&h->agg));
+    return o;
+}
+
+static int emit_json(const pred_job_t *j, const pred_hint_out_t *out, const char *warning,
+                     int curves)
+{
+    cJSON *root = cJSON_CreateObject(), *arr;
+    const char *detail = cli_engine_detail(j->eng);
+    int rc = 0;
+
+    cJSON_AddStringToObject(root, "engine", j->eng->name);
+    if (detail)
+        cJSON_AddStringToObject(root, "engine_detail", detail);
+    cJSON_AddItemToObject(root, "profile", cli_profile_json(j->p));
+    cJSON_AddItemToObject(root, "trace", cli_trace_json(j->path, j->tr));
+    cJSON_AddStringToObject(root, "mode", j->po.mode == PRED_OPEN ? "open" : "closed");
+    if (j->po.flows > 1)
+        cJSON_AddNumberToObject(root, "flows", j->po.flows);
+    arr = cJSON_AddArrayToObject(root, "results");
+    for (size_t i = 0; i < j->nhints; i++)
+        cJSON_AddItemToArray(arr, hint_json(j, &out[i]));
+    cJSON *w = cJSON_AddArrayToObject(root, "warnings");
+    if (warning)
+        cJSON_AddItemToArray(w, cJSON_CreateString(warning));
+    if (curves)
         rc = emit_curves(j->p, j->tr, root);
     if (rc == 0) {
         char *text = cJSON_Print(root);
@@ -302,30 +405,50 @@ static int run_json(const pred_job_t *j, int curves)
     return rc;
 }
 
-static int run_text(const pred_job_t *j, int curves)
+static int emit_text(const pred_job_t *j, const pred_hint_out_t *out, const char *warning,
+                     int curves)
 {
-    pred_result_t *res = calloc(j->nhints, sizeof(*res));
-    size_t done = 0;
-    int rc = 0;
-
-    if (!res)
-        return 1;
     print_header_text(j->eng, j->p, j->path, j->tr, &j->po);
-    for (; done < j->nhints; done++) {
-        hs_status_t st = pred_run(j->eng, j->tr, j->p, &j->po, j->hints[done], 0, &res[done]);
-        if (st != HS_OK) {
-            rc = hs_status_exit_code(st);
-            break;
+    for (size_t i = 0; i < j->nhints; i++) {
+        if (!out[i].flows) {
+            print_result_text(&out[i].res, NULL);
+            continue;
         }
-        print_result_text(&res[done]);
+        for (unsigned f = 0; f < j->po.flows; f++) {
+            char lbl[16];
+            snprintf(lbl, sizeof(lbl), "flow %u", f);
+            print_result_text(&out[i].flows[f], lbl);
+        }
+        print_result_text(&out[i].agg, "all flows");
+    }
+    for (size_t i = 0; i < j->nhints; i++)
+        print_classes_text(out[i].flows ? &out[i].agg : &out[i].res);
+    if (warning)
+        printf("\nwarning: %s\n", warning);
+    return curves ? emit_curves(j->p, j->tr, NULL) : 0;
+}
+
+/* Nothing reaches stdout until every hint's figures exist (an engine error leaves it empty). */
+static int run_predict(const pred_job_t *j, int json, int curves)
+{
+    pred_hint_out_t *out = calloc(j->nhints, sizeof(*out));
+    model_load_t load;
+    char warning[400];
+    size_t done = 0;
+    int rc;
+
+    if (!out)
+        return 1;
+    rc = run_all(j, out, &done);
+    if (rc == 0) {
+        model_offered_load(j->tr, j->p, &load);
+        int warn = j->po.mode == PRED_OPEN && model_load_warning(&load, warning, sizeof(warning));
+        rc = json ? emit_json(j, out, warn ? warning : NULL, curves)
+                  : emit_text(j, out, warn ? warning : NULL, curves);
     }
     for (size_t i = 0; i < done; i++)
-        print_classes_text(&res[i]);
-    for (size_t i = 0; i < done; i++)
-        pred_result_release(&res[i]);
-    free(res);
-    if (rc == 0 && curves)
-        rc = emit_curves(j->p, j->tr, NULL);
+        hint_out_release(&out[i], j->po.flows);
+    free(out);
     return rc;
 }
 
@@ -359,7 +482,8 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
         (rc = cli_profile_open(o.profile, &o.set, &j.p)) != 0 ||
         (rc = cli_trace_open(pos[0], &j.tr)) != 0)
         goto out;
-    rc = o.json ? run_json(&j, o.curves) : run_text(&j, o.curves);
+    j.quiet = o.quiet;
+    rc = run_predict(&j, o.json, o.curves);
 out:
     free(j.hints);
     profile_free(j.p);

@@ -26,6 +26,7 @@ struct rec_cli_opts {
     const char *mode;
     int include_cold;
     uint64_t threads;
+    int quiet;
 };
 
 static const hs_opt_t g_rec_opts[] = {
@@ -49,6 +50,8 @@ static const hs_opt_t g_rec_opts[] = {
      "rank with cold-start messages included (default: reported apart)"},
     {"threads", 0, HS_OPT_U64, offsetof(struct rec_cli_opts, threads), "N", "0",
      "candidates evaluated in parallel (0 = one per CPU)"},
+    {"quiet", 'q', HS_OPT_FLAG, offsetof(struct rec_cli_opts, quiet), NULL, NULL,
+     "no progress bar on stderr (it is drawn only on a terminal)"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -63,17 +66,19 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
 {
     const size_t idx[3] = {r->winner, r->runner_up, r->baseline};
     const char *label[3] = {"recommended", "runner-up", "no hint"};
-    char h[32];
+    char h[48];
 
-    printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidates\n\n",
+    printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidates\n",
            engine, strcmp(engine, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
            rec_objective_name(r->objective), r->n);
-    printf("%-12s %8s %12s %10s %10s %9s %6s %8s\n", "", "hint", rec_objective_name(r->objective),
-           "p50_us", "p99_us", "Gb/s", "LL", "switches");
+    if (r->engine_detail)
+        printf("network model: %s\n", r->engine_detail);
+    printf("\n%-12s %-16s %12s %10s %10s %9s %6s %8s\n", "", "hint",
+           rec_objective_name(r->objective), "p50_us", "p99_us", "Gb/s", "LL", "switches");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
-        rec_format_hint(x->hint_bytes, h, sizeof(h));
-        printf("%-12s %8s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
+        cli_format_hint(x->hint_bytes, h, sizeof(h));
+        printf("%-12s %-16s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
                rec_objective_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
                100 * x->ll_fraction, (unsigned long long)x->switches);
     }
@@ -112,6 +117,7 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
     ro->threads = (unsigned)o->threads;
     ro->pred.include_cold = o->include_cold;
     ro->pred.flows = 1;
+    ro->progress = !o->quiet && !o->json;
     return 0;
 }
 
@@ -181,6 +187,7 @@ int cmd_recommend(int argc, char **argv)
         rc = hs_status_exit_code(st);
         goto out;
     }
+    rep.engine_detail = cli_engine_detail(eng);
     rc = emit(&rep, &o, eng->name, p, pos[0], tr);
     rec_report_release(&rep);
 out:

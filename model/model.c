@@ -85,6 +85,10 @@ static void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns
 static double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double t_ns,
                             int *stalled)
 {
+    /* The moderation timer fires on its own: a batch whose timer report lies at or before
+     * t is closed now, not when the next chunk is added (its event is charged here). */
+    if (pa->open_n && pa->period_ns > 0 && pa->h0_ns + pa->period_ns + pa->event_ns <= t_ns)
+        batch_close(s, pa, pa->h0_ns + pa->period_ns);
     while (pa->count && pa->ring[pa->head].close_ns + pa->event_ns <= t_ns)
         batch_pop(s, pa);
     if (s->cpu_free_ns > t_ns)

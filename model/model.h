@@ -20,4 +20,19 @@ typedef struct {
 hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_t **out,
                          size_t *n_out, uint64_t *crossover_bytes);
 
+/* Offered load of a trace against the modelled link, for the open-loop overload check. */
+typedef struct {
+    double bytes;         /* every record's payload */
+    double span_us;       /* last post - first post */
+    double link_busy_us;  /* link time the payload needs (serialisation + packets) */
+    double offered_gbps;  /* bytes * 8 / span (0 when span is 0) */
+    double capacity_gbps; /* what the modelled link carries for this size mix */
+    int overloaded;       /* link_busy_us > span_us (more than one record) */
+} model_load_t;
+
+/* Fill *out for tr under p (nothing allocated). */
+void model_offered_load(const trace_t *tr, const profile_t *p, model_load_t *out);
+/* When l is overloaded, write the user-facing warning into buf and return 1; else 0. */
+int model_load_warning(const model_load_t *l, char *buf, size_t len);
+
 #endif

@@ -71,6 +71,8 @@ cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profi
     if (!root)
         return NULL;
     cJSON_AddStringToObject(root, "engine", engine);
+    if (r->engine_detail)
+        cJSON_AddStringToObject(root, "engine_detail", r->engine_detail);
     cJSON_AddStringToObject(root, "provenance", provenance(engine));
     cJSON_AddStringToObject(root, "hintsim_version", HINTSIM_VERSION);
     cJSON_AddItemToObject(root, "profile", ident_json(p, NULL, NULL, 1));
@@ -80,6 +82,14 @@ cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profi
     for (size_t i = 0; arr && i < r->n; i++)
         cJSON_AddItemToArray(arr, pred_result_to_json(&r->results[i]));
     cJSON_AddItemToObject(root, "recommended", recommended_json(r));
+    if (r->load.span_us > 0 || r->load.link_busy_us > 0) {
+        cJSON *ld = cJSON_AddObjectToObject(root, "offered_load");
+        cJSON_AddNumberToObject(ld, "offered_gbps", r->load.offered_gbps);
+        cJSON_AddNumberToObject(ld, "link_gbps", r->load.capacity_gbps);
+        cJSON_AddNumberToObject(ld, "span_us", r->load.span_us);
+        cJSON_AddNumberToObject(ld, "link_busy_us", r->load.link_busy_us);
+        cJSON_AddBoolToObject(ld, "overloaded", r->overloaded);
+    }
     w = cJSON_AddArrayToObject(root, "warnings");
     for (size_t i = 0; w && i < r->nwarnings; i++)
         cJSON_AddItemToArray(w, cJSON_CreateString(r->warnings[i]));
@@ -145,6 +155,10 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
                "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",
             provenance(engine), engine, p->name, p->origin, (unsigned long long)profile_hash(p),
             trace_path, tr->n, rec_objective_name(r->objective), HINTSIM_VERSION);
+    if (r->engine_detail)
+        fprintf(f, "Simulator network model: %s.\n\n", r->engine_detail);
+    if (r->overloaded)
+        fprintf(f, "> **Overload:** %s.\n\n", r->warnings[0]);
     md_side_by_side(f, r);
     fprintf(f, "\n**Why:** %s.\n", r->why);
     if (r->nwarnings) {

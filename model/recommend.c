@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hs_progress.h"
 #include "common/hs_util.h"
+#include "model/model.h"
 
 #define REC_SAMPLE_MAX 1000000
 #define REC_TIE_REL 1e-9
@@ -140,8 +142,9 @@ typedef struct {
     const uint64_t *hints;
     pred_result_t *res;
     hs_status_t *st;
-    size_t n, next;
+    size_t n, next, done;
     pthread_mutex_t lock;
+    hs_progress_t *bar; /* NULL: no progress bar */
 } rec_pool_t;
 
 static void *rec_worker(void *arg)
@@ -156,6 +159,11 @@ static void *rec_worker(void *arg)
             return NULL;
         pool->st[i] = pred_run(pool->eng, pool->tr, pool->p, pool->po, pool->hints[i], 0,
                                &pool->res[i]);
+        pthread_mutex_lock(&pool->lock);
+        pool->done++;
+        if (pool->bar)
+            hs_progress_update(pool->bar, pool->done);
+        pthread_mutex_unlock(&pool->lock);
     }
 }
 
@@ -286,6 +294,22 @@ static hs_status_t warn(rec_report_t *r, const char *fmt, ...)
     return HS_OK;
 }
 
+/* Open loop on a trace that offers more than the modelled link carries: every hint's
+ * latency is the backlog, so the ranking says little (model_offered_load). */
+static hs_status_t warn_overload(rec_report_t *r, const trace_t *tr, const profile_t *p,
+                                 const pred_opts_t *po)
+{
+    char buf[400];
+
+    if (po->mode != PRED_OPEN)
+        return HS_OK;
+    model_offered_load(tr, p, &r->load);
+    if (!model_load_warning(&r->load, buf, sizeof(buf)))
+        return HS_OK;
+    r->overloaded = 1;
+    return warn(r, "%s", buf);
+}
+
 static hs_status_t warn_sizes(rec_report_t *r, const trace_t *tr)
 {
     uint64_t *s = NULL;
@@ -390,16 +414,23 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
                             const profile_t *p, const rec_opts_t *o, const uint64_t *hints,
                             rec_report_t *out)
 {
-    rec_pool_t pool = {eng, tr, p, &o->pred, hints, out->results, NULL, out->n, 0,
-                       PTHREAD_MUTEX_INITIALIZER};
+    rec_pool_t pool = {eng, tr, p, &o->pred, hints, out->results, NULL, out->n, 0, 0,
+                       PTHREAD_MUTEX_INITIALIZER, NULL};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    hs_progress_t bar;
     hs_status_t st;
 
     pool.st = calloc(out->n, sizeof(*pool.st));
     if (!pool.st)
         return HS_ERR_NOMEM;
+    if (o->progress) {
+        hs_progress_start(&bar, "candidates", out->n);
+        pool.bar = &bar;
+    }
     out->threads_used = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     st = eval_all(&pool, out->threads_used);
+    if (pool.bar)
+        hs_progress_finish(pool.bar);
     free(pool.st);
     return st;
 }
@@ -425,8 +456,10 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
     if (st == HS_OK) {
         rank(out);
         explain(out, tr->n);
-        st = warn_sizes(out, tr);
+        st = warn_overload(out, tr, p, &o->pred);
     }
+    if (st == HS_OK)
+        st = warn_sizes(out, tr);
     if (st == HS_OK)
         st = warn_results(out, p);
     if (st == HS_OK)

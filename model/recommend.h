@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/model.h"
 #include "model/predict.h"
 
 typedef enum {
@@ -27,6 +28,7 @@ typedef struct {
     size_t ncandidates;
     unsigned threads;           /* 0: one per online CPU */
     pred_opts_t pred;           /* mode, include_cold (default 0: cold start apart), ... */
+    int progress;               /* 1: progress bar over candidates on stderr (terminal only) */
 } rec_opts_t;
 
 typedef struct {
@@ -41,6 +43,9 @@ typedef struct {
     size_t nwarnings;
     double wall_s;            /* time spent evaluating */
     unsigned threads_used;
+    int overloaded;           /* open loop and the trace offers more than the link carries */
+    model_load_t load;        /* the offered-load check (open loop only) */
+    const char *engine_detail; /* borrowed, may be NULL: e.g. the simulator's network model */
 } rec_report_t;
 
 /* The auto candidates: 0, powers of two across the trace's size range, the trace's size
