@@ -1,0 +1,217 @@
+/* test_sim_cli.c - the predict CLI around the engines: `sim --flows N` per-flow and aggregate
+ * figures, the simulator's network model named in sim and recommend output, nothing on
+ * stdout when an engine fails, exact hint bytes in the tables, and the recommend progress
+ * bar (on a terminal only, never with --quiet). */
+#include <fcntl.h>
+#include <pty.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/hs_test.h"
+
+static char g_trace[4096];
+
+static int setup(void **state)
+{
+    char *dir = hs_test_tmpdir();
+
+    snprintf(g_trace, sizeof(g_trace), "%s/kv.hst", dir);
+    if (hs_test_run(NULL, "%s trace gen --workload kv --count 800 --seed 3 -o %s",
+                    hs_test_bin(), g_trace) != 0)
+        return -1;
+    *state = dir;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    hs_test_run(NULL, "rm -rf %s", (char *)*state);
+    free(*state);
+    return 0;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+static void test_flows_json(void **state)
+{
+    (void)state;
+    char *out = NULL;
+
+    assert_int_equal(hs_test_run(&out, "%s sim %s --profile generic --hint 0,4K --flows 3 "
+                                 "--json 2>/dev/null", hs_test_bin(), g_trace), 0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    const cJSON *detail = cJSON_GetObjectItemCaseSensitive(root, "engine_detail");
+    assert_true(cJSON_IsString(detail));
+    assert_non_null(strstr(detail->valuestring, "network/model:CM02"));
+    assert_int_equal((int)num(root, "flows"), 3);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
+    assert_int_equal(cJSON_GetArraySize(res), 2);
+    for (int h = 0; h < 2; h++) {
+        const cJSON *r = cJSON_GetArrayItem(res, h);
+        const cJSON *flows = cJSON_GetObjectItemCaseSensitive(r, "flows");
+        const cJSON *agg = cJSON_GetObjectItemCaseSensitive(r, "aggregate");
+        double sum_gbps = 0, sum_count = 0, max_p99 = 0;
+        assert_int_equal(cJSON_GetArraySize(flows), 3);
+        assert_non_null(agg);
+        for (int f = 0; f < 3; f++) {
+            const cJSON *x = cJSON_GetArrayItem(flows, f);
+            assert_int_equal((int)num(x, "flow"), f);
+            sum_gbps += num(x, "throughput_gbps");
+            sum_count += num(x, "count");
+            max_p99 = num(x, "p99_us") > max_p99 ? num(x, "p99_us") : max_p99;
+        }
+        /* the top-level figures stay flow 0's (CLI.md keys unchanged) */
+        assert_true(num(r, "p99_us") == num(cJSON_GetArrayItem(flows, 0), "p99_us"));
+        assert_true(num(agg, "count") == sum_count);
+        assert_true(num(agg, "p99_us") <= max_p99 * 1.01);
+        /* flows overlap in time: the aggregate carries about the sum of the flows */
+        assert_true(num(agg, "throughput_gbps") > 0.9 * sum_gbps);
+        assert_true(num(agg, "throughput_gbps") < 1.1 * sum_gbps);
+    }
+    cJSON_Delete(root);
+    free(out);
+}
+
+static void test_flows_text(void **state)
+{
+    (void)state;
+    char *out = NULL;
+
+    assert_int_equal(hs_test_run(&out, "%s sim %s --profile generic --hint 4K --flows 2 "
+                                 "2>/dev/null", hs_test_bin(), g_trace), 0);
+    assert_non_null(strstr(out, "network model: SimGrid"));
+    assert_non_null(strstr(out, "CM02"));
+    assert_non_null(strstr(out, "flow 0     4096 (4K)"));
+    assert_non_null(strstr(out, "flow 1     4096 (4K)"));
+    assert_non_null(strstr(out, "all flows  4096 (4K)"));
+    free(out);
+}
+
+static void test_exact_hints(void **state)
+{
+    (void)state;
+    char *out = NULL;
+
+    assert_int_equal(hs_test_run(&out, "%s model %s --hint 0,4K,1000,1M 2>/dev/null",
+                                 hs_test_bin(), g_trace), 0);
+    assert_non_null(strstr(out, "\n0    "));
+    assert_non_null(strstr(out, "\n4096 (4K) "));
+    assert_non_null(strstr(out, "\n1000 "));
+    assert_non_null(strstr(out, "\n1048576 (1M) "));
+    assert_null(strstr(out, "network model:")); /* the model has no network model to name */
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s recommend %s --candidates 4K 2>/dev/null",
+                                 hs_test_bin(), g_trace), 0);
+    assert_non_null(strstr(out, "4096 (4K)"));
+    free(out);
+}
+
+static void test_recommend_sim_names_model(void **state)
+{
+    char *out = NULL;
+    char dir[4096];
+
+    snprintf(dir, sizeof(dir), "%s/rep", (const char *)*state);
+    assert_int_equal(hs_test_run(&out, "%s recommend %s --engine sim --candidates 0,4K -o %s "
+                                 "2>/dev/null", hs_test_bin(), g_trace, dir), 0);
+    assert_non_null(strstr(out, "network model: SimGrid"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "grep -c 'network/model:CM02' %s/report.json "
+                                 "%s/report.md", dir, dir), 0);
+    assert_non_null(strstr(out, "report.json:1"));
+    assert_non_null(strstr(out, "report.md:1"));
+    free(out);
+}
+
+/* An engine error (closed loop without completion times; a bad platform) leaves stdout
+ * empty: no table header before the error. */
+static void test_error_stdout_empty(void **state)
+{
+    char *out = NULL, nodone[4096], bad[4096];
+
+    snprintf(nodone, sizeof(nodone), "%s/nodone.csv", (const char *)*state);
+    snprintf(bad, sizeof(bad), "%s/bad.xml", (const char *)*state);
+    assert_int_equal(hs_test_run(NULL, "printf 't_post_ns,size_bytes\\n0,64\\n100,64\\n' > %s",
+                                 nodone), 0);
+    assert_int_equal(hs_test_run(NULL, "echo '<platform version=\"4.1\"><zone' > %s", bad), 0);
+    assert_int_equal(hs_test_run(&out, "{ %s model %s --mode closed 2>/dev/null; }", hs_test_bin(),
+                                 nodone), 1);
+    assert_string_equal(out, "");
+    free(out);
+    assert_int_equal(hs_test_run(&out, "{ %s model %s --mode closed 2>&1 >/dev/null; }",
+                                 hs_test_bin(), nodone), 1);
+    assert_non_null(strstr(out, "record 0"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "{ %s sim %s --platform %s 2>/dev/null; }", hs_test_bin(),
+                                 g_trace, bad), 1);
+    assert_string_equal(out, "");
+    free(out);
+}
+
+/* Run recommend with stderr on a pseudo-terminal; return what it drew there. */
+static char *stderr_on_tty(const char *extra)
+{
+    static char buf[65536];
+    size_t len = 0;
+    int fd, st;
+    pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        execl(hs_test_bin(), "hintsim", "recommend", g_trace, "--threads", "1", extra,
+              (char *)NULL);
+        _exit(127);
+    }
+    for (;;) {
+        ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (k <= 0)
+            break;
+        len += (size_t)k;
+    }
+    buf[len] = 0;
+    close(fd);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    return buf;
+}
+
+static void test_progress_bar(void **state)
+{
+    (void)state;
+    char *out = NULL;
+
+    assert_non_null(strstr(stderr_on_tty("--candidates=auto"), "candidates   ["));
+    assert_null(strstr(stderr_on_tty("--quiet"), "candidates   ["));
+    /* stderr not a terminal: nothing drawn */
+    assert_int_equal(hs_test_run(&out, "%s recommend %s 2>&1 >/dev/null", hs_test_bin(),
+                                 g_trace), 0);
+    assert_null(strstr(out, "candidates   ["));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flows_json),
+        cmocka_unit_test(test_flows_text),
+        cmocka_unit_test(test_exact_hints),
+        cmocka_unit_test(test_recommend_sim_names_model),
+        cmocka_unit_test(test_error_stdout_empty),
+        cmocka_unit_test(test_progress_bar),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
