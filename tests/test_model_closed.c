@@ -318,6 +318,43 @@ static void test_curves(void **state)
     profile_free(p);
 }
 
+/* The moderation timer closes a batch on its own (MODEL.md section 3): message A sits alone
+ * on BW (interrupt events, batches of 2 WRs); its timer report R_A lies before B's post, so
+ * A's event costs the CPU at B's post (CPU idle then: no delay) and C, 300 ns after B, is not
+ * delayed by it. B and C close their batch by count at C's completion. (Closing A only when
+ * B's chunk is added charged A's event at C's post: C 1450 ns later.) */
+static void test_timer_closes_before_next_post(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"bw.irq=1", "bw.seg_bytes=0", "bw.coal_period_us=8",
+                                       "bw.signal_every=2", "bw.coal_count=1", NULL};
+    profile_t *p = mk_profile(sets);
+    trace_t *tr = NULL;
+    static const uint64_t t[] = {0, 20000, 20300};
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (int i = 0; i < 3; i++) {
+        trace_rec_t r = {.t_post_ns = t[i], .t_done_ns = TRACE_TIME_UNKNOWN, .size_bytes = 64};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    pred_result_t r = run(tr, p, 0, PRED_OPEN);
+    double post = p->host_post_ns + p->host_doorbell_ns; /* one WR, L1 fits (BW only) */
+    double ser = 64 * 8 / p->link_gbps + p->link_pkt_ns;
+    double wire = 2 * p->link_base_lat_ns, per = p->bw_coal_period_us * 1e3;
+    double ev = p->host_interrupt_ns;
+    double hw_a = post + p->link_dma_ns + ser + wire;           /* A posted at 0 */
+    double r_a = hw_a + per + ev;                                 /* closed by its timer */
+    double hw_c = t[2] + post + p->link_dma_ns + ser + wire;     /* C: CPU idle, link free */
+    double r_bc = hw_c + ev;                                      /* B + C: closed by count */
+    assert_true(r_a < (double)t[1]);                              /* the premise */
+    assert_true(fabs(r.lat_us[0] - r_a * 1e-3) < 1e-3);
+    assert_true(fabs(r.lat_us[1] - (r_bc - (double)t[1]) * 1e-3) < 1e-3);
+    assert_true(fabs(r.lat_us[2] - (r_bc - (double)t[2]) * 1e-3) < 1e-3);
+    pred_result_release(&r);
+    trace_free(tr);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_summary_percentiles),
         cmocka_unit_test(test_closed_loop),
         cmocka_unit_test(test_curves),
+        cmocka_unit_test(test_timer_closes_before_next_post),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

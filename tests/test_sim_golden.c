@@ -160,12 +160,19 @@ static void test_hysteresis_perturb(void **state)
     run_golden("hysteresis_perturb");
 }
 
+static void test_timer_event(void **state)
+{
+    (void)state;
+    run_golden("timer_event");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ll_window_switch),
         cmocka_unit_test(test_bw_moderation),
         cmocka_unit_test(test_hysteresis_perturb),
+        cmocka_unit_test(test_timer_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
