@@ -16,6 +16,7 @@
 
 #define CAP_MAGIC 0x6873636170310000ULL /* "hscap1" */
 #define CAP_INITIAL_RECVS 128
+#define CAP_PROBE_NS 3000000000ULL /* a dead peer fails a write after ~0.5 s (retry_cnt 7) */
 
 enum { CMD_PINGPONG = 1, CMD_END = 2 };
 
@@ -330,50 +331,80 @@ static void landing_clear(cap_ep_t *ep, uint64_t size_bytes)
         *cap_ep_landing_last(ep, size_bytes) = 0;
 }
 
+/* The peer's write did not come: say why when the device can tell (a completion or the QP
+ * in error; a probe write failing as it does when the peer's QP is gone). */
+static hs_status_t arrival_timed_out(cap_ep_t *ep, cap_qp_t *q)
+{
+    uint64_t bound = ep->timeout_ns < CAP_PROBE_NS ? ep->timeout_ns : CAP_PROBE_NS;
+    int alive = 0;
+    hs_status_t st = cap_qp_check(ep, q);
+
+    if (st == HS_OK)
+        st = cap_qp_probe(ep, q, bound, &alive);
+    if (st != HS_OK)
+        return st;
+    hs_log_error("%s path: the peer's write did not arrive within %.1f s (%s)",
+                 cap_path_name(q->id), (double)ep->timeout_ns / 1e9,
+                 alive ? "its QP still acknowledges writes: the peer process stalled"
+                       : "a probe write got no completion either");
+    return HS_ERR_TIMEOUT;
+}
+
+/* Spin on the last byte of the landing half, as ib_write_lat does: every 1024 spins the
+ * send CQ is polled (a QP in error surfaces) and now and then the clock read (deadline). */
 static hs_status_t wait_arrival(cap_ep_t *ep, cap_qp_t *q, uint64_t size_bytes, uint8_t v,
                                 int imm)
 {
     volatile uint8_t *last;
-    uint64_t deadline;
+    cap_wait_t w = {0};
     unsigned spins = 0;
     hs_status_t st;
 
     if (imm)
         return cap_qp_wait_recv(ep, q);
     last = cap_ep_landing_last(ep, size_bytes);
-    deadline = hs_now_ns() + ep->timeout_ns;
     while (*last != v) {
         if ((++spins & 1023) != 0)
             continue;
-        st = cap_qp_poll(ep, q); /* surfaces a QP in error instead of spinning on */
+        st = cap_qp_poll(ep, q);
+        if (st == HS_OK && cap_wait_expired(ep, &w))
+            return arrival_timed_out(ep, q);
         if (st != HS_OK)
             return st;
-        if (hs_now_ns() > deadline) {
-            hs_log_error("%s path: the peer's write did not arrive within %.1f s",
-                         cap_path_name(q->id), (double)ep->timeout_ns / 1e9);
-            return HS_ERR_TIMEOUT;
-        }
     }
     return HS_OK;
 }
 
+/* One ping as ib_write_lat sends it: mark the last byte, post (every WR signalled on LL,
+ * inline when small), and when the WR is signalled wait for its completion before the
+ * caller spins on the answer. */
 static hs_status_t send_ping(cap_ep_t *ep, cap_qp_t *q, uint64_t i, uint64_t size_bytes,
                              int imm)
 {
+    int sig = 0;
+    hs_status_t st;
+
     if (ep->mem->cpu_visible)
         cap_ep_mark_source(ep, size_bytes, pp_value(i));
-    return cap_qp_post_msg(ep, q, i, size_bytes, imm, NULL);
+    st = cap_qp_post_msg(ep, q, i, size_bytes, imm, &sig);
+    if (st == HS_OK && sig)
+        st = cap_qp_wait_msg(ep, q, q->track.next_seq - 1);
+    return st;
 }
 
+/* Round trip / 2 as ib_write_lat computes it: half the time from one post to the next, one
+ * clock read per round trip. */
 static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint64_t size,
                                  uint64_t count, uint64_t *half_rtt_ns)
 {
+    uint64_t t_prev;
     hs_status_t st = HS_OK;
 
     landing_clear(c->ep, size);
     landing_clear(c->peer, size);
+    t_prev = hs_now_ns();
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
-        uint64_t t0 = hs_now_ns();
+        uint64_t t;
         st = send_ping(c->ep, qa, i, size, c->use_imm);
         if (st == HS_OK)
             st = wait_arrival(c->peer, qb, size, pp_value(i), c->use_imm);
@@ -381,7 +412,9 @@ static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint
             st = send_ping(c->peer, qb, i, size, c->use_imm);
         if (st == HS_OK)
             st = wait_arrival(c->ep, qa, size, pp_value(i), c->use_imm);
-        half_rtt_ns[i] = (hs_now_ns() - t0) / 2;
+        t = hs_now_ns();
+        half_rtt_ns[i] = (t - t_prev) / 2;
+        t_prev = t;
     }
     if (st == HS_OK)
         st = cap_qp_drain(c->peer, qb, NULL);
@@ -392,19 +425,22 @@ static hs_status_t pingpong_client(cap_conn_t *c, cap_qp_t *q, uint64_t size, ui
                                    uint64_t *half_rtt_ns)
 {
     uint64_t cmd[4] = {CMD_PINGPONG, (uint64_t)q->id, size, count}, ack = 0;
-    uint64_t tmo = c->ep->timeout_ns;
+    uint64_t tmo = c->ep->timeout_ns, t_prev;
     hs_status_t st;
 
     landing_clear(c->ep, size);
     st = send_u64s(c->fd, cmd, 4, tmo);
     if (st == HS_OK)
         st = recv_u64s(c->fd, &ack, 1, tmo);
+    t_prev = hs_now_ns();
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
-        uint64_t t0 = hs_now_ns();
+        uint64_t t;
         st = send_ping(c->ep, q, i, size, c->use_imm);
         if (st == HS_OK)
             st = wait_arrival(c->ep, q, size, pp_value(i), c->use_imm);
-        half_rtt_ns[i] = (hs_now_ns() - t0) / 2;
+        t = hs_now_ns();
+        half_rtt_ns[i] = (t - t_prev) / 2;
+        t_prev = t;
     }
     if (st == HS_OK)
         st = cap_qp_drain(c->ep, q, NULL);

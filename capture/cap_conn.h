@@ -51,8 +51,9 @@ hs_status_t cap_conn_make_cfg(const profile_t *p, uint64_t hint_bytes, const cap
  * path configuration from p. The caller owns *out (cap_conn_close). */
 hs_status_t cap_conn_open(const cap_conn_opts_t *o, cap_dev_t *dev, const cap_mem_ops_t *mem,
                           const profile_t *p, cap_conn_t **out);
-/* Client/loop: run count ping-pongs of size bytes on path; lat_ns[i] = round trip / 2.
- * In loopback one thread plays both ends in turn. */
+/* Client/loop: run count ping-pongs of size bytes on path; half_rtt_ns[i] = half the time
+ * from post i to post i+1, as ib_write_lat reports it. In loopback one thread plays both
+ * ends in turn. */
 hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_bytes,
                               uint64_t count, uint64_t *half_rtt_ns);
 /* Server: answer the client's commands until it says it is done; *more = the client will

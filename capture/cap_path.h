@@ -77,6 +77,15 @@ hs_status_t cap_ep_connect(cap_ep_t *ep, const cap_ep_info_t *peer);
  * message's last WR was signalled. */
 hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
                             int imm, int *signaled_out);
+/* After a wait ran out: HS_ERR_CHECK, logged with the ibv_wc_status_str, when a completion
+ * in error has arrived or the QP is in the error state (a probe WR shows what it completes
+ * with); HS_OK when nothing wrong is visible. */
+hs_status_t cap_qp_check(cap_ep_t *ep, cap_qp_t *q);
+/* A wait for the peer ran out with nothing in error: post a zero-byte signalled WRITE and
+ * wait up to bound_ns. HS_ERR_CHECK (logged, the ibv_wc_status_str named) when it fails, as
+ * it does when the peer's QP is gone; else HS_OK, *alive = it completed (the peer's QP still
+ * acknowledges). */
+hs_status_t cap_qp_probe(cap_ep_t *ep, cap_qp_t *q, uint64_t bound_ns, int *alive);
 /* Poll q's send CQ once (non-blocking); reports finished messages via q->on_done. */
 hs_status_t cap_qp_poll(cap_ep_t *ep, cap_qp_t *q);
 /* Wait (bounded) until message msg has completed, i.e. until nothing up to it is pending. */
@@ -84,6 +93,16 @@ hs_status_t cap_qp_wait_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t last_seq);
 /* Drain: wait until every WR posted on q has completed (posting a zero-byte signalled
  * WRITE first when the last WR was unsignalled). *drain_ns gets the time it took. */
 hs_status_t cap_qp_drain(cap_ep_t *ep, cap_qp_t *q, uint64_t *drain_ns);
+
+/* A bounded busy wait that reads the clock only every CAP_WAIT_CHECK_MASK + 1 spins (a
+ * clock read costs microseconds in an emulated guest; ib_write_lat reads none while it
+ * spins). Start with {0}; cap_wait_expired: the wait has lasted longer than ep's timeout. */
+#define CAP_WAIT_CHECK_MASK 255u
+typedef struct {
+    uint64_t deadline_ns; /* 0: not yet started */
+    unsigned spins;
+} cap_wait_t;
+int cap_wait_expired(const cap_ep_t *ep, cap_wait_t *w);
 
 /* Post n receive WRs on q (for write-with-immediate), and wait for one receive completion. */
 hs_status_t cap_qp_post_recvs(cap_qp_t *q, unsigned n);

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/cap_path.h"
 #include "capture/cap_policy.h"
+#include "common/hs_util.h"
 #include "tests/hs_test.h"
 
 static void test_route_class(void **state)
@@ -188,6 +190,27 @@ static void test_track(void **state)
     cap_track_release(&t);
 }
 
+/* The bounded busy wait reads the clock only every CAP_WAIT_CHECK_MASK + 1 spins: the first
+ * read starts the deadline, so with timeout 0 it expires at the second read; with a timeout,
+ * never before it has passed. */
+static void test_wait_expired(void **state)
+{
+    cap_ep_t ep = {.timeout_ns = 0};
+    cap_wait_t w = {0};
+    unsigned spins = 1;
+    uint64_t t0;
+    (void)state;
+    while (!cap_wait_expired(&ep, &w))
+        spins++;
+    assert_int_equal(spins, 2 * (CAP_WAIT_CHECK_MASK + 1));
+    ep.timeout_ns = 20000000; /* 20 ms */
+    memset(&w, 0, sizeof(w));
+    t0 = hs_now_ns();
+    while (!cap_wait_expired(&ep, &w))
+        ;
+    assert_true(hs_now_ns() - t0 >= ep.timeout_ns);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_route_hysteresis), cmocka_unit_test(test_cfg_from_profile),
         cmocka_unit_test(test_cfg_limits),       cmocka_unit_test(test_segments),
         cmocka_unit_test(test_signalling),       cmocka_unit_test(test_track),
+        cmocka_unit_test(test_wait_expired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

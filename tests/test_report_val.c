@@ -93,6 +93,37 @@ static void test_validate_without_gnuplot(void **state)
     free(dir);
 }
 
+/* The VM guest's case: no $HINTSIM_GNUPLOT and no gnuplot anywhere on PATH. Still HS_OK,
+ * report.html with the measured table and the warning, and no figure files. */
+static void test_validate_gnuplot_not_on_path(void **state)
+{
+    char *dir = hs_test_tmpdir(), file[4096], *html = NULL;
+    char *old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    char *old_gp = getenv("HINTSIM_GNUPLOT") ? strdup(getenv("HINTSIM_GNUPLOT")) : NULL;
+    cJSON *rep = report(hs_test_src("traces/samples/kv.hst"));
+    size_t len;
+    hs_status_t st;
+    (void)state;
+    unsetenv("HINTSIM_GNUPLOT");
+    setenv("PATH", dir, 1); /* an empty directory */
+    st = rep_write_validate(dir, rep, "seed000", NULL);
+    setenv("PATH", old_path, 1);
+    if (old_gp)
+        setenv("HINTSIM_GNUPLOT", old_gp, 1);
+    assert_int_equal(st, HS_OK);
+    snprintf(file, sizeof(file), "%s/report.html", dir);
+    assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
+    assert_non_null(strstr(html, "measured p99 us"));
+    assert_non_null(strstr(html, "install the Debian package gnuplot-nox"));
+    assert_int_equal(hs_test_run(NULL, "ls '%s' | grep -q '\\.png$'", dir), 1);
+    free(html);
+    free(old_path);
+    free(old_gp);
+    cJSON_Delete(rep);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+}
+
 static void test_bad_report(void **state)
 {
     char *dir = hs_test_tmpdir();
@@ -114,6 +145,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_report),
         cmocka_unit_test(test_validate_without_gnuplot),
+        cmocka_unit_test(test_validate_gnuplot_not_on_path),
         cmocka_unit_test(test_bad_report),
     };
 

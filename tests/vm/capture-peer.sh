@@ -3,19 +3,40 @@
 # measures? In one boot, interleaved rounds of
 #   ib_write_lat -s 64      vs  capture bench --sizes 64  (ping-pong round trip / 2, LL path)
 #   ib_write_bw -s 65536    vs  capture bench --sizes 64K (stream, BW path, no hint)
-# each pair server + client over 127.0.0.1. The medians over the rounds must agree within
-# 20% (perftest's t_typical is its median round trip / 2; its BW average is bytes / time).
-# Results in $OUT/peer-results.txt, raw outputs beside it.
+# each pair server + client over 127.0.0.1, the server pinned to CPU 0 and the client to
+# CPU 1 (busybox taskset) for both tools alike. The medians over the rounds must agree within
+# 20% (perftest's t_typical is its median round trip / 2, and so is ours: half the time from
+# one post to the next; its BW average is bytes / time).
+# Verdict per figure: pass when the medians agree within 20%; when they do not and perftest's
+# own rounds spread by more than 20% (interquartile range / median), the reference cannot
+# decide the comparison: undecided. Exit 1 if any figure fails, else 77 (skipped, all figures
+# printed) if any is undecided, else 0.
+# Results in $OUT/peer-results.txt (every round's figures), raw outputs beside it.
 set -u
-ROUNDS=${ROUNDS:-5}
-LAT_ITERS=1000
+ROUNDS=${ROUNDS:-7}
+LAT_ITERS=2000
 BW_ITERS=400
 PP=18520
 HP=18530
 RES=$OUT/peer-results.txt
+# The same work as perftest's (its banners say so: ib_write_lat "Max inline data 0", TX depth
+# 1; ib_write_bw TX depth 128, "CQ Moderation 1" = every WR signalled): the comparison is of
+# the measuring, not of hintsim's tuned paths.
+LAT_SET="--set ll.inline_bytes=0"
+BW_SET="--set bw.depth=128 --set bw.signal_every=1 --set bw.coal_count=1 --set bw.coal_period_us=0"
 
 fail() { echo "capture-peer: FAIL: $*"; exit 1; }
 record() { echo "$1 $2" >>"$RES"; echo "capture-peer: $1 = $2"; }
+
+# pinning: server on CPU 0, client on CPU 1 when there are two CPUs and taskset works
+SRV="" CLI=""
+if [ "$(grep -c ^processor /proc/cpuinfo)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
+    SRV="taskset -c 0" CLI="taskset -c 1"
+    PIN="server on CPU 0, client on CPU 1"
+else
+    PIN="not pinned (one CPU, or no taskset)"
+fi
+echo "capture-peer: $PIN" | tee "$OUT/peer-rounds.txt"
 
 wait_listen() {
     i=0
@@ -27,43 +48,76 @@ wait_listen() {
     fail "no server listening on port $1 after 20 s"
 }
 
-# pair PORT OUTFILE CMD...: CMD as server, CMD + client args as client; client stdout to OUTFILE.
-perftest_pair() {
-    port=$1; out=$2; shift 2
-    timeout 120 "$@" -p "$port" >"$out.server" 2>&1 &
-    spid=$!
-    wait_listen "$port"
-    timeout 120 "$@" -p "$port" 127.0.0.1 >"$out" 2>&1 || { cat "$out"; fail "$*: client"; }
-    wait $spid || { cat "$out.server"; fail "$*: server"; }
+# perftest_round OUTFILE VALS FIELD SIZE CMD...: CMD as server (pinned) and as client over
+# 127.0.0.1; from the client's row whose first field is SIZE, field FIELD goes to VALS.
+# perftest converts cycles with a CPU frequency it measures at start, and under emulation that
+# sometimes fails ("Can't produce a report", r^2 < 0.9) or yields inf: such an attempt is
+# logged and run again, 3 attempts at most, each on its own port.
+perftest_round() {
+    out=$1; vals=$2; field=$3; size=$4; shift 4
+    a=1
+    while [ $a -le 3 ]; do
+        port=$((PP + a))
+        timeout 120 $SRV "$@" -p "$port" >"$out.server" 2>&1 &
+        spid=$!
+        wait_listen "$port"
+        timeout 120 $CLI "$@" -p "$port" 127.0.0.1 >"$out" 2>&1
+        crc=$?
+        wait $spid
+        src=$?
+        v=$(awk -v s="$size" -v f="$field" '$1 == s && NF >= f {print $f}' "$out")
+        if [ $crc -eq 0 ] && [ $src -eq 0 ] &&
+            awk -v v="$v" 'BEGIN {exit !(v ~ /^[0-9.]+$/ && v + 0 > 0)}'; then
+            echo "$v" >>"$vals"
+            return 0
+        fi
+        echo "capture-peer: $1 attempt $a: client exit $crc, server exit $src, value '$v':" \
+            "$(grep -h -i -E "report|r\^2|error|fail" "$out" "$out.server" | head -n 3 | tr '\n' ' ')" |
+            tee -a "$OUT/peer-rounds.txt"
+        a=$((a + 1))
+    done
+    cat "$out" "$out.server"
+    fail "$*: no usable perftest result in 3 attempts"
 }
 
+# hintsim_pair OUTFILE SETS ARGS...: SETS (profile --set options) go to both ends.
 hintsim_pair() {
-    out=$1; shift
-    timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 >"$out.server" 2>&1 &
+    out=$1; sets=$2; shift 2
+    timeout 120 $SRV hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 $sets \
+        >"$out.server" 2>&1 &
     spid=$!
     wait_listen $HP
-    timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 60 "$@" \
+    timeout 120 $CLI hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 \
+        --timeout 60 $sets "$@" \
         >"$out" 2>&1 || { cat "$out" "$out.server"; netstat -tan; fail "capture bench $*: client"; }
     wait $spid || { cat "$out.server"; fail "capture bench: server"; }
 }
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# interquartile range / median, in %
+spread() { sort -n | awk '{v[NR]=$1} END {q=int(NR/4); m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2;
+    printf "%.1f", (m > 0 ? (v[NR-q] - v[q+1]) / m * 100 : 0)}'; }
+val() { awk -v k="$1" '$1 == k {print $2}' "$RES"; }
 
 : >"$RES"
 r=1
 while [ $r -le "$ROUNDS" ]; do
-    perftest_pair $PP "$OUT/lat-perftest-$r.txt" ib_write_lat -d rxe0 -x 0 -s 64 -n $LAT_ITERS
-    hintsim_pair "$OUT/lat-hintsim-$r.txt" --sizes 64 --hint 64 --iters $LAT_ITERS --warmup 100 \
-        --phases pingpong
-    perftest_pair $PP "$OUT/bw-perftest-$r.txt" ib_write_bw -d rxe0 -x 0 -s 65536 -n $BW_ITERS \
-        --report_gbits
-    hintsim_pair "$OUT/bw-hintsim-$r.txt" --sizes 64K --hint 0 --iters $BW_ITERS --warmup 20 \
-        --phases stream
-    # perftest row: "64 1000 t_min t_max t_typical ..."; hintsim row: "64K 64B LL | ..."
-    awk '$1 == 64 && NF >= 5 {print $5}' "$OUT/lat-perftest-$r.txt" >>"$OUT/lat-perftest.vals"
+    perftest_round "$OUT/lat-perftest-$r.txt" "$OUT/lat-perftest.vals" 5 64 \
+        ib_write_lat -d rxe0 -x 0 -s 64 -n $LAT_ITERS
+    hintsim_pair "$OUT/lat-hintsim-$r.txt" "$LAT_SET" --sizes 64 --hint 64 --iters $LAT_ITERS \
+        --warmup 100 --phases pingpong
+    perftest_round "$OUT/bw-perftest-$r.txt" "$OUT/bw-perftest.vals" 4 65536 \
+        ib_write_bw -d rxe0 -x 0 -s 65536 -n $BW_ITERS --report_gbits
+    hintsim_pair "$OUT/bw-hintsim-$r.txt" "$BW_SET" --sizes 64K --hint 0 --iters $BW_ITERS \
+        --warmup 20 --phases stream
+    # perftest rows: "64 2000 t_min t_max t_typical ...", "65536 400 peak average ...";
+    # hintsim rows: "64B 64B LL | p50 p99 mean | p50 ..." and "none 64K BW | ... | Gb/s ..."
     awk '$2 == "64B" && $3 == "LL" {print $9}' "$OUT/lat-hintsim-$r.txt" >>"$OUT/lat-hintsim.vals"
-    awk '$1 == 65536 && NF >= 4 {print $4}' "$OUT/bw-perftest-$r.txt" >>"$OUT/bw-perftest.vals"
     awk '$2 == "64K" && $3 == "BW" {print $13}' "$OUT/bw-hintsim-$r.txt" >>"$OUT/bw-hintsim.vals"
+    echo "capture-peer: round $r: lat us perftest $(tail -n1 "$OUT/lat-perftest.vals")" \
+        "hintsim $(tail -n1 "$OUT/lat-hintsim.vals"); bw Gb/s perftest" \
+        "$(tail -n1 "$OUT/bw-perftest.vals") hintsim $(tail -n1 "$OUT/bw-hintsim.vals")" |
+        tee -a "$OUT/peer-rounds.txt"
     r=$((r + 1))
 done
 
@@ -71,15 +125,32 @@ for f in lat-perftest lat-hintsim bw-perftest bw-hintsim; do
     n=$(wc -l <"$OUT/$f.vals")
     [ "$n" -eq "$ROUNDS" ] || fail "$f: $n values parsed, expected $ROUNDS (see $OUT)"
     record "${f}_median" "$(median <"$OUT/$f.vals")"
+    record "${f}_spread_pct" "$(spread <"$OUT/$f.vals")"
     record "${f}_all" "$(tr '\n' ',' <"$OUT/$f.vals")"
 done
-ok=0
+failed=0 undecided=0
 for m in lat bw; do
-    p=$(awk -v k="${m}-perftest_median" '$1 == k {print $2}' "$RES")
-    h=$(awk -v k="${m}-hintsim_median" '$1 == k {print $2}' "$RES")
+    p=$(val "${m}-perftest_median")
+    h=$(val "${m}-hintsim_median")
+    sp=$(val "${m}-perftest_spread_pct")
     d=$(awk -v p="$p" -v h="$h" 'BEGIN {d = (h - p) / p * 100; if (d < 0) d = -d; printf "%.1f", d}')
     record "${m}_diff_pct" "$d"
-    awk -v d="$d" 'BEGIN {exit !(d <= 20)}' || { echo "capture-peer: $m differs by $d% (> 20%)"; ok=1; }
+    if awk -v d="$d" 'BEGIN {exit !(d <= 20)}'; then
+        record "${m}_verdict" pass
+    elif awk -v s="$sp" 'BEGIN {exit !(s > 20)}'; then
+        record "${m}_verdict" undecided
+        echo "capture-peer: $m: medians $d% apart, but perftest's own rounds spread $sp% (> 20%)"
+        undecided=1
+    else
+        record "${m}_verdict" fail
+        echo "capture-peer: $m: medians $d% apart (> 20%), perftest's rounds spread $sp%"
+        failed=1
+    fi
 done
-[ $ok -eq 0 ] || fail "capture bench and perftest disagree by more than 20% (see $RES)"
+cat "$RES"
+[ $failed -eq 0 ] || fail "capture bench and perftest disagree by more than 20% (see $RES)"
+if [ $undecided -ne 0 ]; then
+    echo "capture-peer: SKIP: perftest's round-to-round spread exceeds the 20% tolerance here"
+    exit 77
+fi
 echo "capture-peer: PASS"
