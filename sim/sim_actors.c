@@ -140,20 +140,26 @@ static void batch_add(sim_path_t *ph, const sim_chunk_t *c, double hw)
 
     if (ph->open_n && pc->period_s > 0 && hw > ph->h0_s + pc->period_s)
         batch_close(ph, ph->h0_s + pc->period_s);
-    if (ph->open_n == 0) {
+    int opened = ph->open_n == 0;
+
+    if (opened)
         ph->h0_s = ph->h1_s = hw;
-        if (pc->period_s > 0 && ph->timer_idle) {
-            ph->timer_idle = 0;
-            sg_sem_release(ph->timer_sem);
-        }
-    } else if (hw > ph->h1_s) {
+    else if (hw > ph->h1_s)
         ph->h1_s = hw;
-    }
     ph->open_n += c->nwr;
     if (c->last)
         ph->mem[ph->nmem++] = (sim_member_t){c->msg, c->tref_s, hw};
-    if (ph->open_n >= pc->batch)
+    if (ph->open_n >= pc->batch) {
         batch_close(ph, ph->h1_s);
+        return;
+    }
+    /* Wake the timer only now that the batch exists: a semaphore release is a simcall, so
+     * the timer may run before this actor resumes (it used to find no open batch, go back
+     * to sleep and never fire; every batch was then closed late, by the next arrival). */
+    if (opened && pc->period_s > 0 && ph->timer_idle) {
+        ph->timer_idle = 0;
+        sg_sem_release(ph->timer_sem);
+    }
 }
 
 /* The moderation timer: closes the open batch at h0 + period. */
