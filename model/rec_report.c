@@ -151,6 +151,8 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
     FILE *f = hs_afile_stream(af);
     rec_format_hint(r->results[r->winner].hint_bytes, h, sizeof(h));
     fprintf(f, "# hintsim recommendation: hint %s\n\n", h);
+    fprintf(f, "Set `RDMA_LOW_LATENCY_HINT=%llu` (bytes).\n\n",
+            (unsigned long long)r->results[r->winner].hint_bytes);
     fprintf(f, "All figures below are **%s** (engine `%s`), not measured. Profile `%s` (%s, "
                "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",
             provenance(engine), engine, p->name, p->origin, (unsigned long long)profile_hash(p),

@@ -121,6 +121,7 @@ static void test_cli_overload(void **state)
     snprintf(path, sizeof(path), "cat %s/rep/report.md", dir);
     assert_int_equal(hs_test_run(&out, "%s", path), 0);
     assert_non_null(strstr(out, "**Overload:** offered load"));
+    assert_non_null(strstr(out, "Set `RDMA_LOW_LATENCY_HINT=0` (bytes)."));
     free(out);
     hs_test_run(NULL, "rm -rf %s", dir);
     free(dir);
