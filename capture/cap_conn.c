@@ -11,6 +11,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "common/hs_util.h"
 
@@ -392,17 +395,52 @@ static hs_status_t send_ping(cap_ep_t *ep, cap_qp_t *q, uint64_t i, uint64_t siz
     return st;
 }
 
-/* Round trip / 2 as ib_write_lat computes it: half the time from one post to the next, one
- * clock read per round trip. */
+/* Ping-pong timestamps. A CLOCK_MONOTONIC read costs ~2 us in an emulated guest (clocksource
+ * HPET; measured in the soft-RoCE VM) against ~20 ns for the TSC, which ib_write_lat reads:
+ * the loop reads the TSC where there is one, and the ticks are converted to ns with the
+ * ratio measured against CLOCK_MONOTONIC over the whole loop, so no frequency is assumed
+ * (perftest's own short calibration is what fails under emulation). */
+typedef struct {
+    uint64_t ns0, tick0;
+} pp_clock_t;
+
+static uint64_t pp_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    return hs_now_ns();
+#endif
+}
+
+static void pp_clock_start(pp_clock_t *c)
+{
+    c->ns0 = hs_now_ns();
+    c->tick0 = pp_ticks();
+}
+
+/* v[0..n): tick intervals, halved, become ns. */
+static void pp_clock_finish(const pp_clock_t *c, uint64_t *v, uint64_t n)
+{
+    uint64_t ticks = pp_ticks() - c->tick0, ns = hs_now_ns() - c->ns0;
+    double scale = ticks ? (double)ns / (double)ticks : 1.0;
+
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = (uint64_t)((double)v[i] * scale / 2.0 + 0.5);
+}
+
+/* Round trip / 2 as ib_write_lat computes it: half the time from one post to the next. */
 static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint64_t size,
                                  uint64_t count, uint64_t *half_rtt_ns)
 {
+    pp_clock_t clk;
     uint64_t t_prev;
     hs_status_t st = HS_OK;
 
     landing_clear(c->ep, size);
     landing_clear(c->peer, size);
-    t_prev = hs_now_ns();
+    pp_clock_start(&clk);
+    t_prev = clk.tick0;
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
         uint64_t t;
         st = send_ping(c->ep, qa, i, size, c->use_imm);
@@ -412,10 +450,11 @@ static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint
             st = send_ping(c->peer, qb, i, size, c->use_imm);
         if (st == HS_OK)
             st = wait_arrival(c->ep, qa, size, pp_value(i), c->use_imm);
-        t = hs_now_ns();
-        half_rtt_ns[i] = (t - t_prev) / 2;
+        t = pp_ticks();
+        half_rtt_ns[i] = t - t_prev;
         t_prev = t;
     }
+    pp_clock_finish(&clk, half_rtt_ns, count);
     if (st == HS_OK)
         st = cap_qp_drain(c->peer, qb, NULL);
     return st == HS_OK ? cap_qp_drain(c->ep, qa, NULL) : st;
@@ -426,22 +465,25 @@ static hs_status_t pingpong_client(cap_conn_t *c, cap_qp_t *q, uint64_t size, ui
 {
     uint64_t cmd[4] = {CMD_PINGPONG, (uint64_t)q->id, size, count}, ack = 0;
     uint64_t tmo = c->ep->timeout_ns, t_prev;
+    pp_clock_t clk;
     hs_status_t st;
 
     landing_clear(c->ep, size);
     st = send_u64s(c->fd, cmd, 4, tmo);
     if (st == HS_OK)
         st = recv_u64s(c->fd, &ack, 1, tmo);
-    t_prev = hs_now_ns();
+    pp_clock_start(&clk);
+    t_prev = clk.tick0;
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
         uint64_t t;
         st = send_ping(c->ep, q, i, size, c->use_imm);
         if (st == HS_OK)
             st = wait_arrival(c->ep, q, size, pp_value(i), c->use_imm);
-        t = hs_now_ns();
-        half_rtt_ns[i] = (t - t_prev) / 2;
+        t = pp_ticks();
+        half_rtt_ns[i] = t - t_prev;
         t_prev = t;
     }
+    pp_clock_finish(&clk, half_rtt_ns, count);
     if (st == HS_OK)
         st = cap_qp_drain(c->ep, q, NULL);
     return st == HS_OK ? recv_u64s(c->fd, &ack, 1, tmo) : st;
