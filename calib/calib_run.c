@@ -123,6 +123,39 @@ typedef struct {
     unsigned seq;
 } bench_tmp_t;
 
+static void add_emulated(calib_meas_t *m, const char *pfx, const char *key, double v)
+{
+    char kv[48];
+
+    snprintf(kv, sizeof(kv), "%s.%s=%.0f", pfx, key, v);
+    for (size_t i = 0; i < m->nemulated; i++)
+        if (strcmp(m->emulated[i], kv) == 0)
+            return;
+    if (m->nemulated < sizeof(m->emulated) / sizeof(m->emulated[0]))
+        snprintf(m->emulated[m->nemulated++], sizeof(m->emulated[0]), "%s", kv);
+}
+
+/* A path whose moderation the bench emulated (the device has none) signals one WR every
+ * signal_every and never waits on a timer: the fit must replay that, not the profile's
+ * count and period, or it attributes the batch wait of unsignalled WRs to the link. */
+static void note_emulated(const cJSON *rep, calib_meas_t *m)
+{
+    const cJSON *paths = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "config"), "paths");
+    static const char *const name[2] = {"LL", "BW"}, *const pfx[2] = {"ll", "bw"};
+
+    for (int i = 0; i < 2; i++) {
+        const cJSON *p = cJSON_GetObjectItem(paths, name[i]);
+        const cJSON *mod = cJSON_GetObjectItem(p, "moderation");
+        const cJSON *sig = cJSON_GetObjectItem(p, "signal_every");
+        if (!cJSON_IsString(mod) || strcmp(mod->valuestring, "emulated") != 0 ||
+            !cJSON_IsNumber(sig))
+            continue;
+        add_emulated(m, pfx[i], "coal_count", 1);
+        add_emulated(m, pfx[i], "coal_period_us", 0);
+        add_emulated(m, pfx[i], "signal_every", sig->valuedouble);
+    }
+}
+
 /* One capture bench run (latency phase only) with an extra override; loads its trace. */
 static hs_status_t bench_once(const calib_run_opts_t *o, bench_tmp_t *tmp, const uint64_t *sizes,
                               size_t ns, uint64_t hint, const char *extra_set, trace_t **tr,
@@ -214,6 +247,8 @@ static hs_status_t measure_path(const calib_run_opts_t *o, bench_tmp_t *tmp, int
     cJSON *rep = NULL;
     hs_status_t st = bench_once(o, tmp, all, n, hint, NULL, &tr, &rep);
 
+    if (st == HS_OK)
+        note_emulated(rep, m);
     if (st == HS_OK && !m->device[0]) {
         snprintf(m->device, sizeof(m->device), "%s", tr->hdr.device);
         snprintf(m->firmware, sizeof(m->firmware), "%s", tr->hdr.firmware);

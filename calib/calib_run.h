@@ -41,6 +41,11 @@ typedef struct {
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];
+    /* What the device did where the profile asked for more than it has: a path whose CQ
+     * moderation capture bench emulated (no ibv_modify_cq) signals every N WRs and has no
+     * timer. "KEY=VALUE" overrides the fit must replay with (count nemulated). */
+    char emulated[6][48];
+    size_t nemulated;
 } calib_meas_t;
 
 /* Run every microbenchmark per o (progress on pb, which the caller started with
