@@ -138,7 +138,7 @@ static void add_emulated(calib_meas_t *m, const char *pfx, const char *key, doub
 /* A path whose moderation the bench emulated (the device has none) signals one WR every
  * signal_every and never waits on a timer: the fit must replay that, not the profile's
  * count and period, or it attributes the batch wait of unsignalled WRs to the link. */
-static void note_emulated(const cJSON *rep, calib_meas_t *m)
+void calib_note_emulated(const cJSON *rep, calib_meas_t *m)
 {
     const cJSON *paths = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "config"), "paths");
     static const char *const name[2] = {"LL", "BW"}, *const pfx[2] = {"ll", "bw"};
@@ -248,7 +248,7 @@ static hs_status_t measure_path(const calib_run_opts_t *o, bench_tmp_t *tmp, int
     hs_status_t st = bench_once(o, tmp, all, n, hint, NULL, &tr, &rep);
 
     if (st == HS_OK)
-        note_emulated(rep, m);
+        calib_note_emulated(rep, m);
     if (st == HS_OK && !m->device[0]) {
         snprintf(m->device, sizeof(m->device), "%s", tr->hdr.device);
         snprintf(m->firmware, sizeof(m->firmware), "%s", tr->hdr.firmware);

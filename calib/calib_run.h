@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "calib/calib_fit.h"
 #include "capture/cap_live.h"
 #include "common/hs_progress.h"
@@ -54,6 +56,11 @@ hs_status_t calib_measure(const calib_run_opts_t *o, hs_progress_t *pb, calib_me
 /* How many progress units calib_measure reports. */
 uint64_t calib_run_steps(const calib_run_opts_t *o);
 void calib_meas_release(calib_meas_t *m);
+
+/* From a capture bench report (its "config"."paths"): for each path whose CQ moderation was
+ * emulated, add "P.coal_count=1", "P.coal_period_us=0", "P.signal_every=N" to m->emulated
+ * (once each; at most 6). The report stays the caller's. */
+void calib_note_emulated(const cJSON *rep, calib_meas_t *m);
 
 /* Split a benchmark trace into its rows (consecutive records of one size and path, a row
  * starting with its cold warm-up) and append one observation per row to *obs (grown with

@@ -20,6 +20,11 @@ hintsim profile show "$OUT/rxe0.json" >"$OUT/profile-show.txt" 2>&1 ||
     { cat "$OUT/profile-show.txt"; fail "the written profile does not load"; }
 grep -q "calibrate: fitted" "$OUT/profile-show.txt" || fail "no fitted source in profile show"
 
+# rxe has no CQ moderation: the fit must replay the emulation capture ran (signalling only).
+grep -q "bw.coal_period_us=0 .*emulated" "$OUT/calibrate.txt" ||
+    fail "the BW path's emulated moderation is not what the fit replayed"
+grep -q "^  held-out" "$OUT/calibrate.txt" || fail "no per-figure held-out table"
+
 held=$(awk '/^held-out sizes:/ { sub("%", "", $NF); print $NF }' "$OUT/calibrate.txt")
 [ -n "$held" ] || fail "no held-out error printed"
 echo "calibrate-fit: held-out median error $held%"
