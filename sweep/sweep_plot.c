@@ -78,7 +78,12 @@ static FILE *open_in(const char *dir, const char *name, const char *mode)
     char path[4096];
     FILE *fp;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        hs_log_error("%s/%s: path too long", dir, name);
+        return NULL;
+    }
     fp = fopen(path, mode);
     if (!fp)
         hs_log_error("%s: cannot write: %s", path, strerror(errno));
