@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
 #include "model/recommend.h"
@@ -166,6 +167,7 @@ static hs_status_t measure_all(vctx_t *v)
 {
     size_t idx[CAP_MAX_CANDIDATES];
     uint64_t seed = v->o->seed ? v->o->seed : 1;
+    hs_progress_t pb;
     hs_status_t st = HS_OK;
 
     for (size_t k = 0; k < v->nc; k++) {
@@ -174,17 +176,23 @@ static hs_status_t measure_all(vctx_t *v)
         if (!v->c[k].meas_obj || !v->c[k].meas)
             return HS_ERR_NOMEM;
     }
+    /* A bar on a terminal; otherwise one line per measurement (both silenced by --quiet). */
+    hs_progress_start(&pb, "validate", v->o->repeat * v->nc);
     for (uint64_t r = 0; st == HS_OK && r < v->o->repeat; r++) {
         for (size_t k = 0; k < v->nc; k++)
             idx[k] = k;
         cap_shuffle(idx, v->nc, &seed);
         for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
             int last = r + 1 == v->o->repeat && k + 1 == v->nc;
-            hs_log_info("validate: round %llu/%llu, hint %llu", (unsigned long long)r + 1,
-                        (unsigned long long)v->o->repeat, (unsigned long long)v->c[idx[k]].hint);
+            if (!pb.enabled)
+                hs_log_info("validate: round %llu/%llu, hint %llu", (unsigned long long)r + 1,
+                            (unsigned long long)v->o->repeat,
+                            (unsigned long long)v->c[idx[k]].hint);
             st = measure(v, &v->c[idx[k]], r, !last);
+            hs_progress_update(&pb, r * v->nc + k + 1);
         }
     }
+    hs_progress_finish(&pb);
     return st;
 }
 

@@ -28,6 +28,7 @@ struct validate_opts {
     double timeout_s;
     const char *outdir;
     int json;
+    int quiet;
 };
 
 #define O(f) offsetof(struct validate_opts, f)
@@ -49,6 +50,7 @@ static const hs_opt_t g_opts[] = {
     {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
     {"output", 'o', HS_OPT_STR, O(outdir), "DIR", NULL, "write DIR/validate.json"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
+    {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar or round lines"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 #undef O
@@ -129,6 +131,7 @@ int cmd_validate(int argc, char **argv)
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
                                a.timeout_s, a.mem, a.profile, &a.set};
     o.trace_path = npos ? pos[0] : NULL;
+    hs_log_set_quiet(a.quiet);
     o.repeat = a.repeat;
     o.limit = a.limit;
     o.seed = a.seed;
