@@ -65,3 +65,7 @@ grep -q "differs" "$dir/audit-pp.txt" || fail "audit-pp.txt does not name the di
 [ "$(val recommend_exit)" = 0 ] || fail "recommend on the merged capture exited $(val recommend_exit)"
 echo "preload-tools-check: OK; ib_write_bw MB/s plain $(val bw_plain_1_MBps) $(val bw_plain_2_MBps)," \
      "captured $(val bw_cap_1_MBps) $(val bw_cap_2_MBps) (soft-RoCE under TCG: noisy)"
+if [ -s "$dir/retries.txt" ]; then
+    echo "preload-tools-check: runs repeated in the guest (perftest failing by itself under emulation):"
+    sed 's/^/  /' "$dir/retries.txt"
+fi

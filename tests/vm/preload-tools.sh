@@ -11,7 +11,6 @@
 # trace validate, trace audit -o (merge) and recommend in the guest, and ib_write_bw with
 # and without capture, interleaved, for the throughput-loss figure.
 set -u
-PORT=18515
 PP_ITERS=200
 PP_SIZE=64
 LAT_ITERS=300
@@ -27,11 +26,11 @@ record() { echo "$1 $2" >>"$RES"; echo "preload-tools: $1 = $2"; }
 wait_listen() {
     i=0
     while [ $i -lt 300 ]; do
-        netstat -ltn 2>/dev/null | grep -q ":$PORT " && return 0
+        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
         sleep 0.1
         i=$((i + 1))
     done
-    fail "no server listening on port $PORT after 30 s"
+    return 1
 }
 
 # capx DIR VARS CMD...: CMD (environment VARS added) under `hintsim capture run -o DIR`,
@@ -45,35 +44,67 @@ capx() {
     fi
 }
 
-# pair NAME SDIR CDIR CMD...: server (captured into SDIR) and client (CDIR) over 127.0.0.1.
-pair() {
+# attempt NAME SDIR CDIR CMD...: one server/client run of CMD over 127.0.0.1 on a port of its
+# own; SDIR/CDIR "-" runs that end without capture, else under capx into that (emptied) dir.
+# Returns 0 when both ends exit 0.
+NEXT_PORT=18515
+attempt() {
     name=$1; sdir=$2; cdir=$3; shift 3
-    capx "$sdir" "$SENV" "$@" >"$OUT/$name-server.txt" 2>&1 &
+    port=$NEXT_PORT
+    NEXT_PORT=$((NEXT_PORT + 1))
+    [ "$sdir" = - ] || rm -rf "$sdir"
+    [ "$cdir" = - ] || rm -rf "$cdir"
+    if [ "$sdir" = - ]; then
+        timeout 300 "$@" -p "$port" >"$OUT/$name-server.txt" 2>&1 &
+    else
+        capx "$sdir" "$SENV" "$@" -p "$port" >"$OUT/$name-server.txt" 2>&1 &
+    fi
     spid=$!
-    wait_listen
-    capx "$cdir" "$CENV" "$@" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
+    if ! wait_listen "$port"; then
+        kill $spid 2>/dev/null
+        wait $spid
+        echo "preload-tools: $name: no server listening on port $port after 30 s:" \
+            "$(head -n 3 "$OUT/$name-server.txt" | tr '\n' ' ')" | tee -a "$OUT/retries.txt"
+        return 1
+    fi
+    if [ "$cdir" = - ]; then
+        timeout 300 "$@" -p "$port" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
+    else
+        capx "$cdir" "$CENV" "$@" -p "$port" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
+    fi
     crc=$?
     wait $spid
     src=$?
-    if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
-        cat "$OUT/$name-server.txt" "$OUT/$name-client.txt"
-        fail "$name: server exit $src, client exit $crc"
-    fi
+    [ $crc -eq 0 ] && [ $src -eq 0 ] && return 0
+    echo "preload-tools: $name: server exit $src, client exit $crc:" \
+        "$(grep -h -i -E "report|r\^2|error|fail|couldn" "$OUT/$name-server.txt" \
+            "$OUT/$name-client.txt" | head -n 3 | tr '\n' ' ')" | tee -a "$OUT/retries.txt"
+    return 1
 }
 
-# plain NAME CMD...: the same pair without capture (baseline for the throughput loss).
-plain() {
-    name=$1; shift
-    timeout 300 "$@" >"$OUT/$name-server.txt" 2>&1 &
-    spid=$!
-    wait_listen
-    timeout 300 "$@" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1 || fail "$name client"
-    wait $spid || fail "$name server"
+# run NAME SDIR CDIR CMD...: attempt, at most 3 times. perftest converts cycles with a CPU
+# frequency it measures at start, and under emulation that sometimes fails ("Can't produce a
+# report", exit 1) with or without capture; a tool that fails 3 times is a failure.
+run() {
+    a=1
+    while [ $a -le 3 ]; do
+        attempt "$@" && return 0
+        a=$((a + 1))
+    done
+    cat "$OUT/$1-server.txt" "$OUT/$1-client.txt"
+    fail "$1: 3 attempts failed (see retries.txt)"
 }
+
+# pair NAME SDIR CDIR CMD...: server captured into SDIR, client into CDIR.
+pair() { run "$@"; }
+
+# plain NAME CMD...: the same pair without capture (baseline for the throughput loss).
+plain() { name=$1; shift; run "$name" - - "$@"; }
 
 bw_avg() { awk 'hdr && $1 ~ /^[0-9]+$/ { print $4; exit } /#bytes/ { hdr = 1 }' "$1"; }
 
 : >"$RES"
+: >"$OUT/retries.txt"
 [ -f "$LIB" ] || fail "$LIB missing in the guest"
 CAPRUN=0
 hintsim capture run --help >/dev/null 2>&1 && CAPRUN=1
