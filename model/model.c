@@ -12,30 +12,56 @@
 
 #include "model/model_state.h"
 
+/* the per-message path: one function, its state kept where the compiler can see it */
+#define HS_HOT inline __attribute__((always_inline))
+
 /* ---- batches ------------------------------------------------------------------- */
 
+/* Queue a closed batch of nwr WRs on pa's ring; the ring head's report time is cached. */
+static HS_HOT void ring_push(mdl_path_t *pa, double close_ns, uint32_t nwr)
+{
+    mdl_batch_t *b = &pa->ring[(pa->head + pa->count) & pa->mask];
+
+    b->close_ns = close_ns;
+    b->nwr = nwr;
+    if (pa->count++ == 0)
+        pa->head_r_ns = close_ns + pa->event_ns;
+}
+
 /* Close the open batch of pa at close_ns: report its members, queue its slots. */
-static void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
+static HS_HOT void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
 {
     double r_ns = close_ns + pa->event_ns;
-    mdl_batch_t *b;
 
     if (pa->open_n == 0)
         return;
     for (uint32_t j = 0; j < pa->nmem; j++) {
         const mdl_member_t *m = &pa->mem[j];
         double coal = close_ns > m->hw_ns ? close_ns - m->hw_ns : 0;
-        s->raw->lat_us[m->idx] = (float)((r_ns - m->tref_ns) * 1e-3);
+        s->lat_us[m->idx] = (float)((r_ns - m->tref_ns) * 1e-3);
         s->sum_lat_ns += r_ns - m->tref_ns;
         s->cost_ns.coalesce += coal;
     }
-    uint32_t tail = pa->head + pa->count;
-    b = &pa->ring[tail >= pa->cap ? tail - pa->cap : tail];
-    b->close_ns = close_ns;
-    b->nwr = pa->open_n;
-    pa->count++;
+    ring_push(pa, close_ns, pa->open_n);
     pa->nmem = 0;
     pa->open_n = 0;
+    pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
+    if (r_ns > pa->last_r_ns)
+        pa->last_r_ns = r_ns;
+    if (r_ns > s->t_last_done_ns)
+        s->t_last_done_ns = r_ns;
+}
+
+/* batch_add + batch_close of a one-WR message on a path whose batches hold one WR: it is
+ * reported as soon as it completes (no coalescing delay). */
+static HS_HOT void batch_one(mdl_state_t *s, mdl_path_t *pa, double hw_ns, size_t member,
+                             double tref_ns)
+{
+    double r_ns = hw_ns + pa->event_ns;
+
+    s->lat_us[member] = (float)((r_ns - tref_ns) * 1e-3);
+    s->sum_lat_ns += r_ns - tref_ns;
+    ring_push(pa, hw_ns, 1);
     if (r_ns > pa->last_r_ns)
         pa->last_r_ns = r_ns;
     if (r_ns > s->t_last_done_ns)
@@ -43,33 +69,37 @@ static void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
 }
 
 /* The poster needs the open batch: the timer ends it if there is one, else a poll. */
-static void batch_force_close(mdl_state_t *s, mdl_path_t *pa)
+static HS_HOT void batch_force_close(mdl_state_t *s, mdl_path_t *pa)
 {
     if (pa->open_n)
         batch_close(s, pa, pa->period_ns > 0 ? pa->h0_ns + pa->period_ns : pa->h1_ns);
 }
 
 /* Pop the oldest closed batch: its slots free and its event costs the CPU. */
-static double batch_pop(mdl_state_t *s, mdl_path_t *pa)
+static HS_HOT double batch_pop(mdl_state_t *s, mdl_path_t *pa)
 {
     const mdl_batch_t *b = &pa->ring[pa->head];
     double r_ns = b->close_ns + pa->event_ns;
 
     s->cpu_free_ns = (s->cpu_free_ns > b->close_ns ? s->cpu_free_ns : b->close_ns) + pa->event_ns;
     pa->used -= b->nwr;
-    pa->head = pa->head + 1 == pa->cap ? 0 : pa->head + 1;
-    pa->count--;
+    pa->head = (pa->head + 1) & pa->mask;
+    pa->head_r_ns = --pa->count ? pa->ring[pa->head].close_ns + pa->event_ns : HUGE_VAL;
     return r_ns;
 }
 
 /* Add a chunk completing at hw_ns; member >= 0 when it is its message's last chunk. */
-static void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns,
+static HS_HOT void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns,
                       size_t member, int is_last, double tref_ns)
 {
-    if (pa->open_n && pa->period_ns > 0 && hw_ns > pa->h0_ns + pa->period_ns)
-        batch_close(s, pa, pa->h0_ns + pa->period_ns);
+    if (hw_ns > pa->timer_close_ns)
+        batch_close(s, pa, pa->timer_close_ns);
     if (pa->open_n == 0) {
         pa->h0_ns = hw_ns;
+        if (pa->period_ns > 0) {
+            pa->timer_close_ns = pa->h0_ns + pa->period_ns;
+            pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
+        }
         pa->h1_ns = hw_ns;
     } else if (hw_ns > pa->h1_ns) {
         pa->h1_ns = hw_ns;
@@ -82,14 +112,14 @@ static void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns
 }
 
 /* Wait until nwr slots are free on pa at or after t_ns; returns the time they are. */
-static double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double t_ns,
+static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double t_ns,
                             int *stalled)
 {
     /* The moderation timer fires on its own: a batch whose timer report lies at or before
      * t is closed now, not when the next chunk is added (its event is charged here). */
-    if (pa->open_n && pa->period_ns > 0 && pa->h0_ns + pa->period_ns + pa->event_ns <= t_ns)
-        batch_close(s, pa, pa->h0_ns + pa->period_ns);
-    while (pa->count && pa->ring[pa->head].close_ns + pa->event_ns <= t_ns)
+    if (pa->timer_r_ns <= t_ns)
+        batch_close(s, pa, pa->timer_close_ns);
+    while (pa->head_r_ns <= t_ns)
         batch_pop(s, pa);
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
@@ -110,21 +140,39 @@ static double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double
 
 /* ---- one message ------------------------------------------------------------------ */
 
-static double link_ser_ns(const mdl_state_t *s, uint64_t size, uint64_t bytes)
+static double npkt_of(const mdl_state_t *s, uint64_t bytes)
 {
-    double npkt = bytes > s->mtu ? (double)((bytes + s->mtu - 1) / s->mtu) : 1.0;
-    double ns_per_byte = s->ns_per_byte;
-
-    if (s->p->nfactors)
-        ns_per_byte /= profile_bw_factor(s->p, size);
-    return (double)bytes * ns_per_byte + npkt * s->pkt_ns;
+    return bytes > s->mtu ? (double)((bytes + s->mtu - 1) / s->mtu) : 1.0;
 }
 
-static double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const trace_rec_t *r,
-                       uint64_t bytes, uint32_t nwr, double t_post, double post_cost)
+/* The size cache entry of size (computed on a miss). */
+static const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
 {
-    double dma = r->size_bytes <= pa->inline_bytes ? 0 : s->dma_ns;
-    double ser = link_ser_ns(s, r->size_bytes, bytes), lat = s->wire2_ns;
+    mdl_size_t *z = &s->sizes[(size * 0x9E3779B97F4A7C15ull) >> 56];
+
+    if (z->tag == size + 1)
+        return z;
+    z->tag = size + 1;
+    z->npb_ns = s->ns_per_byte;
+    z->lat_ns = s->wire2_ns;
+    if (s->p->nfactors) {
+        z->npb_ns /= profile_bw_factor(s->p, size);
+        z->lat_ns *= profile_lat_factor(s->p, size);
+    }
+    z->ser_ns = (double)size * z->npb_ns + npkt_of(s, size) * s->pkt_ns;
+    for (int k = 0; k < 2; k++) {
+        const mdl_path_t *pa = &s->path[k];
+        z->nwr[k] = pa->seg_bytes && size > pa->seg_bytes
+                        ? (uint32_t)((size + pa->seg_bytes - 1) / pa->seg_bytes) : 1;
+        z->dma_ns[k] = size <= pa->inline_bytes ? 0 : s->dma_ns;
+    }
+    return z;
+}
+
+/* Hardware completion of a chunk of nwr WRs whose link time is ser, posted at t_post. */
+static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, double ser, double dma,
+                       double lat, uint32_t nwr, double t_post, double post_cost)
+{
     double nic, start, end;
 
     /* WRs of a chunk pipeline: the link starts after the first WR is posted and ends
@@ -136,8 +184,6 @@ static double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const trace_rec_t *
     if (nwr > 1 && s->cpu_free_ns + dma + ser / nwr > end)
         end = s->cpu_free_ns + dma + ser / nwr;
     s->link_free_ns = end;
-    if (s->p->nfactors)
-        lat *= profile_lat_factor(s->p, r->size_bytes);
     double hw = end + lat + pa->fixed_ns;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
         /* the message's own latency, not the link queueing in front of it */
@@ -148,29 +194,50 @@ static double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const trace_rec_t *
     return hw;
 }
 
-/* Post message i (its WRs in chunks at batch boundaries) on pa from t_ns on. */
-static void post_message(mdl_state_t *s, mdl_path_t *pa, size_t i, double t_ns,
+/* Post message i, of one WR, on pa (index k) from t_ns on. */
+static HS_HOT void post_single(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z, size_t i,
+                        double t_ns, double tref_ns)
+{
+    int stalled = 0;
+
+    s->cost_ns.l1 += s->l1x_ns;
+    double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    double t_post = slots_acquire(s, pa, 1, t0, &stalled);
+    double cost = (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    s->cost_ns.queue += t_post - t0;
+    double hw = chunk_hw(s, pa, z->ser_ns, z->dma_ns[k], z->lat_ns, 1, t_post, cost);
+    if (pa->batch == 1)
+        batch_one(s, pa, hw, i, tref_ns);
+    else
+        batch_add(s, pa, 1, hw, i, 1, tref_ns);
+    s->stalls += (uint64_t)stalled;
+}
+
+/* Post message i (its WRs in chunks at batch boundaries) on pa (index k) from t_ns on. */
+static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
                          double tref_ns)
 {
     const trace_rec_t *r = &s->tr->recs[i];
-    uint64_t left = r->size_bytes, nwr = 1;
+    const mdl_size_t *z = size_of(s, r->size_bytes);
+    uint64_t left = r->size_bytes, nwr = z->nwr[k];
     int stalled = 0, first = 1;
 
-    if (pa->seg_bytes && r->size_bytes > pa->seg_bytes)
-        nwr = (r->size_bytes + pa->seg_bytes - 1) / pa->seg_bytes;
-    int first_and_only = nwr == 1;
-
+    if (nwr == 1) {
+        post_single(s, pa, k, z, i, t_ns, tref_ns);
+        return;
+    }
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     while (nwr > 0) {
         uint32_t c = nwr < pa->batch ? (uint32_t)nwr : pa->batch;
-        uint64_t bytes = pa->seg_bytes && nwr > c ? (uint64_t)c * pa->seg_bytes : left;
+        uint64_t bytes = nwr > c ? (uint64_t)c * pa->seg_bytes : left;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
         double t_post = slots_acquire(s, pa, c, t0, &stalled);
         double cost = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+        double ser = (double)bytes * z->npb_ns + npkt_of(s, bytes) * s->pkt_ns;
         if (first)
             s->cost_ns.queue += t_post - t0;
-        double hw = chunk_hw(s, pa, r, bytes, c, t_post, cost);
-        if (nwr == c && !first_and_only)
+        double hw = chunk_hw(s, pa, ser, z->dma_ns[k], z->lat_ns, c, t_post, cost);
+        if (nwr == c)
             hw += pa->split_ns;
         nwr -= c;
         left -= bytes;
@@ -178,7 +245,7 @@ static void post_message(mdl_state_t *s, mdl_path_t *pa, size_t i, double t_ns,
         first = 0;
         t_ns = t_post;
     }
-    s->raw->sq_full_stalls += (uint64_t)stalled;
+    s->stalls += (uint64_t)stalled;
 }
 
 /* Hysteresis policy: which path message i takes; performs the drain of a switch. */
@@ -194,8 +261,8 @@ static mdl_path_t *route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
             double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
             batch_force_close(s, old);
             double done = (t0 > old->last_r_ns ? t0 : old->last_r_ns) + s->drain_fixed_ns;
-            s->raw->switches++;
-            s->raw->drain_us_total += (done - *t_ns) * 1e-3;
+            s->switches++;
+            s->drain_us_total += (done - *t_ns) * 1e-3;
             s->cost_ns.drain += done - t0;
             s->pert_from_ns = done;
             s->pert_until_ns = done + s->pert_window_ns;
@@ -244,8 +311,8 @@ static hs_status_t replay_loop(mdl_state_t *s)
         mdl_path_t *pa = route(s, r, &t);
         if (i == 0)
             s->raw->t_first_post_us = (t > s->cpu_free_ns ? t : s->cpu_free_ns) * 1e-3;
-        s->raw->path[i] = pa == &s->path[0] ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
-        post_message(s, pa, i, t, ready);
+        s->pathv[i] = pa == &s->path[0] ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
+        post_message(s, pa, pa == &s->path[0] ? 0 : 1, i, t, ready);
         if (s->mode == PRED_CLOSED) {
             batch_force_close(s, pa);
             s->prev_path = pa == &s->path[0] ? 0 : 1;

@@ -50,10 +50,14 @@ static hs_status_t path_init(mdl_path_t *pa, const profile_t *p, const path_cfg_
     pa->event_ns = c->irq >= 1 ? p->host_interrupt_ns : p->host_poll_ns;
     pa->fixed_ns = c->fixed_ns;
     pa->split_ns = c->split_ns;
-    pa->cap = pa->window + 2;
-    pa->ring = malloc(pa->cap * sizeof(*pa->ring));
+    uint32_t cap = 1;
+    while (cap < pa->window + 2)
+        cap <<= 1;
+    pa->mask = cap - 1;
+    pa->ring = malloc(cap * sizeof(*pa->ring));
     pa->mem = malloc(pa->batch * sizeof(*pa->mem));
     pa->last_r_ns = 0;
+    pa->head_r_ns = pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
     return pa->ring && pa->mem ? HS_OK : HS_ERR_NOMEM;
 }
 
@@ -81,6 +85,8 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->tr = tr;
     s->p = p;
     s->raw = raw;
+    s->lat_us = raw->lat_us;
+    s->pathv = raw->path;
     s->mode = o ? o->mode : PRED_OPEN;
     s->hint = hint_bytes;
     s->t0_ns = tr->recs[0].t_post_ns;
@@ -102,7 +108,8 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     raw->drain_us_total = 0;
     raw->sq_full_stalls = 0;
     memset(&raw->costs, 0, sizeof(raw->costs));
-    st = paths_init(s, p, hint_bytes);
+    s->sizes = calloc(MDL_SIZE_CACHE, sizeof(*s->sizes));
+    st = s->sizes ? paths_init(s, p, hint_bytes) : HS_ERR_NOMEM;
     if (st != HS_OK)
         mdl_state_release(s);
     return st;
@@ -119,10 +126,15 @@ void mdl_state_finish(mdl_state_t *s)
     c->base_us = (s->sum_lat_ns - s->cost_ns.queue - s->cost_ns.drain - s->cost_ns.coalesce -
                   s->cost_ns.l1) * 1e-3;
     s->raw->t_last_done_us = s->t_last_done_ns * 1e-3;
+    s->raw->switches = s->switches;
+    s->raw->sq_full_stalls = s->stalls;
+    s->raw->drain_us_total = s->drain_us_total;
 }
 
 void mdl_state_release(mdl_state_t *s)
 {
+    free(s->sizes);
+    s->sizes = NULL;
     for (int k = 0; k < 2; k++) {
         free(s->path[k].ring);
         free(s->path[k].mem);

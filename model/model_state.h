@@ -28,11 +28,14 @@ typedef struct {
     double period_ns, event_ns, fixed_ns, split_ns;
     /* closed, unreported batches: FIFO ring */
     mdl_batch_t *ring;
-    uint32_t cap, head, count;
+    uint32_t mask, head, count; /* capacity mask + 1 (a power of two) >= window + 1 */
     uint32_t used;         /* slots held: ring WRs + open WRs */
+    double head_r_ns;      /* report time of the ring's oldest batch; HUGE_VAL if empty */
     /* the open batch */
     uint32_t open_n;
     double h0_ns, h1_ns;
+    double timer_close_ns; /* h0 + period while a batch is open under a timer, else */
+    double timer_r_ns;     /* HUGE_VAL; and that plus the event (its report time) */
     mdl_member_t *mem;     /* batch entries */
     uint32_t nmem;
     double last_r_ns;      /* latest report time of this path */
@@ -42,10 +45,26 @@ typedef struct {
     double queue, drain, coalesce, l1;
 } mdl_costs_ns_t;
 
+/* What a message's size alone decides, computed once per distinct size (the replay's
+ * size cache, direct-mapped; a miss recomputes and replaces). */
+#define MDL_SIZE_CACHE 256
+typedef struct {
+    uint64_t tag;     /* size + 1; 0 = empty */
+    uint32_t nwr[2];  /* WRs of a message of this size on each path */
+    double npb_ns;    /* link ns per byte at this size (bw factor applied) */
+    double ser_ns;    /* link time of the whole message: bytes and per-packet cost */
+    double lat_ns;    /* 2 x base latency, lat factor applied */
+    double dma_ns[2]; /* payload DMA on each path: 0 when the payload goes inline */
+} mdl_size_t;
+
 typedef struct {
     const trace_t *tr;
     const profile_t *p;
     pred_raw_t *raw;
+    float *lat_us;          /* raw->lat_us and raw->path, and raw's counters, kept here */
+    uint8_t *pathv;         /* while replaying (copied back by mdl_state_finish) */
+    uint64_t switches, stalls;
+    double drain_us_total;
     pred_mode_t mode;
     uint64_t hint;
     uint64_t t0_ns;         /* first record's post time */
@@ -57,6 +76,7 @@ typedef struct {
     double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
     double t_last_done_ns, sum_lat_ns;
     mdl_costs_ns_t cost_ns;
+    mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries */
 } mdl_state_t;
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */
