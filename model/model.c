@@ -194,23 +194,116 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, double ser, 
     return hw;
 }
 
-/* Post message i, of one WR, on pa (index k) from t_ns on. */
-static HS_HOT void post_single(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z, size_t i,
-                        double t_ns, double tref_ns)
+/* Post message i, of nwr <= batch WRs (one chunk), on pa (index k) from t_ns on. */
+static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
+                                  uint32_t nwr, size_t i, double t_ns, double tref_ns)
 {
     int stalled = 0;
 
-    s->cost_ns.l1 += s->l1x_ns;
+    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    double t_post = slots_acquire(s, pa, 1, t0, &stalled);
-    double cost = (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    double t_post = slots_acquire(s, pa, nwr, t0, &stalled);
+    double cost = nwr * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
     s->cost_ns.queue += t_post - t0;
-    double hw = chunk_hw(s, pa, z->ser_ns, z->dma_ns[k], z->lat_ns, 1, t_post, cost);
+    double hw = chunk_hw(s, pa, z->ser_ns, z->dma_ns[k], z->lat_ns, nwr, t_post, cost);
+    if (nwr > 1)
+        hw += pa->split_ns;
     if (pa->batch == 1)
         batch_one(s, pa, hw, i, tref_ns);
     else
-        batch_add(s, pa, 1, hw, i, 1, tref_ns);
+        batch_add(s, pa, nwr, hw, i, 1, tref_ns);
     s->stalls += (uint64_t)stalled;
+}
+
+/* ---- steady state of a segmented message (MODEL.md section 2) ---------------------- */
+
+/* Take pa's snapshot after a chunk posted at t; returns 0 when pa's ring is too long. */
+static int snap_take(const mdl_state_t *s, const mdl_path_t *pa, double t, mdl_snap_t *q)
+{
+    if (pa->count > MDL_SNAP_RING || pa->open_n)
+        return 0;
+    q->t_ns = t;
+    q->cpu_ns = s->cpu_free_ns - t;
+    q->link_ns = s->link_free_ns - t;
+    q->drain_ns = s->cost_ns.drain;
+    q->count = pa->count;
+    q->used = pa->used;
+    for (uint32_t j = 0; j < pa->count; j++) {
+        const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
+        q->ring_ns[j] = b->close_ns - t;
+        q->ring_nwr[j] = b->nwr;
+    }
+    return 1;
+}
+
+/* Whether a and b are the same pipeline state, up to rounding at the magnitude of t. */
+static int snap_same(const mdl_snap_t *a, const mdl_snap_t *b)
+{
+    double tol = 1e-12 * (b->t_ns > 1 ? b->t_ns : 1);
+
+    if (a->count != b->count || a->used != b->used || fabs(a->cpu_ns - b->cpu_ns) > tol ||
+        fabs(a->link_ns - b->link_ns) > tol)
+        return 0;
+    for (uint32_t j = 0; j < a->count; j++)
+        if (a->ring_nwr[j] != b->ring_nwr[j] || fabs(a->ring_ns[j] - b->ring_ns[j]) > tol)
+            return 0;
+    return 1;
+}
+
+/* How many of m further chunks, each lambda after the last (posted at t), post on the same
+ * side of the perturbation window's edges as t does. */
+static uint64_t skip_limit(const mdl_state_t *s, double t, double lambda, uint64_t m)
+{
+    double edge = t < s->pert_from_ns ? s->pert_from_ns : t < s->pert_until_ns ? s->pert_until_ns : HUGE_VAL;
+
+    if (edge == HUGE_VAL)
+        return m;
+    double fit = floor((edge - t) / lambda);
+    uint64_t lim = fit < (double)m ? (uint64_t)(fit > 0 ? fit : 0) : m;
+    while (lim > 0 && t + (double)lim * lambda >= edge)
+        lim--;
+    return lim;
+}
+
+/* After a full chunk posted at *t_ns with full_left more full chunks before the last: if
+ * the pipeline repeats, jump m of them ahead (shifting *t_ns and pa's times, adding m
+ * chunks' drain); returns m. */
+static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64_t full_left)
+{
+    mdl_snap_t *prev = &s->snap[s->snap_prev], *cur = &s->snap[!s->snap_prev];
+    double t = *t_ns;
+
+    if (!snap_take(s, pa, t, cur)) {
+        prev->valid = 0;
+        return 0;
+    }
+    cur->valid = 1;
+    double lambda = t - prev->t_ns;
+    uint64_t m = 0;
+    if (prev->valid && lambda > 0 && snap_same(prev, cur))
+        m = skip_limit(s, t, lambda, full_left);
+    if (m == 0) {
+        s->snap_prev = !s->snap_prev;
+        return 0;
+    }
+    double shift = (double)m * lambda;
+    *t_ns = t + shift;
+    s->cost_ns.drain += (double)m * (cur->drain_ns - prev->drain_ns);
+    s->cpu_free_ns += shift;
+    s->link_free_ns += shift;
+    for (uint32_t j = 0; j < pa->count; j++)
+        pa->ring[(pa->head + j) & pa->mask].close_ns += shift;
+    if (pa->count) {
+        double r_ns = pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns + pa->event_ns;
+        pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
+        if (r_ns > pa->last_r_ns)
+            pa->last_r_ns = r_ns;
+        if (r_ns > s->t_last_done_ns)
+            s->t_last_done_ns = r_ns;
+    }
+    s->chunks_skipped += m;
+    prev->valid = 0;
+    return m;
 }
 
 /* Post message i (its WRs in chunks at batch boundaries) on pa (index k) from t_ns on. */
@@ -222,8 +315,8 @@ static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double
     uint64_t left = r->size_bytes, nwr = z->nwr[k];
     int stalled = 0, first = 1;
 
-    if (nwr == 1) {
-        post_single(s, pa, k, z, i, t_ns, tref_ns);
+    if (nwr <= pa->batch) {
+        post_one_chunk(s, pa, k, z, (uint32_t)nwr, i, t_ns, tref_ns);
         return;
     }
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
@@ -244,7 +337,14 @@ static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double
         batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
         first = 0;
         t_ns = t_post;
+        if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
+            /* full chunks that are not the message's last one */
+            uint64_t m = chunks_skip(s, pa, &t_ns, (nwr - 1) / pa->batch);
+            nwr -= m * pa->batch;
+            left -= m * pa->batch * pa->seg_bytes;
+        }
     }
+    s->snap[s->snap_prev].valid = 0;
     s->stalls += (uint64_t)stalled;
 }
 

@@ -88,6 +88,7 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->lat_us = raw->lat_us;
     s->pathv = raw->path;
     s->mode = o ? o->mode : PRED_OPEN;
+    s->every_chunk = o ? o->every_chunk : 0;
     s->hint = hint_bytes;
     s->t0_ns = tr->recs[0].t_post_ns;
     s->cur = -1;
@@ -129,6 +130,7 @@ void mdl_state_finish(mdl_state_t *s)
     s->raw->switches = s->switches;
     s->raw->sq_full_stalls = s->stalls;
     s->raw->drain_us_total = s->drain_us_total;
+    s->raw->chunks_skipped = s->chunks_skipped;
 }
 
 void mdl_state_release(mdl_state_t *s)

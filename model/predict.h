@@ -25,6 +25,8 @@ typedef struct {
     int include_cold;     /* count cold-start messages in the figures (default 0: apart) */
     unsigned flows;       /* sim only: senders replaying the trace into one receiver (>= 1) */
     const char *platform; /* sim only: SimGrid platform XML, NULL = generated from profile */
+    int every_chunk;      /* model only: replay every chunk of a segmented message, no
+                           * steady-state skip (the reference the skip is tested against) */
 } pred_opts_t;
 
 /* Summed cost terms over all messages, in us: what "why" compares. */
@@ -46,6 +48,8 @@ typedef struct {
     double drain_us_total;
     uint64_t sq_full_stalls; /* posts that waited for a free send-queue slot */
     pred_costs_t costs;
+    uint64_t chunks_skipped; /* model: chunks of segmented messages the steady-state skip
+                              * jumped over (0 with pred_opts_t.every_chunk) */
 } pred_raw_t;
 
 typedef struct {
