@@ -24,6 +24,7 @@ static HS_HOT void ring_push(mdl_path_t *pa, double close_ns, uint32_t nwr)
 
     b->close_ns = close_ns;
     b->nwr = nwr;
+    pa->pushes++;
     if (pa->count++ == 0)
         pa->head_r_ns = close_ns + pa->event_ns;
 }
@@ -312,7 +313,7 @@ static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double
 {
     const trace_rec_t *r = &s->tr->recs[i];
     const mdl_size_t *z = size_of(s, r->size_bytes);
-    uint64_t left = r->size_bytes, nwr = z->nwr[k];
+    uint64_t left = r->size_bytes, nwr = z->nwr[k], push0 = pa->pushes;
     int stalled = 0, first = 1;
 
     if (nwr <= pa->batch) {
@@ -337,11 +338,15 @@ static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double
         batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
         first = 0;
         t_ns = t_post;
-        if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
-            /* full chunks that are not the message's last one */
+        if (!s->every_chunk && c == pa->batch && nwr > pa->batch &&
+            pa->pushes - push0 >= pa->count) {
+            /* full chunks that are not the message's last one, and the ring holds only
+             * this message's batches (older ones would make the snapshots differ) */
             uint64_t m = chunks_skip(s, pa, &t_ns, (nwr - 1) / pa->batch);
             nwr -= m * pa->batch;
             left -= m * pa->batch * pa->seg_bytes;
+        } else {
+            s->snap[s->snap_prev].valid = 0;
         }
     }
     s->snap[s->snap_prev].valid = 0;

@@ -31,6 +31,7 @@ typedef struct {
     uint32_t mask, head, count; /* capacity mask + 1 (a power of two) >= window + 1 */
     uint32_t used;         /* slots held: ring WRs + open WRs */
     double head_r_ns;      /* report time of the ring's oldest batch; HUGE_VAL if empty */
+    uint64_t pushes;       /* batches ever queued on the ring */
     /* the open batch */
     uint32_t open_n;
     double h0_ns, h1_ns;
