@@ -179,7 +179,7 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, double ser, 
     /* WRs of a chunk pipeline: the link starts after the first WR is posted and ends
      * no earlier than the last WR's post plus its own share of the chunk. */
     s->cpu_free_ns = t_post + post_cost;
-    nic = t_post + post_cost / nwr + dma;
+    nic = t_post + (nwr == 1 ? post_cost : post_cost / nwr) + dma;
     start = nic > s->link_free_ns ? nic : s->link_free_ns;
     end = start + ser;
     if (nwr > 1 && s->cpu_free_ns + dma + ser / nwr > end)
