@@ -352,6 +352,24 @@ static void summarize_cand(cand_t *cd, uint64_t rounds)
     free(tmp);
 }
 
+static const char *verdict_text(cap_verdict_t v)
+{
+    switch (v) {
+    case CAP_VERDICT_NO_EFFECT:
+        return "the hint does not take effect here: measured results of the hints are "
+               "indistinguishable within the repeat-to-repeat spread while the predictions "
+               "differ (seed 000, pitfall 2); this says nothing about the recommendation";
+    case CAP_VERDICT_TIE:
+        return "the hints' measured results are indistinguishable within the repeat-to-repeat "
+               "spread, and the model predicted them within 5% of each other too: a tie, so "
+               "regret and rank correlation only rank noise here";
+    case CAP_VERDICT_DIFFER:
+    default:
+        return "the hints' measured results differ beyond the repeat-to-repeat spread; compare "
+               "regret and rank correlation";
+    }
+}
+
 static cJSON *validation_json(vctx_t *v)
 {
     double meas[CAP_MAX_CANDIDATES], pred[CAP_MAX_CANDIDATES], spread[CAP_MAX_CANDIDATES];
@@ -359,6 +377,7 @@ static cJSON *validation_json(vctx_t *v)
     size_t best = 0;
     cJSON *j = cJSON_CreateObject();
     int ineffective;
+    cap_verdict_t verdict;
 
     for (size_t k = 0; k < v->nc; k++) {
         summarize_cand(&v->c[k], v->o->repeat);
@@ -371,7 +390,8 @@ static cJSON *validation_json(vctx_t *v)
         if (v->c[k].hint == v->recommended)
             rec_meas = meas[k];
     }
-    ineffective = cap_hint_ineffective(meas, spread, pred, v->nc);
+    verdict = cap_hint_verdict(meas, spread, pred, v->nc);
+    ineffective = verdict == CAP_VERDICT_NO_EFFECT;
     cJSON_AddNumberToObject(j, "recommended_hint", (double)v->recommended);
     cJSON_AddStringToObject(j, "recommended_by", v->rec_source);
     cJSON_AddNumberToObject(j, "best_measured_hint", (double)v->c[best].hint);
@@ -381,12 +401,7 @@ static cJSON *validation_json(vctx_t *v)
     cJSON_AddNumberToObject(j, "median_abs_error_pct", cap_median(err, v->nc));
     cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
     cJSON_AddBoolToObject(j, "hint_takes_effect", !ineffective);
-    cJSON_AddStringToObject(j, "verdict", ineffective ?
-        "the hint does not take effect here: measured results of the hints are "
-        "indistinguishable within the repeat-to-repeat spread while the predictions differ "
-        "(seed 000, pitfall 2); this says nothing about the recommendation" :
-        "the hints' measured results differ beyond the repeat-to-repeat spread; compare "
-        "regret and rank correlation");
+    cJSON_AddStringToObject(j, "verdict", verdict_text(verdict));
     return j;
 }
 
@@ -610,6 +625,21 @@ double cap_median(double *v, size_t n)
         return 0;
     qsort(v, n, sizeof(*v), cmp_dbl);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+cap_verdict_t cap_hint_verdict(const double *meas, const double *spread, const double *pred,
+                               size_t n)
+{
+    double mlo = INFINITY, mhi = -INFINITY, smax = 0;
+
+    if (cap_hint_ineffective(meas, spread, pred, n))
+        return CAP_VERDICT_NO_EFFECT;
+    for (size_t i = 0; i < n; i++) {
+        mlo = fmin(mlo, meas[i]);
+        mhi = fmax(mhi, meas[i]);
+        smax = fmax(smax, spread[i]);
+    }
+    return n >= 2 && (mhi - mlo) <= smax ? CAP_VERDICT_TIE : CAP_VERDICT_DIFFER;
 }
 
 int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,

@@ -58,6 +58,14 @@ double cap_median(double *v, size_t n);
  * range is more than 5% of their mean. */
 int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,
                          size_t n);
+/* What validate can say of the measured medians against the repeat spreads (as above). */
+typedef enum {
+    CAP_VERDICT_DIFFER = 0,  /* measured results differ beyond the largest spread */
+    CAP_VERDICT_NO_EFFECT,   /* measured tie while the predictions differ by > 5% */
+    CAP_VERDICT_TIE,         /* measured tie and the predictions agree within 5% too */
+} cap_verdict_t;
+cap_verdict_t cap_hint_verdict(const double *meas, const double *spread, const double *pred,
+                               size_t n);
 /* Fisher-Yates shuffle of idx[0..n) with a xorshift generator seeded by *seed. */
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed);
 

@@ -68,6 +68,12 @@ static void test_ineffective(void **state)
     assert_int_equal(cap_hint_ineffective(meas2, spread, pred, 3), 0);
     assert_int_equal(cap_hint_ineffective(meas, spread, pred2, 3), 0);
     assert_int_equal(cap_hint_ineffective(meas, spread, pred, 1), 0);
+    /* the three verdicts: no effect, differ, tie (measured and predicted) */
+    assert_int_equal(cap_hint_verdict(meas, spread, pred, 3), CAP_VERDICT_NO_EFFECT);
+    assert_int_equal(cap_hint_verdict(meas2, spread, pred, 3), CAP_VERDICT_DIFFER);
+    assert_int_equal(cap_hint_verdict(meas2, spread, pred2, 3), CAP_VERDICT_DIFFER);
+    assert_int_equal(cap_hint_verdict(meas, spread, pred2, 3), CAP_VERDICT_TIE);
+    assert_int_equal(cap_hint_verdict(meas, spread, pred, 1), CAP_VERDICT_DIFFER);
 }
 
 static void test_shuffle(void **state)
