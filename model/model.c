@@ -195,6 +195,50 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, double ser, 
     return hw;
 }
 
+/* post_one_chunk for a message of one WR, the common case, with what cannot happen left
+ * out (no split, cost of one WR). b1: pa's batches hold one WR (no open batch, no timer);
+ * callers pass a constant so that each case compiles to its own straight line. */
+static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
+                           size_t i, double t_ns, double tref_ns, const int b1)
+{
+    s->cost_ns.l1 += s->l1x_ns;
+    double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    if (!b1 && pa->timer_r_ns <= t0)
+        batch_close(s, pa, pa->timer_close_ns);
+    while (pa->head_r_ns <= t0)
+        batch_pop(s, pa);
+    double t = t0 > s->cpu_free_ns ? t0 : s->cpu_free_ns;
+    if (pa->used >= pa->window) {
+        double t_wait = t;
+        while (pa->used >= pa->window) {
+            if (!b1 && !pa->count)
+                batch_force_close(s, pa);
+            double r_ns = batch_pop(s, pa);
+            t = r_ns > t ? r_ns : t;
+        }
+        s->stalls += t > t_wait;
+        t = t > s->cpu_free_ns ? t : s->cpu_free_ns;
+    }
+    pa->used++;
+    s->cost_ns.queue += t - t0;
+    double cost = s->cost1_ns;
+    s->cpu_free_ns = t + cost;
+    double nic = t + cost + z->dma_ns[k];
+    double start = nic > s->link_free_ns ? nic : s->link_free_ns;
+    double end = start + z->ser_ns;
+    s->link_free_ns = end;
+    double hw = end + z->lat_ns + pa->fixed_ns;
+    if (t >= s->pert_from_ns && t < s->pert_until_ns) {
+        double extra = (s->pert_factor - 1) * (hw - t - (start - nic));
+        hw += extra;
+        s->cost_ns.drain += extra;
+    }
+    if (b1)
+        batch_one(s, pa, hw, i, tref_ns);
+    else
+        batch_add(s, pa, 1, hw, i, 1, tref_ns);
+}
+
 /* Post message i, of nwr <= batch WRs (one chunk), on pa (index k) from t_ns on. */
 static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                                   uint32_t nwr, size_t i, double t_ns, double tref_ns)
@@ -307,19 +351,14 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
     return m;
 }
 
-/* Post message i (its WRs in chunks at batch boundaries) on pa (index k) from t_ns on. */
-static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
-                         double tref_ns)
+/* Post message i of nwr > batch WRs on pa (index k) from t_ns on: chunks of at most a
+ * batch, with the steady-state skip over the repeating full chunks. */
+static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
+                        uint64_t left, uint64_t nwr, size_t i, double t_ns, double tref_ns)
 {
-    const trace_rec_t *r = &s->tr->recs[i];
-    const mdl_size_t *z = size_of(s, r->size_bytes);
-    uint64_t left = r->size_bytes, nwr = z->nwr[k], push0 = pa->pushes;
+    uint64_t push0 = pa->pushes;
     int stalled = 0, first = 1;
 
-    if (nwr <= pa->batch) {
-        post_one_chunk(s, pa, k, z, (uint32_t)nwr, i, t_ns, tref_ns);
-        return;
-    }
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     while (nwr > 0) {
         uint32_t c = nwr < pa->batch ? (uint32_t)nwr : pa->batch;
@@ -351,6 +390,26 @@ static void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double
     }
     s->snap[s->snap_prev].valid = 0;
     s->stalls += (uint64_t)stalled;
+}
+
+/* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks. */
+static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
+                                double tref_ns)
+{
+    uint64_t size = s->tr->recs[i].size_bytes;
+    const mdl_size_t *z = size_of(s, size);
+    uint32_t nwr = z->nwr[k];
+
+    if (nwr == 1) {
+        if (pa->batch == 1)
+            post_w1(s, pa, k, z, i, t_ns, tref_ns, 1);
+        else
+            post_w1(s, pa, k, z, i, t_ns, tref_ns, 0);
+    } else if (nwr <= pa->batch) {
+        post_one_chunk(s, pa, k, z, nwr, i, t_ns, tref_ns);
+    } else {
+        post_chunks(s, pa, k, z, size, nwr, i, t_ns, tref_ns);
+    }
 }
 
 /* Hysteresis policy: which path message i takes; performs the drain of a switch. */

@@ -87,6 +87,7 @@ typedef struct {
     int cur, run, hysteresis, prev_path;
     double cpu_free_ns, link_free_ns;
     double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
+    double cost1_ns;        /* CPU cost of posting one WR: post + L1 term + doorbell */
     uint64_t mtu;
     double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
     double t_last_done_ns, sum_lat_ns;
