@@ -12,6 +12,8 @@
 
 #include "model/model_state.h"
 
+_Static_assert(TRACE_F_PATH_BW == TRACE_F_PATH_LL << 1, "path flags: BW = LL << 1");
+
 /* the per-message path: one function, its state kept where the compiler can see it */
 #define HS_HOT inline __attribute__((always_inline))
 
@@ -412,8 +414,9 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
     }
 }
 
-/* Hysteresis policy: which path message i takes; performs the drain of a switch. */
-static mdl_path_t *route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
+/* Hysteresis policy: which path message i takes (0 LL, 1 BW); performs the drain of a
+ * switch. */
+static HS_HOT int route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
 {
     int cls = s->hint && r->size_bytes <= s->hint ? 0 : 1;
 
@@ -437,7 +440,7 @@ static mdl_path_t *route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
     } else {
         s->run = 0;
     }
-    return &s->path[s->cur];
+    return s->cur;
 }
 
 static hs_status_t ready_time(mdl_state_t *s, size_t i, double *ready_ns)
@@ -472,14 +475,15 @@ static hs_status_t replay_loop(mdl_state_t *s)
         if (st != HS_OK)
             return st;
         t = ready;
-        mdl_path_t *pa = route(s, r, &t);
+        int k = route(s, r, &t);
+        mdl_path_t *pa = &s->path[k];
         if (i == 0)
             s->raw->t_first_post_us = (t > s->cpu_free_ns ? t : s->cpu_free_ns) * 1e-3;
-        s->pathv[i] = pa == &s->path[0] ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
-        post_message(s, pa, pa == &s->path[0] ? 0 : 1, i, t, ready);
+        s->pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
+        post_message(s, pa, k, i, t, ready);
         if (s->mode == PRED_CLOSED) {
             batch_force_close(s, pa);
-            s->prev_path = pa == &s->path[0] ? 0 : 1;
+            s->prev_path = k;
         }
     }
     return HS_OK;
