@@ -286,7 +286,7 @@ static int snap_take(const mdl_state_t *s, const mdl_path_t *pa, double t, mdl_s
 /* Whether a and b are the same pipeline state, up to rounding at the magnitude of t. */
 static int snap_same(const mdl_snap_t *a, const mdl_snap_t *b)
 {
-    double tol = 1e-12 * (b->t_ns > 1 ? b->t_ns : 1);
+    double tol = 1e-14 * (b->t_ns > 1 ? b->t_ns : 1); /* ~45 ulps of t */
 
     if (a->count != b->count || a->used != b->used || fabs(a->cpu_ns - b->cpu_ns) > tol ||
         fabs(a->link_ns - b->link_ns) > tol)
