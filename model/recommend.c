@@ -310,6 +310,31 @@ static hs_status_t warn_overload(rec_report_t *r, const trace_t *tr, const profi
     return warn(r, "%s", buf);
 }
 
+/* Open loop on a request/response trace: when nearly every message was posted after the
+ * previous one completed, the application waited for its completions, and replaying the
+ * recorded post times regardless of the modelled completions overstates queueing and
+ * coalescing (a batch that never fills is never reported). */
+static hs_status_t warn_closed_shape(rec_report_t *r, const trace_t *tr, const pred_opts_t *po)
+{
+    size_t known = 0, after = 0;
+
+    if (po->mode != PRED_OPEN || tr->n < 10)
+        return HS_OK;
+    for (size_t i = 1; i < tr->n; i++) {
+        uint64_t done = tr->recs[i - 1].t_done_ns;
+        if (done == TRACE_TIME_UNKNOWN)
+            continue;
+        known++;
+        after += tr->recs[i].t_post_ns >= done;
+    }
+    if (known < tr->n / 2 || after < known * 9 / 10)
+        return HS_OK;
+    return warn(r, "%.1f%% of messages were posted after the previous one completed: the "
+                "trace looks closed-loop (request/response), and open-loop replay overstates "
+                "queueing and coalescing for it; rerun with --mode closed",
+                100.0 * (double)after / (double)known);
+}
+
 static hs_status_t warn_sizes(rec_report_t *r, const trace_t *tr)
 {
     uint64_t *s = NULL;
@@ -458,6 +483,8 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
         explain(out, tr->n);
         st = warn_overload(out, tr, p, &o->pred);
     }
+    if (st == HS_OK)
+        st = warn_closed_shape(out, tr, &o->pred);
     if (st == HS_OK)
         st = warn_sizes(out, tr);
     if (st == HS_OK)

@@ -42,6 +42,36 @@ static int has_warning(const rec_report_t *r, const char *needle)
     return 0;
 }
 
+/* Posted after the previous completion (request/response): open loop warns and says to use
+ * --mode closed; closed loop does not; a trace whose messages overlap does not. */
+static void test_warn_closed_shape(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {64};
+    static const char *const needle = "the trace looks closed-loop";
+    trace_t *tr = mk(200, 5000, sizes, 1); /* done 1 ns after each post */
+    profile_t *p = prof("generic", NULL);
+    rec_opts_t o = {.objective = REC_OBJ_P99, .threads = 1};
+    rec_report_t r;
+
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_true(has_warning(&r, needle));
+    assert_true(has_warning(&r, "--mode closed"));
+    rec_report_release(&r);
+    o.pred.mode = PRED_CLOSED;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_false(has_warning(&r, needle));
+    rec_report_release(&r);
+    for (size_t i = 0; i < tr->n; i++) /* each completes 10 posts later: overlapping */
+        tr->recs[i].t_done_ns = tr->recs[i].t_post_ns + 50000;
+    o.pred.mode = PRED_OPEN;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_false(has_warning(&r, needle));
+    rec_report_release(&r);
+    profile_free(p);
+    trace_free(tr);
+}
+
 static void test_candidates_auto(void **state)
 {
     (void)state;
@@ -318,6 +348,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_candidates_auto),
         cmocka_unit_test(test_p99_tie_and_why),
+        cmocka_unit_test(test_warn_closed_shape),
         cmocka_unit_test(test_objectives),
         cmocka_unit_test(test_parallel_equals_serial),
         cmocka_unit_test(test_warnings),
