@@ -7,6 +7,7 @@
  * status unchanged (128+N when killed by signal N, 127 when it cannot be started). A DIR
  * that cannot be written gives one warning and the command runs without capture.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "common/hs_util.h"
+#include "traces/trace_check.h"
 
 struct run_opts {
     const char *out;
@@ -162,6 +164,66 @@ static int run_child(char **argv)
     return WEXITSTATUS(status);
 }
 
+/* The pid of a writer's temporary file "<trace>.hst.tmp.<pid>" (0 if name is not one); the
+ * final name "<trace>.hst" goes to final. */
+static pid_t orphan_pid(const char *dir, const char *name, char *final, size_t len)
+{
+    const char *tag = strstr(name, ".hst.tmp.");
+    char *end;
+
+    if (!tag)
+        return 0;
+    long pid = strtol(tag + 9, &end, 10);
+    if (*end || pid <= 0 || end == tag + 9)
+        return 0;
+    if (snprintf(final, len, "%s/%.*s", dir, (int)(tag + 4 - name), name) >= (int)len)
+        return 0;
+    return (pid_t)pid;
+}
+
+/* Salvage one orphaned temporary trace into its final name; keeps it where that fails. */
+static void salvage_one(const char *tmp, const char *final, pid_t pid)
+{
+    trace_salvage_t res;
+
+    if (access(final, F_OK) == 0) {
+        hs_log_warn("%s: process %ld ended without closing its trace, and %s exists: left "
+                    "as is (hintsim trace salvage %s OUT recovers it)", tmp, (long)pid, final,
+                    tmp);
+        return;
+    }
+    if (trace_salvage(tmp, final, &res) != HS_OK) {
+        hs_log_warn("%s: process %ld ended without closing its trace and nothing in it could "
+                    "be recovered; left as is", tmp, (long)pid);
+        return;
+    }
+    unlink(tmp);
+    hs_log_warn("process %ld ended without closing its trace (killed?): salvaged %llu blocks, "
+                "%llu records into %s", (long)pid, (unsigned long long)res.kept_blocks,
+                (unsigned long long)res.kept_records, final);
+}
+
+/* After the command: a traced process killed by SIGKILL (or ending in _exit) leaves only
+ * the trace writer's temporary file; salvage every one in dir whose process is gone. */
+static void salvage_orphans(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char tmp[PATH_MAX], final[PATH_MAX];
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        pid_t pid = orphan_pid(dir, e->d_name, final, sizeof(final));
+        if (pid == 0 || kill(pid, 0) == 0 || errno != ESRCH)
+            continue; /* not a temporary trace, or its process (or another) has the pid */
+        if (snprintf(tmp, sizeof(tmp), "%s/%s", dir, e->d_name) >= (int)sizeof(tmp))
+            continue;
+        salvage_one(tmp, final, pid);
+    }
+    closedir(d);
+}
+
 /* Check what the options say before anything runs: sizes and counts must parse. */
 static int check_opts(const struct run_opts *o)
 {
@@ -181,7 +243,7 @@ static int check_opts(const struct run_opts *o)
 int cmd_capture_run(int argc, char **argv)
 {
     struct run_opts o;
-    char **pos = NULL, lib[PATH_MAX], dir[PATH_MAX];
+    char **pos = NULL, lib[PATH_MAX], dir[PATH_MAX] = "";
     int npos = 0, rc;
 
     memset(&o, 0, sizeof(o));
@@ -199,6 +261,7 @@ int cmd_capture_run(int argc, char **argv)
         goto out;
     }
     if (make_dir(o.out) != 0 || !realpath(o.out, dir)) {
+        dir[0] = '\0';
         hs_log_warn("cannot write traces to %s: %s; running the command without capture",
                     o.out, strerror(errno));
     } else if (set_env(&o, lib, dir) != 0) {
@@ -206,6 +269,8 @@ int cmd_capture_run(int argc, char **argv)
                     strerror(errno));
     }
     rc = run_child(pos);
+    if (dir[0])
+        salvage_orphans(dir);
 out:
     hs_opt_free(&g_run_spec, &o, pos);
     return rc;

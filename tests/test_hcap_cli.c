@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
 #include "traces/trace.h"
+#include "traces/trace_check.h"
 
 #define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
@@ -113,6 +116,56 @@ static void write_trace(const char *path, uint64_t hint, trace_hint_src_t src, i
     trace_free(tr);
 }
 
+/* A trace whose writer was killed: a whole trace cut inside its last block, renamed to the
+ * writer's temporary name for pid. */
+static void write_killed_trace(const char *dir, const char *base, long pid, size_t n)
+{
+    char full[512], tmp[512];
+    struct stat st;
+
+    snprintf(full, sizeof(full), "%s/%s.hst", dir, base);
+    snprintf(tmp, sizeof(tmp), "%s/%s.hst.tmp.%ld", dir, base, pid);
+    write_trace(full, 16384, TRACE_HINT_ENV, 0, n);
+    assert_int_equal(stat(full, &st), 0);
+    assert_int_equal(truncate(full, st.st_size - 2000), 0); /* into the last record block */
+    assert_int_equal(rename(full, tmp), 0);
+}
+
+/* `capture run` salvages the temporary trace of a process that is gone (SIGKILL leaves
+ * nothing else) into the final name, and leaves a running process's alone. */
+static void test_run_salvages_orphans(void **state)
+{
+    char *dir = hs_test_tmpdir(), *err = NULL, out[300], p[600];
+    pid_t dead = fork();
+    trace_validate_t v;
+    (void)state;
+
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    snprintf(out, sizeof(out), "%s/t", dir);
+    assert_int_equal(hs_mkdir_p(out), HS_OK);
+    write_killed_trace(out, "host-dead", (long)dead, 20000);
+    write_killed_trace(out, "host-live", (long)getpid(), 100);
+    assert_int_equal(with_stderr(&err, cmd_capture_run, 5, ARGV("run", "-o", out, "--", "true")),
+                     0);
+    assert_non_null(strstr(err, "salvaged"));
+    snprintf(p, sizeof(p), "%s/host-dead.hst", out);
+    assert_int_equal(trace_validate(p, &v), HS_OK);
+    assert_true(v.records > 0 && v.records < 20000); /* the last block went with the end */
+    snprintf(p, sizeof(p), "%s/host-dead.hst.tmp.%ld", out, (long)dead);
+    assert_int_not_equal(access(p, F_OK), 0);
+    snprintf(p, sizeof(p), "%s/host-live.hst.tmp.%ld", out, (long)getpid());
+    assert_int_equal(access(p, F_OK), 0);
+    assert_null(strstr(err, "host-live"));
+    free(err);
+    assert_int_equal(count_files(out), 2);
+    snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+    assert_int_equal(system(p), 0);
+    free(dir);
+}
+
 static void test_audit(void **state)
 {
     char *dir = hs_test_tmpdir(), p[300], merged[300], *out = NULL;
@@ -163,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_status_and_env),
         cmocka_unit_test(test_run_unwritable_dir),
+        cmocka_unit_test(test_run_salvages_orphans),
         cmocka_unit_test(test_audit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
