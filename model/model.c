@@ -175,20 +175,36 @@ static const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
     return z;
 }
 
-/* Hardware completion of a chunk of nwr WRs whose link time is ser, posted at t_post. */
-static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, double ser, double dma,
-                       double lat, uint32_t nwr, double t_post, double post_cost)
+/* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
+ * WR's share of that. Full chunks of a segmented message share one (computed once). */
+typedef struct {
+    double post_ns, post_share_ns, ser_ns, ser_share_ns;
+    uint32_t nwr;
+} chunk_cost_t;
+
+static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, chunk_cost_t *cc)
+{
+    cc->nwr = c;
+    cc->post_ns = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
+    cc->ser_ns = ser_ns;
+    cc->ser_share_ns = ser_ns / c;
+}
+
+/* Hardware completion of a chunk posted at t_post. */
+static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *cc,
+                              double dma, double lat, double t_post)
 {
     double nic, start, end;
 
     /* WRs of a chunk pipeline: the link starts after the first WR is posted and ends
      * no earlier than the last WR's post plus its own share of the chunk. */
-    s->cpu_free_ns = t_post + post_cost;
-    nic = t_post + (nwr == 1 ? post_cost : post_cost / nwr) + dma;
+    s->cpu_free_ns = t_post + cc->post_ns;
+    nic = t_post + cc->post_share_ns + dma;
     start = nic > s->link_free_ns ? nic : s->link_free_ns;
-    end = start + ser;
-    if (nwr > 1 && s->cpu_free_ns + dma + ser / nwr > end)
-        end = s->cpu_free_ns + dma + ser / nwr;
+    end = start + cc->ser_ns;
+    if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
+        end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
     double hw = end + lat + pa->fixed_ns;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
@@ -253,9 +269,10 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     double t_post = slots_acquire(s, pa, nwr, t0, &stalled);
-    double cost = nwr * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    chunk_cost_t cc;
+    chunk_cost(s, z->ser_ns, nwr, &cc);
     s->cost_ns.queue += t_post - t0;
-    double hw = chunk_hw(s, pa, z->ser_ns, z->dma_ns[k], z->lat_ns, nwr, t_post, cost);
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t_post);
     if (nwr > 1)
         hw += pa->split_ns;
     if (pa->batch == 1)
@@ -361,20 +378,26 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
 static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                         uint64_t left, uint64_t nwr, size_t i, double t_ns, double tref_ns)
 {
-    uint64_t push0 = pa->pushes;
+    uint64_t push0 = pa->pushes, full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
     int stalled = 0, first = 1;
+    chunk_cost_t full, last;
 
+    chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
+               pa->batch, &full);
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     while (nwr > 0) {
         uint32_t c = nwr < pa->batch ? (uint32_t)nwr : pa->batch;
         uint64_t bytes = nwr > c ? (uint64_t)c * pa->seg_bytes : left;
+        const chunk_cost_t *cc = &full;
+        if (nwr == c) { /* the last chunk: the rest of the bytes */
+            chunk_cost(s, (double)bytes * z->npb_ns + npkt_of(s, bytes) * s->pkt_ns, c, &last);
+            cc = &last;
+        }
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
         double t_post = slots_acquire(s, pa, c, t0, &stalled);
-        double cost = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
-        double ser = (double)bytes * z->npb_ns + npkt_of(s, bytes) * s->pkt_ns;
         if (first)
             s->cost_ns.queue += t_post - t0;
-        double hw = chunk_hw(s, pa, ser, z->dma_ns[k], z->lat_ns, c, t_post, cost);
+        double hw = chunk_hw(s, pa, cc, z->dma_ns[k], z->lat_ns, t_post);
         if (nwr == c)
             hw += pa->split_ns;
         nwr -= c;
