@@ -4,8 +4,9 @@
  * Each path keeps a FIFO ring of closed-but-unreported completion batches (slots free when
  * a batch is reported) and one open batch with its member messages; the CPU and the link
  * are single FIFO resources shared by both paths. Nothing is allocated per message.
- * A message of one WR takes post_w1 (the common case, a straight line); a segmented one
- * takes post_chunks, which jumps over the repeating chunks of its steady state
+ * A message of one WR takes post_w1 (the common case, a straight line), one of a chunk
+ * post_one_chunk; a segmented one takes post_chunks, which jumps over the repeating chunks
+ * of its steady state
  * (chunks_skip, MODEL.md section 2). Speed: model/README.md, bench/bench_model.c. */
 #include "model/model.h"
 
@@ -34,6 +35,15 @@ static HS_HOT void ring_push(mdl_path_t *pa, double close_ns, uint32_t nwr)
         pa->head_r_ns = close_ns + pa->event_ns;
 }
 
+/* A report at r_ns on pa: the latest of the path and of the replay move up to it. */
+static HS_HOT void note_report(mdl_state_t *s, mdl_path_t *pa, double r_ns)
+{
+    if (r_ns > pa->last_r_ns)
+        pa->last_r_ns = r_ns;
+    if (r_ns > s->t_last_done_ns)
+        s->t_last_done_ns = r_ns;
+}
+
 /* Close the open batch of pa at close_ns: report its members, queue its slots. */
 static HS_HOT void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
 {
@@ -52,10 +62,7 @@ static HS_HOT void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
     pa->nmem = 0;
     pa->open_n = 0;
     pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
-    if (r_ns > pa->last_r_ns)
-        pa->last_r_ns = r_ns;
-    if (r_ns > s->t_last_done_ns)
-        s->t_last_done_ns = r_ns;
+    note_report(s, pa, r_ns);
 }
 
 /* batch_add + batch_close of a one-WR message on a path whose batches hold one WR: it is
@@ -68,17 +75,14 @@ static HS_HOT void batch_one(mdl_state_t *s, mdl_path_t *pa, double hw_ns, size_
     s->lat_us[member] = (float)((r_ns - tref_ns) * 1e-3);
     s->sum_lat_ns += r_ns - tref_ns;
     ring_push(pa, hw_ns, 1);
-    if (r_ns > pa->last_r_ns)
-        pa->last_r_ns = r_ns;
-    if (r_ns > s->t_last_done_ns)
-        s->t_last_done_ns = r_ns;
+    note_report(s, pa, r_ns);
 }
 
 /* The poster needs the open batch: the timer ends it if there is one, else a poll. */
 static HS_HOT void batch_force_close(mdl_state_t *s, mdl_path_t *pa)
 {
     if (pa->open_n)
-        batch_close(s, pa, pa->period_ns > 0 ? pa->h0_ns + pa->period_ns : pa->h1_ns);
+        batch_close(s, pa, pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
 }
 
 /* Pop the oldest closed batch: its slots free and its event costs the CPU. */
@@ -101,9 +105,8 @@ static HS_HOT void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, doubl
     if (hw_ns > pa->timer_close_ns)
         batch_close(s, pa, pa->timer_close_ns);
     if (pa->open_n == 0) {
-        pa->h0_ns = hw_ns;
         if (pa->period_ns > 0) {
-            pa->timer_close_ns = pa->h0_ns + pa->period_ns;
+            pa->timer_close_ns = hw_ns + pa->period_ns;
             pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
         }
         pa->h1_ns = hw_ns;
@@ -216,9 +219,10 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
     return hw;
 }
 
-/* post_one_chunk for a message of one WR, the common case, with what cannot happen left
- * out (no split, cost of one WR). b1: pa's batches hold one WR (no open batch, no timer);
- * callers pass a constant so that each case compiles to its own straight line. */
+/* post_one_chunk for a message of one WR, the common case: the slot wait without what
+ * cannot happen (b1: pa's batches hold one WR, so no open batch and no timer; callers pass
+ * a constant so that each case compiles to its own straight line) and the one-WR cost
+ * precomputed. Measured 12-15% faster on kv and burst than post_one_chunk(.., 1, ..). */
 static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                            size_t i, double t_ns, double tref_ns, const int b1)
 {
@@ -242,18 +246,8 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     }
     pa->used++;
     s->cost_ns.queue += t - t0;
-    double cost = s->cost1_ns;
-    s->cpu_free_ns = t + cost;
-    double nic = t + cost + z->dma_ns[k];
-    double start = nic > s->link_free_ns ? nic : s->link_free_ns;
-    double end = start + z->ser_ns;
-    s->link_free_ns = end;
-    double hw = end + z->lat_ns + pa->fixed_ns;
-    if (t >= s->pert_from_ns && t < s->pert_until_ns) {
-        double extra = (s->pert_factor - 1) * (hw - t - (start - nic));
-        hw += extra;
-        s->cost_ns.drain += extra;
-    }
+    chunk_cost_t cc = {s->cost1_ns, s->cost1_ns, z->ser_ns, z->ser_ns, 1};
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t);
     if (b1)
         batch_one(s, pa, hw, i, tref_ns);
     else
@@ -363,10 +357,7 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
     if (pa->count) {
         double r_ns = pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns + pa->event_ns;
         pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
-        if (r_ns > pa->last_r_ns)
-            pa->last_r_ns = r_ns;
-        if (r_ns > s->t_last_done_ns)
-            s->t_last_done_ns = r_ns;
+        note_report(s, pa, r_ns);
     }
     s->chunks_skipped += m;
     prev->valid = 0;

@@ -106,10 +106,6 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->pert_window_ns = p->switch_perturb_window_us * 1e3;
     s->pert_factor = p->switch_perturb_factor;
     s->pert_from_ns = s->pert_until_ns = -1;
-    raw->switches = 0;
-    raw->drain_us_total = 0;
-    raw->sq_full_stalls = 0;
-    memset(&raw->costs, 0, sizeof(raw->costs));
     s->sizes = calloc(MDL_SIZE_CACHE, sizeof(*s->sizes));
     st = s->sizes ? paths_init(s, p, hint_bytes) : HS_ERR_NOMEM;
     if (st != HS_OK)
