@@ -630,25 +630,10 @@ double cap_median(double *v, size_t n)
 cap_verdict_t cap_hint_verdict(const double *meas, const double *spread, const double *pred,
                                size_t n)
 {
-    double mlo = INFINITY, mhi = -INFINITY, smax = 0;
-
-    if (cap_hint_ineffective(meas, spread, pred, n))
-        return CAP_VERDICT_NO_EFFECT;
-    for (size_t i = 0; i < n; i++) {
-        mlo = fmin(mlo, meas[i]);
-        mhi = fmax(mhi, meas[i]);
-        smax = fmax(smax, spread[i]);
-    }
-    return n >= 2 && (mhi - mlo) <= smax ? CAP_VERDICT_TIE : CAP_VERDICT_DIFFER;
-}
-
-int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,
-                         size_t n)
-{
     double mlo = INFINITY, mhi = -INFINITY, plo = INFINITY, phi = -INFINITY, smax = 0, pmean = 0;
 
     if (n < 2)
-        return 0;
+        return CAP_VERDICT_DIFFER;
     for (size_t i = 0; i < n; i++) {
         mlo = fmin(mlo, meas[i]);
         mhi = fmax(mhi, meas[i]);
@@ -657,7 +642,15 @@ int cap_hint_ineffective(const double *meas, const double *spread, const double 
         smax = fmax(smax, spread[i]);
         pmean += fabs(pred[i]) / (double)n;
     }
-    return (mhi - mlo) <= smax && (phi - plo) > 0.05 * pmean;
+    if (mhi - mlo > smax)
+        return CAP_VERDICT_DIFFER;
+    return phi - plo > 0.05 * pmean ? CAP_VERDICT_NO_EFFECT : CAP_VERDICT_TIE;
+}
+
+int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,
+                         size_t n)
+{
+    return cap_hint_verdict(meas, spread, pred, n) == CAP_VERDICT_NO_EFFECT;
 }
 
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed)
