@@ -34,10 +34,13 @@ wait_listen() {
 }
 
 # capx DIR VARS CMD...: CMD (environment VARS added) under `hintsim capture run -o DIR`,
-# or, while `capture run` is not registered in this build, under LD_PRELOAD directly.
+# or, while `capture run` is not registered in this build, under LD_PRELOAD directly;
+# DIR "-": CMD alone, without capture (and without VARS).
 capx() {
     d=$1; vars=$2; shift 2
-    if [ "$CAPRUN" = 1 ]; then
+    if [ "$d" = - ]; then
+        timeout 300 "$@"
+    elif [ "$CAPRUN" = 1 ]; then
         timeout 300 env $vars hintsim capture run --lib "$LIB" -o "$d" -- "$@"
     else
         mkdir -p "$d" && timeout 300 env $vars LD_PRELOAD="$LIB" HINTCAP_DIR="$d" "$@"
@@ -54,11 +57,7 @@ attempt() {
     NEXT_PORT=$((NEXT_PORT + 1))
     [ "$sdir" = - ] || rm -rf "$sdir"
     [ "$cdir" = - ] || rm -rf "$cdir"
-    if [ "$sdir" = - ]; then
-        timeout 300 "$@" -p "$port" >"$OUT/$name-server.txt" 2>&1 &
-    else
-        capx "$sdir" "$SENV" "$@" -p "$port" >"$OUT/$name-server.txt" 2>&1 &
-    fi
+    capx "$sdir" "$SENV" "$@" -p "$port" >"$OUT/$name-server.txt" 2>&1 &
     spid=$!
     if ! wait_listen "$port"; then
         kill $spid 2>/dev/null
@@ -67,11 +66,7 @@ attempt() {
             "$(head -n 3 "$OUT/$name-server.txt" | tr '\n' ' ')" | tee -a "$OUT/retries.txt"
         return 1
     fi
-    if [ "$cdir" = - ]; then
-        timeout 300 "$@" -p "$port" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
-    else
-        capx "$cdir" "$CENV" "$@" -p "$port" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
-    fi
+    capx "$cdir" "$CENV" "$@" -p "$port" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
     crc=$?
     wait $spid
     src=$?
