@@ -23,7 +23,9 @@ _Static_assert(TRACE_F_PATH_BW == TRACE_F_PATH_LL << 1, "path flags: BW = LL << 
 
 /* ---- batches ------------------------------------------------------------------- */
 
-/* Queue a closed batch of nwr WRs on pa's ring; the ring head's report time is cached. */
+/* Queue a closed batch of nwr WRs on pa's ring; the ring head's report time is cached
+ * (recomputed without a test: one for the empty ring was a branch mispredicted on about a
+ * third of a mixed trace's messages). */
 static HS_HOT void ring_push(mdl_path_t *pa, double close_ns, uint32_t nwr)
 {
     mdl_batch_t *b = &pa->ring[(pa->head + pa->count) & pa->mask];
@@ -38,10 +40,8 @@ static HS_HOT void ring_push(mdl_path_t *pa, double close_ns, uint32_t nwr)
 /* A report at r_ns on pa: the latest of the path and of the replay move up to it. */
 static HS_HOT void note_report(mdl_state_t *s, mdl_path_t *pa, double r_ns)
 {
-    if (r_ns > pa->last_r_ns)
-        pa->last_r_ns = r_ns;
-    if (r_ns > s->t_last_done_ns)
-        s->t_last_done_ns = r_ns;
+    pa->last_r_ns = r_ns > pa->last_r_ns ? r_ns : pa->last_r_ns;
+    s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
 /* Close the open batch of pa at close_ns: report its members, queue its slots. */
@@ -94,7 +94,8 @@ static HS_HOT double batch_pop(mdl_state_t *s, mdl_path_t *pa)
     s->cpu_free_ns = (s->cpu_free_ns > b->close_ns ? s->cpu_free_ns : b->close_ns) + pa->event_ns;
     pa->used -= b->nwr;
     pa->head = (pa->head + 1) & pa->mask;
-    pa->head_r_ns = --pa->count ? pa->ring[pa->head].close_ns + pa->event_ns : HUGE_VAL;
+    double next_r_ns = pa->ring[pa->head].close_ns + pa->event_ns; /* loaded even if stale */
+    pa->head_r_ns = --pa->count ? next_r_ns : HUGE_VAL;
     return r_ns;
 }
 
@@ -154,6 +155,22 @@ static double npkt_of(const mdl_state_t *s, uint64_t bytes)
     return bytes > s->mtu ? (double)((bytes + s->mtu - 1) / s->mtu) : 1.0;
 }
 
+/* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
+ * WR's share of that. Full chunks of a segmented message share one (computed once). */
+typedef struct {
+    double post_ns, post_share_ns, ser_ns, ser_share_ns;
+    uint32_t nwr;
+} chunk_cost_t;
+
+static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, chunk_cost_t *cc)
+{
+    cc->nwr = c;
+    cc->post_ns = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
+    cc->ser_ns = ser_ns;
+    cc->ser_share_ns = ser_ns / c;
+}
+
 /* The size cache entry of size (computed on a miss). */
 static const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
 {
@@ -174,24 +191,13 @@ static const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
         z->nwr[k] = pa->seg_bytes && size > pa->seg_bytes
                         ? (uint32_t)((size + pa->seg_bytes - 1) / pa->seg_bytes) : 1;
         z->dma_ns[k] = size <= pa->inline_bytes ? 0 : s->dma_ns;
+        chunk_cost_t c;
+        chunk_cost(s, z->ser_ns, z->nwr[k], &c);
+        z->post_ns[k] = c.post_ns;
+        z->post_share_ns[k] = c.post_share_ns;
+        z->ser_share_ns[k] = c.ser_share_ns;
     }
     return z;
-}
-
-/* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
- * WR's share of that. Full chunks of a segmented message share one (computed once). */
-typedef struct {
-    double post_ns, post_share_ns, ser_ns, ser_share_ns;
-    uint32_t nwr;
-} chunk_cost_t;
-
-static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, chunk_cost_t *cc)
-{
-    cc->nwr = c;
-    cc->post_ns = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
-    cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
-    cc->ser_ns = ser_ns;
-    cc->ser_share_ns = ser_ns / c;
 }
 
 /* Hardware completion of a chunk posted at t_post. */
@@ -254,7 +260,8 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
         batch_add(s, pa, 1, hw, i, 1, tref_ns);
 }
 
-/* Post message i, of nwr <= batch WRs (one chunk), on pa (index k) from t_ns on. */
+/* Post message i, of 1 < nwr <= batch WRs (one chunk; so pa's batches hold more than one
+ * WR), on pa (index k) from t_ns on. */
 static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                                   uint32_t nwr, size_t i, double t_ns, double tref_ns)
 {
@@ -263,16 +270,10 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     double t_post = slots_acquire(s, pa, nwr, t0, &stalled);
-    chunk_cost_t cc;
-    chunk_cost(s, z->ser_ns, nwr, &cc);
+    chunk_cost_t cc = {z->post_ns[k], z->post_share_ns[k], z->ser_ns, z->ser_share_ns[k], nwr};
     s->cost_ns.queue += t_post - t0;
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t_post);
-    if (nwr > 1)
-        hw += pa->split_ns;
-    if (pa->batch == 1)
-        batch_one(s, pa, hw, i, tref_ns);
-    else
-        batch_add(s, pa, nwr, hw, i, 1, tref_ns);
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t_post) + pa->split_ns;
+    batch_add(s, pa, nwr, hw, i, 1, tref_ns);
     s->stalls += (uint64_t)stalled;
 }
 
@@ -369,7 +370,7 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
 static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                         uint64_t left, uint64_t nwr, size_t i, double t_ns, double tref_ns)
 {
-    uint64_t push0 = pa->pushes, full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
+    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
     int stalled = 0, first = 1;
     chunk_cost_t full, last;
 
@@ -396,8 +397,7 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
         batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
         first = 0;
         t_ns = t_post;
-        if (!s->every_chunk && c == pa->batch && nwr > pa->batch &&
-            pa->pushes - push0 >= pa->count) {
+        if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
             /* full chunks that are not the message's last one, and the ring holds only
              * this message's batches (older ones would make the snapshots differ) */
             uint64_t m = chunks_skip(s, pa, &t_ns, (nwr - 1) / pa->batch);

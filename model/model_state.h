@@ -71,6 +71,9 @@ typedef struct {
     double ser_ns;    /* link time of the whole message: bytes and per-packet cost */
     double lat_ns;    /* 2 x base latency, lat factor applied */
     double dma_ns[2]; /* payload DMA on each path: 0 when the payload goes inline */
+    /* a message of one chunk (up to a batch of WRs) on each path: the CPU to post its WRs,
+     * one WR's share of that, and one WR's share of ser_ns (chunk_cost, once per size) */
+    double post_ns[2], post_share_ns[2], ser_share_ns[2];
 } mdl_size_t;
 
 typedef struct {
