@@ -28,7 +28,5 @@ hs_status_t cli_sim_flows(const trace_t *tr, const profile_t *p, const pred_opts
 /* What an engine's output must name besides its name (the simulator's network model and
  * factors, sim_model_desc()); NULL when nothing. Static string. */
 const char *cli_engine_detail(const pred_engine_ops_t *eng);
-/* A hint as a user copies it into RDMA_LOW_LATENCY_HINT: "4096 (4K)", "0", "1075". */
-void cli_format_hint(uint64_t hint_bytes, char *buf, size_t len);
 
 #endif

@@ -152,23 +152,12 @@ static int parse_hints(const hs_strlist_t *in, uint64_t **out, size_t *n_out)
     return 0;
 }
 
-void cli_format_hint(uint64_t hint_bytes, char *buf, size_t len)
-{
-    char short_form[32];
-
-    rec_format_hint(hint_bytes, short_form, sizeof(short_form));
-    if (hint_bytes >= 1024 && hint_bytes % 1024 == 0)
-        snprintf(buf, len, "%llu (%s)", (unsigned long long)hint_bytes, short_form);
-    else
-        snprintf(buf, len, "%llu", (unsigned long long)hint_bytes);
-}
-
 /* One row; flow names the flow ("flow 1", "all flows") with --flows, else NULL. */
 static void print_result_text(const pred_result_t *r, const char *flow)
 {
     char h[48];
 
-    cli_format_hint(r->hint_bytes, h, sizeof(h));
+    rec_label_hint(r->hint_bytes, h, sizeof(h));
     if (flow)
         printf("%-10s ", flow);
     printf("%-16s %9.3f %9.3f %9.3f %9.3f %10.3f %9.3f %8.3f %5.1f%% %8llu %10.1f %8llu\n", h,
@@ -181,7 +170,7 @@ static void print_classes_text(const pred_result_t *r)
 {
     char h[48], lo[32], hi[32];
 
-    cli_format_hint(r->hint_bytes, h, sizeof(h));
+    rec_label_hint(r->hint_bytes, h, sizeof(h));
     printf("\nby size class, hint %s:        count     p50_us     p99_us\n", h);
     for (size_t i = 0; i < r->nclasses; i++) {
         const pred_class_t *c = &r->classes[i];

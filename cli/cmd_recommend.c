@@ -77,7 +77,7 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
            rec_objective_name(r->objective), "p50_us", "p99_us", "Gb/s", "LL", "switches");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
-        cli_format_hint(x->hint_bytes, h, sizeof(h));
+        rec_label_hint(x->hint_bytes, h, sizeof(h));
         printf("%-12s %-16s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
                rec_objective_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
                100 * x->ll_fraction, (unsigned long long)x->switches);

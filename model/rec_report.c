@@ -106,13 +106,13 @@ static void md_side_by_side(FILE *f, const rec_report_t *r)
 {
     const size_t idx[3] = {r->winner, r->runner_up, r->baseline};
     const char *label[3] = {"recommended", "runner-up", "no hint"};
-    char h[32];
+    char h[48];
 
     fprintf(f, "| | hint | p50 us | p99 us | p99.9 us | mean us | Gb/s | LL | switches | "
                "stalls |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
-        rec_format_hint(x->hint_bytes, h, sizeof(h));
+        rec_label_hint(x->hint_bytes, h, sizeof(h));
         fprintf(f, "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f%% | %llu | %llu |\n",
                 label[k], h, x->p50_us, x->p99_us, x->p999_us, x->mean_us, x->throughput_gbps,
                 100 * x->ll_fraction, (unsigned long long)x->switches,
@@ -122,7 +122,7 @@ static void md_side_by_side(FILE *f, const rec_report_t *r)
 
 static void md_all(FILE *f, const rec_report_t *r, size_t nmsg)
 {
-    char h[32];
+    char h[48];
 
     fprintf(f, "\n## Every candidate (cost terms in us per message)\n\n| hint | %s | p99 us | "
                "Gb/s | queue | drain | coalesce | L1 | base |\n|---|---|---|---|---|---|---|"
@@ -131,7 +131,7 @@ static void md_all(FILE *f, const rec_report_t *r, size_t nmsg)
         const pred_result_t *x = &r->results[i];
         const pred_costs_t *c = &x->costs;
         double n = (double)(nmsg ? nmsg : 1);
-        rec_format_hint(x->hint_bytes, h, sizeof(h));
+        rec_label_hint(x->hint_bytes, h, sizeof(h));
         fprintf(f, "| %s%s | %.4g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", h,
                 i == r->winner ? " (rec.)" : "", rec_objective_value(r->objective, x),
                 x->p99_us, x->throughput_gbps, c->queue_us / n, c->drain_us / n,
@@ -144,12 +144,12 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
 {
     hs_afile_t *af = NULL;
     hs_status_t st = hs_afile_open(path, &af);
-    char h[32];
+    char h[48];
 
     if (st != HS_OK)
         return st;
     FILE *f = hs_afile_stream(af);
-    rec_format_hint(r->results[r->winner].hint_bytes, h, sizeof(h));
+    rec_label_hint(r->results[r->winner].hint_bytes, h, sizeof(h));
     fprintf(f, "# hintsim recommendation: hint %s\n\n", h);
     fprintf(f, "Set `RDMA_LOW_LATENCY_HINT=%llu` (bytes).\n\n",
             (unsigned long long)r->results[r->winner].hint_bytes);

@@ -56,6 +56,17 @@ void rec_format_hint(uint64_t b, char *buf, size_t len)
         snprintf(buf, len, "%lluB", (unsigned long long)b);
 }
 
+void rec_label_hint(uint64_t b, char *buf, size_t len)
+{
+    char short_form[32];
+
+    rec_format_hint(b, short_form, sizeof(short_form));
+    if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, len, "%llu (%s)", (unsigned long long)b, short_form);
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)b);
+}
+
 /* ---- candidates ------------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -244,7 +255,7 @@ static void explain(rec_report_t *r, size_t nmsg)
     const pred_result_t *w = &r->results[r->winner], *u = &r->results[r->runner_up];
     double cw[5], cu[5], best = -1;
     size_t k = 4;
-    char hw[32], hu[32];
+    char hw[48], hu[48];
 
     if (r->winner == r->runner_up) {
         snprintf(r->why, sizeof(r->why), "only one candidate was evaluated");
@@ -258,16 +269,18 @@ static void explain(rec_report_t *r, size_t nmsg)
             best = fabs(cu[t] - cw[t]);
             k = t;
         }
-    rec_format_hint(w->hint_bytes, hw, sizeof(hw));
-    rec_format_hint(u->hint_bytes, hu, sizeof(hu));
+    rec_label_hint(w->hint_bytes, hw, sizeof(hw));
+    rec_label_hint(u->hint_bytes, hu, sizeof(hu));
     r->why_term = g_term_keys[k];
     snprintf(r->why, sizeof(r->why),
              "hint %s %s %s %.4g vs %.4g for hint %s; the cost term that separates them is "
-             "%s (%.3f vs %.3f us per message; %s is the %s)",
+             "%s: %.3f us per message with hint %s, %.3f with hint %s (%s)",
              hw, r->objective == REC_OBJ_THROUGHPUT ? "reaches" : "has",
              rec_objective_name(r->objective), rec_objective_value(r->objective, w),
-             rec_objective_value(r->objective, u), hu, g_terms[k], cw[k] / (double)nmsg,
-             cu[k] / (double)nmsg, hw, cw[k] < cu[k] ? "lower" : "higher, offset elsewhere");
+             rec_objective_value(r->objective, u), hu, g_terms[k], cw[k] / (double)nmsg, hw,
+             cu[k] / (double)nmsg, hu,
+             cw[k] < cu[k] ? "lower for the recommended hint"
+                           : "higher for the recommended hint, which wins on other terms");
 }
 
 /* ---- warnings --------------------------------------------------------------------- */
@@ -358,7 +371,7 @@ static hs_status_t warn_results(rec_report_t *r, const profile_t *p)
 {
     const pred_result_t *w = &r->results[r->winner];
     hs_status_t st = HS_OK;
-    char h[32];
+    char h[48];
 
     if (w->count && w->switches * 100 > w->count)
         st = warn(r, "the recommended hint switches paths on %.1f%% of messages (drain "
@@ -372,7 +385,7 @@ static hs_status_t warn_results(rec_report_t *r, const profile_t *p)
         const pred_result_t *c = &r->results[i];
         if (c->ll_fraction > 0 && c->count && c->p99_us >= 3 * c->p50_us &&
             c->p99_us >= 2 * b->p99_us) {
-            rec_format_hint(c->hint_bytes, h, sizeof(h));
+            rec_label_hint(c->hint_bytes, h, sizeof(h));
             if (len < sizeof(list) - 40)
                 len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
                                         nbad ? ", " : "", h);

@@ -53,8 +53,11 @@ typedef struct {
  * The caller frees *out. */
 hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out);
 
-/* A hint for people: "0", "8K", "64K", "1M" when exact, else bytes ("1075B"). */
+/* A size in short form: "8K", "64K", "1M" when exact, else bytes ("1075B", "0B"). */
 void rec_format_hint(uint64_t hint_bytes, char *buf, size_t len);
+/* A hint as a user copies it into RDMA_LOW_LATENCY_HINT, the way every report prints it:
+ * "4096 (4K)", "0" (no hint), "1075". */
+void rec_label_hint(uint64_t hint_bytes, char *buf, size_t len);
 
 /* Value of the objective for one result (balanced ranks by p99). */
 double rec_objective_value(rec_objective_t obj, const pred_result_t *r);

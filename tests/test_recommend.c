@@ -72,6 +72,30 @@ static void test_warn_closed_shape(void **state)
     trace_free(tr);
 }
 
+/* A hint's label (every table, the why line) and a size's short form (ranges). */
+static void test_hint_formats(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t b;
+        const char *label, *short_form;
+    } c[] = {{0, "0", "0B"},
+             {8, "8", "8B"},
+             {1075, "1075", "1075B"},
+             {4096, "4096 (4K)", "4K"},
+             {1u << 20, "1048576 (1M)", "1M"},
+             {3ull << 30, "3221225472 (3G)", "3G"},
+             {1536, "1536", "1536B"}};
+    char buf[48];
+
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        rec_label_hint(c[i].b, buf, sizeof(buf));
+        assert_string_equal(buf, c[i].label);
+        rec_format_hint(c[i].b, buf, sizeof(buf));
+        assert_string_equal(buf, c[i].short_form);
+    }
+}
+
 static void test_candidates_auto(void **state)
 {
     (void)state;
@@ -115,6 +139,10 @@ static void test_p99_tie_and_why(void **state)
     /* against hint 0 the deciding term is coalescing (the BW moderation timer) */
     assert_string_equal(r.why_term, "coalesce");
     assert_non_null(strstr(r.why, "coalescing"));
+    /* hints are named as the tables name them: "0" is no hint, never "0B" */
+    assert_non_null(strstr(r.why, "hint 8 has p99 "));
+    assert_non_null(strstr(r.why, " for hint 0; "));
+    assert_non_null(strstr(r.why, "(lower for the recommended hint)"));
     rec_report_release(&r);
     /* equal candidates: the smaller hint wins the tie, and the why says base (no term differs) */
     uint64_t eq[] = {8, 16, 64};
@@ -347,6 +375,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_candidates_auto),
+        cmocka_unit_test(test_hint_formats),
         cmocka_unit_test(test_p99_tie_and_why),
         cmocka_unit_test(test_warn_closed_shape),
         cmocka_unit_test(test_objectives),
