@@ -3,7 +3,8 @@
 # fits a profile, writes it with device/host/date, the profile loads again, and the fitted
 # profile predicts the held-out sizes (measured, not fitted) within 25% median error.
 set -u
-fail() { echo "calibrate-fit: FAIL: $*"; exit 1; }
+HS_NAME=calibrate-fit
+. /hs/lib.sh # fail
 
 timeout 500 hintsim calibrate --device rxe0 --iters 60 --warmup 10 \
     --sizes 8,64,512,4K,32K,256K --holdout 16,128,1K,8K,64K \

@@ -7,17 +7,8 @@
 # the timeout, never a hang). capture-bench-check.sh checks the traces on the host.
 set -u
 HP=18540
-fail() { echo "capture-bench: FAIL: $*"; exit 1; }
-
-wait_listen() {
-    i=0
-    while [ $i -lt 200 ]; do
-        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "no server listening on port $1 after 20 s"
-}
+HS_NAME=capture-bench
+. /hs/lib.sh # fail, wait_listen
 
 # expect RC NEEDLE CMD...: CMD must exit RC and its stderr must contain NEEDLE.
 expect() {

@@ -25,8 +25,8 @@ RES=$OUT/peer-results.txt
 LAT_SET="--set ll.inline_bytes=0"
 BW_SET="--set bw.depth=128 --set bw.signal_every=1 --set bw.coal_count=1 --set bw.coal_period_us=0"
 
-fail() { echo "capture-peer: FAIL: $*"; exit 1; }
-record() { echo "$1 $2" >>"$RES"; echo "capture-peer: $1 = $2"; }
+HS_NAME=capture-peer
+. /hs/lib.sh # fail, record, wait_listen
 
 # pinning: server on CPU 0, client on CPU 1 when there are two CPUs and taskset works
 SRV="" CLI=""
@@ -37,16 +37,6 @@ else
     PIN="not pinned (one CPU, or no taskset)"
 fi
 echo "capture-peer: $PIN" | tee "$OUT/peer-rounds.txt"
-
-wait_listen() {
-    i=0
-    while [ $i -lt 200 ]; do
-        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "no server listening on port $1 after 20 s"
-}
 
 # perftest_round OUTFILE VALS FIELD SIZE CMD...: CMD as server (pinned) and as client over
 # 127.0.0.1; from the client's row whose first field is SIZE, field FIELD goes to VALS.

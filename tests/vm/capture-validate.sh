@@ -6,17 +6,8 @@
 # capture-validate-check.sh checks the JSON on the host.
 set -u
 HP=18550
-fail() { echo "capture-validate: FAIL: $*"; exit 1; }
-
-wait_listen() {
-    i=0
-    while [ $i -lt 200 ]; do
-        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "no server listening on port $1 after 20 s"
-}
+HS_NAME=capture-validate
+. /hs/lib.sh # fail, wait_listen
 
 # -o in a guest without gnuplot: a warning, exit 0, validate.json and report.html (tables)
 hintsim validate kv.hst -d rxe0 -x 0 --limit 300 --repeat 1 --hints 4K,0 -o "$OUT/val-o" \

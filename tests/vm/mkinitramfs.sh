@@ -146,6 +146,7 @@ install_etc() {
     printf 'hosts: files\npasswd: files\ngroup: files\n' >"$STAGE/etc/nsswitch.conf"
     echo hsvm >"$STAGE/etc/hostname"
     install_file "$HERE/guest-init.sh" /init 755
+    install_file "$HERE/guest-lib.sh" /hs/lib.sh 644
 }
 
 # module_path NAME: the .ko of NAME (dashes and underscores are the same to the kernel).

@@ -20,18 +20,8 @@ BW_SIZE=4096
 LIB=/usr/lib/libhintcap.so
 RES=$OUT/preload-results.txt
 
-fail() { echo "preload-tools: FAIL: $*"; exit 1; }
-record() { echo "$1 $2" >>"$RES"; echo "preload-tools: $1 = $2"; }
-
-wait_listen() {
-    i=0
-    while [ $i -lt 300 ]; do
-        netstat -ltn 2>/dev/null | grep -q ":$1 " && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
+HS_NAME=preload-tools
+. /hs/lib.sh # fail, record, listening
 
 # capx DIR VARS CMD...: CMD (environment VARS added) under `hintsim capture run -o DIR`,
 # or, while `capture run` is not registered in this build, under LD_PRELOAD directly;
@@ -59,7 +49,7 @@ attempt() {
     [ "$cdir" = - ] || rm -rf "$cdir"
     capx "$sdir" "$SENV" "$@" -p "$port" >"$OUT/$name-server.txt" 2>&1 &
     spid=$!
-    if ! wait_listen "$port"; then
+    if ! listening "$port" 300; then
         kill $spid 2>/dev/null
         wait $spid
         echo "preload-tools: $name: no server listening on port $port after 30 s:" \

@@ -73,7 +73,7 @@ parse_args() {
 base_key() {
     local t
     {
-        cat "$HERE/mkinitramfs.sh" "$HERE/guest-init.sh" "$CACHE/kernel/version"
+        cat "$HERE/mkinitramfs.sh" "$HERE/guest-init.sh" "$HERE/guest-lib.sh" "$CACHE/kernel/version"
         for t in busybox ib_write_lat ib_write_bw ibv_rc_pingpong ibv_devinfo rdma; do
             stat -L -c '%n %s %Y' "$(command -v "$t" || echo /nonexistent)" 2>/dev/null || echo "$t"
         done

@@ -11,6 +11,10 @@ fail() { echo "vm-selftest-guest: FAIL: $*"; exit 1; }
 [ -s token.txt ] || fail "/hs/files/token.txt (default guest path) missing"
 [ -s /opt/renamed/token-copy.txt ] || fail "/opt/renamed/token-copy.txt (explicit guest path) missing"
 cmp token.txt /opt/renamed/token-copy.txt || fail "the two copies of the token differ"
+# the shared helpers (guest-lib.sh as /hs/lib.sh): fail's prefix and status, listening's timeout
+msg=$(HS_NAME=libcheck; . /hs/lib.sh; fail boom) ; rc=$?
+[ $rc -eq 1 ] && [ "$msg" = "libcheck: FAIL: boom" ] || fail "/hs/lib.sh fail: rc $rc, '$msg'"
+(. /hs/lib.sh; listening 1 2) && fail "/hs/lib.sh listening: found a server on port 1"
 mkdir -p "$OUT/sub"
 cp token.txt "$OUT/sub/token.txt"
 dd if=/dev/urandom of="$OUT/blob.bin" bs=1024 count=512 2>/dev/null || fail "dd"

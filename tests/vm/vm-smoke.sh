@@ -13,20 +13,9 @@ BW_SIZE=65536
 PP_ITERS=500
 RES=$OUT/smoke-results.txt
 
-fail() { echo "vm-smoke: FAIL: $*"; exit 1; }
-record() { echo "$1 $2" >>"$RES"; echo "vm-smoke: $1 = $2"; }
+HS_NAME=vm-smoke
+. /hs/lib.sh # fail, record, wait_listen
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
-
-# wait_listen: wait up to 20 s for the server end to listen on $PORT.
-wait_listen() {
-    i=0
-    while [ $i -lt 200 ]; do
-        netstat -ltn 2>/dev/null | grep -q ":$PORT " && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "no server listening on port $PORT after 20 s"
-}
 
 # run_pair NAME CMD...: CMD as server in the background, CMD 127.0.0.1 as client; both
 # must exit 0 within 120 s. Outputs in $OUT/NAME-server.txt and $OUT/NAME-client.txt.
@@ -34,7 +23,7 @@ run_pair() {
     name=$1; shift
     timeout 120 "$@" >"$OUT/$name-server.txt" 2>&1 &
     spid=$!
-    wait_listen
+    wait_listen "$PORT"
     timeout 120 "$@" 127.0.0.1 >"$OUT/$name-client.txt" 2>&1
     crc=$?
     wait $spid
