@@ -279,37 +279,43 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
 
 /* ---- steady state of a segmented message (MODEL.md section 2) ---------------------- */
 
-/* Take pa's snapshot after a chunk posted at t; returns 0 when pa's ring is too long. */
-static int snap_take(const mdl_state_t *s, const mdl_path_t *pa, double t, mdl_snap_t *q)
+/* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
+ * chunk's state relative to its post time, and the run of equally spaced batches of this
+ * message's full chunks at the ring's tail (pa's whole ring when run > count). */
+typedef struct {
+    double t_ns;            /* the previous full chunk's post time */
+    double link_ns;         /* link free time then, relative to t_ns (the CPU's is always
+                             * the full chunk's post cost) */
+    double drain_ns;        /* cost_ns.drain after it */
+    uint32_t used;          /* pa's slots held then */
+    int valid;              /* the above describe the previous chunk */
+    double close_ns;        /* the run's newest batch close */
+    double gap_ns;          /* the run's spacing (run >= 2) */
+    uint32_t run;           /* batches in the run */
+} skip_track_t;
+
+/* Whether t and u are the same time up to rounding at the magnitude of ref (~45 ulps). */
+static int same_time(double t, double u, double ref)
 {
-    if (pa->count > MDL_SNAP_RING || pa->open_n)
-        return 0;
-    q->t_ns = t;
-    q->cpu_ns = s->cpu_free_ns - t;
-    q->link_ns = s->link_free_ns - t;
-    q->drain_ns = s->cost_ns.drain;
-    q->count = pa->count;
-    q->used = pa->used;
-    for (uint32_t j = 0; j < pa->count; j++) {
-        const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
-        q->ring_ns[j] = b->close_ns - t;
-        q->ring_nwr[j] = b->nwr;
-    }
-    return 1;
+    return fabs(t - u) <= 1e-14 * (ref > 1 ? ref : 1);
 }
 
-/* Whether a and b are the same pipeline state, up to rounding at the magnitude of t. */
-static int snap_same(const mdl_snap_t *a, const mdl_snap_t *b)
+/* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
+ * push of its batch_add; a full chunk always leaves no open batch) or not; extend or
+ * restart the run of equally spaced batches. */
+static void track_batch(skip_track_t *k, int regular, double hw, double t_post)
 {
-    double tol = 1e-14 * (b->t_ns > 1 ? b->t_ns : 1); /* ~45 ulps of t */
-
-    if (a->count != b->count || a->used != b->used || fabs(a->cpu_ns - b->cpu_ns) > tol ||
-        fabs(a->link_ns - b->link_ns) > tol)
-        return 0;
-    for (uint32_t j = 0; j < a->count; j++)
-        if (a->ring_nwr[j] != b->ring_nwr[j] || fabs(a->ring_ns[j] - b->ring_ns[j]) > tol)
-            return 0;
-    return 1;
+    if (!regular) {
+        k->run = 0;
+        return;
+    }
+    if (k->run == 1 || (k->run >= 2 && !same_time(hw - k->close_ns, k->gap_ns, t_post))) {
+        k->gap_ns = hw - k->close_ns;
+        k->run = 2;
+    } else {
+        k->run++; /* also 0 -> 1 */
+    }
+    k->close_ns = hw;
 }
 
 /* How many of m further chunks, each lambda after the last (posted at t), post on the same
@@ -327,30 +333,30 @@ static uint64_t skip_limit(const mdl_state_t *s, double t, double lambda, uint64
     return lim;
 }
 
-/* After a full chunk posted at *t_ns with full_left more full chunks before the last: if
- * the pipeline repeats, jump m of them ahead (shifting *t_ns and pa's times, adding m
- * chunks' drain); returns m. */
-static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64_t full_left)
+/* After a full chunk posted at *t_ns (its batch regular, full_left more full chunks before
+ * the last): if the pipeline seen from this chunk is the previous chunk's shifted by lambda
+ * (CPU, link, slots, and a ring of equally spaced batches lambda apart that also covers the
+ * batch this chunk popped), every further full chunk repeats the step: jump m of them
+ * (shifting *t_ns and the times, adding m chunks' drain); returns m. */
+static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64_t full_left,
+                            skip_track_t *k)
 {
-    mdl_snap_t *prev = &s->snap[s->snap_prev], *cur = &s->snap[!s->snap_prev];
-    double t = *t_ns;
-
-    if (!snap_take(s, pa, t, cur)) {
-        prev->valid = 0;
-        return 0;
-    }
-    cur->valid = 1;
-    double lambda = t - prev->t_ns;
+    double t = *t_ns, link = s->link_free_ns - t;
+    double lambda = t - k->t_ns;
     uint64_t m = 0;
-    if (prev->valid && lambda > 0 && snap_same(prev, cur))
+
+    /* every batch in the ring holds E_P WRs (run > count), so equal slots held means an
+     * equal count of batches */
+    if (k->valid && lambda > 0 && pa->used == k->used && k->run > pa->count &&
+        same_time(k->gap_ns, lambda, t) && same_time(link, k->link_ns, t))
         m = skip_limit(s, t, lambda, full_left);
-    if (m == 0) {
-        s->snap_prev = !s->snap_prev;
+    double drain_step = s->cost_ns.drain - k->drain_ns;
+    *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run};
+    if (m == 0)
         return 0;
-    }
     double shift = (double)m * lambda;
     *t_ns = t + shift;
-    s->cost_ns.drain += (double)m * (cur->drain_ns - prev->drain_ns);
+    s->cost_ns.drain += (double)m * drain_step;
     s->cpu_free_ns += shift;
     s->link_free_ns += shift;
     for (uint32_t j = 0; j < pa->count; j++)
@@ -361,7 +367,8 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
         note_report(s, pa, r_ns);
     }
     s->chunks_skipped += m;
-    prev->valid = 0;
+    k->valid = 0; /* m stopped at an edge or at the last full chunk: the state changes next */
+    k->run = 0;
     return m;
 }
 
@@ -373,6 +380,7 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
     int stalled = 0, first = 1;
     chunk_cost_t full, last;
+    skip_track_t track = {0};
 
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
@@ -394,20 +402,22 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
             hw += pa->split_ns;
         nwr -= c;
         left -= bytes;
+        uint64_t push0 = pa->pushes;
         batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
         first = 0;
         t_ns = t_post;
         if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
-            /* full chunks that are not the message's last one, and the ring holds only
-             * this message's batches (older ones would make the snapshots differ) */
-            uint64_t m = chunks_skip(s, pa, &t_ns, (nwr - 1) / pa->batch);
+            /* a full chunk, not the message's last one */
+            track_batch(&track, pa->pushes == push0 + 1 &&
+                        pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == c, hw, t_post);
+            uint64_t m = chunks_skip(s, pa, &t_ns, (nwr - 1) / pa->batch, &track);
             nwr -= m * pa->batch;
             left -= m * pa->batch * pa->seg_bytes;
         } else {
-            s->snap[s->snap_prev].valid = 0;
+            track.valid = 0;
+            track.run = 0;
         }
     }
-    s->snap[s->snap_prev].valid = 0;
     s->stalls += (uint64_t)stalled;
 }
 

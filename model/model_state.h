@@ -47,20 +47,6 @@ typedef struct {
     double queue, drain, coalesce, l1;
 } mdl_costs_ns_t;
 
-/* A segmented message's chunk pipeline seen from its latest chunk's post time t: when two
- * consecutive chunks leave the same snapshot, every further full chunk repeats the step
- * shifted by the same time (all the replay does is max and +), so the replay jumps ahead. */
-#define MDL_SNAP_RING 64
-typedef struct {
-    double t_ns;              /* the chunk's post time */
-    double cpu_ns, link_ns;   /* CPU and link free times, relative to t */
-    double drain_ns;          /* cost_ns.drain after the chunk (absolute) */
-    uint32_t count, used;     /* the path's closed batches and slots held */
-    double ring_ns[MDL_SNAP_RING]; /* their close times, relative to t (oldest first) */
-    uint32_t ring_nwr[MDL_SNAP_RING];
-    int valid;
-} mdl_snap_t;
-
 /* What a message's size alone decides, computed once per distinct size (the replay's
  * size cache, direct-mapped; a miss recomputes and replaces). */
 #define MDL_SIZE_CACHE 256
@@ -98,8 +84,6 @@ typedef struct {
     mdl_costs_ns_t cost_ns;
     mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries */
     int every_chunk;        /* pred_opts_t.every_chunk */
-    mdl_snap_t snap[2];     /* the last two chunks' snapshots (steady-state skip), */
-    int snap_prev;          /* snap[snap_prev] the older one */
     uint64_t chunks_skipped;
 } mdl_state_t;
 

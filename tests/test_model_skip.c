@@ -147,12 +147,36 @@ static void test_skip_long_ring_and_timer(void **state)
     profile_free(p);
 }
 
+/* Every WR signalled, coalescing off and a deep queue: the ring holds up to 512 batches of
+ * one WR (the skip once compared rings of at most 64 and skipped nothing here: one step per
+ * WR). 8 MB messages are 2048 chunks; in open loop the first messages fill the window (the
+ * link backlog grows, nothing repeats), later ones repeat after ~537 chunks (a ring's
+ * turnover) and jump ~1510; closed loop starts each message on an empty ring that never
+ * fills, so it never repeats. */
+static void test_skip_deep_ring(void **state)
+{
+    (void)state;
+    profile_t *p = load("generic", "bw.depth=512");
+    trace_t *tr = mk_trace(30, 64, 8 << 20, 3000);
+
+    assert_int_equal(profile_set(p, "bw.signal_every=1"), HS_OK);
+    assert_int_equal(profile_set(p, "bw.coal_count=1"), HS_OK);
+    assert_int_equal(profile_set(p, "bw.seg_bytes=4096"), HS_OK);
+    uint64_t skipped = compare(tr, p, PRED_OPEN, 0);
+    skipped += compare(tr, p, PRED_CLOSED, 0);
+    skipped += compare(tr, p, PRED_OPEN, 16384);
+    assert_true(skipped > 20000); /* measured 23063 */
+    trace_free(tr);
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_skip_matches_every_chunk),
         cmocka_unit_test(test_skip_stops_at_perturbation_edge),
         cmocka_unit_test(test_skip_long_ring_and_timer),
+        cmocka_unit_test(test_skip_deep_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
