@@ -441,15 +441,19 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
     }
 }
 
+/* The path a message's size asks for: LL (0) up to the hint, BW (1) above it or with none. */
+static HS_HOT int route_class(const mdl_state_t *s, const trace_rec_t *r)
+{
+    return (r->size_bytes > s->hint) | (s->hint == 0);
+}
+
 /* Hysteresis policy: which path message i takes (0 LL, 1 BW); performs the drain of a
  * switch. */
 static HS_HOT int route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
 {
-    int cls = s->hint && r->size_bytes <= s->hint ? 0 : 1;
+    int cls = route_class(s, r);
 
-    if (s->cur < 0) {
-        s->cur = cls;
-    } else if (cls != s->cur) {
+    if (cls != s->cur) {
         if (++s->run >= s->hysteresis) {
             mdl_path_t *old = &s->path[s->cur];
             double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
@@ -495,6 +499,10 @@ static hs_status_t ready_time(mdl_state_t *s, size_t i, double *ready_ns)
 
 static hs_status_t replay_loop(mdl_state_t *s)
 {
+    /* the first message is ready at time 0 (open loop: times are relative to its post)
+     * on an idle host, and takes its own class's path with nothing to switch from */
+    s->raw->t_first_post_us = 0;
+    s->cur = route_class(s, &s->tr->recs[0]);
     for (size_t i = 0; i < s->tr->n; i++) {
         const trace_rec_t *r = &s->tr->recs[i];
         double ready, t;
@@ -504,8 +512,6 @@ static hs_status_t replay_loop(mdl_state_t *s)
         t = ready;
         int k = route(s, r, &t);
         mdl_path_t *pa = &s->path[k];
-        if (i == 0)
-            s->raw->t_first_post_us = (t > s->cpu_free_ns ? t : s->cpu_free_ns) * 1e-3;
         s->pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
         post_message(s, pa, k, i, t, ready);
         if (s->mode == PRED_CLOSED) {

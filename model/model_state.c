@@ -91,7 +91,7 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->every_chunk = o ? o->every_chunk : 0;
     s->hint = hint_bytes;
     s->t0_ns = tr->recs[0].t_post_ns;
-    s->cur = -1;
+    s->cur = 0; /* replay_loop routes the first message */
     s->hysteresis = (int)p->switch_hysteresis;
     s->ns_per_byte = 8.0 / p->link_gbps;
     s->mtu = (uint64_t)p->link_mtu_bytes;
