@@ -3,7 +3,8 @@
  * `trace gen` workload, generated into a temporary file and loaded), with and without the
  * summariser, and `recommend`'s wall time with every auto candidate on the mixed trace,
  * evaluated in parallel on every online core. Rates are the best of 3 replays in CPU time.
- * Usage: bench_model [N] [profile] [workload...] (default: mixed and every workload). */
+ * Usage: bench_model [--once HINT] [N] [profile] [workload...] (default: mixed, cycle and
+ * every workload; --once: one replay of each at HINT, for profilers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,10 @@
 
 /* "mixed": sizes 64 B - 64 KB log-uniform, independent per message, posts ~1 us apart on
  * average: at hint 4K the path changes on about half the messages (the worst case for the
- * replay: every size-dependent branch is unpredictable). */
-static trace_t *make_trace(size_t n)
+ * replay: every size-dependent branch is unpredictable). "cycle": the same gaps, the same
+ * eleven sizes in turn (the same work, but a pattern the CPU's branch predictor learns:
+ * the gap between the two rows is what mispredicted branches cost). */
+static trace_t *make_trace(size_t n, int cycle)
 {
     trace_t *tr = NULL;
     uint64_t t = 0, s = 88172645463325252ULL;
@@ -32,7 +35,7 @@ static trace_t *make_trace(size_t n)
         s ^= s >> 7;
         s ^= s << 17;
         trace_rec_t r = {.t_post_ns = t, .t_done_ns = TRACE_TIME_UNKNOWN,
-                         .size_bytes = 64u << (s % 11)};
+                         .size_bytes = 64u << (cycle ? i % 11 : s % 11)};
         t += 200 + (s >> 40) % 1600;
         if (trace_push(tr, &r) != HS_OK) {
             trace_free(tr);
@@ -93,8 +96,8 @@ static trace_t *workload_trace(const char *name, size_t n, pred_mode_t *mode)
     int fd;
 
     *mode = PRED_OPEN;
-    if (strcmp(name, "mixed") == 0)
-        return make_trace(n);
+    if (strcmp(name, "mixed") == 0 || strcmp(name, "cycle") == 0)
+        return make_trace(n, name[0] == 'c');
     if (strcmp(name, "pingpong") == 0 || strcmp(name, "coldstart") == 0)
         *mode = PRED_CLOSED;
     fd = mkstemps(path, 4);
@@ -127,7 +130,7 @@ static int bench_workload(const char *name, size_t n, const profile_t *p, pred_r
 
 static int bench_recommend(size_t n, const profile_t *p)
 {
-    trace_t *tr = make_trace(n);
+    trace_t *tr = make_trace(n, 0);
     rec_opts_t ro = {.objective = REC_OBJ_P99};
     rec_report_t rep;
 
@@ -147,8 +150,34 @@ static int bench_recommend(size_t n, const profile_t *p)
     return 0;
 }
 
+/* --once HINT: one replay per workload at HINT, nothing else, for a profiler
+ * (valgrind --tool=callgrind --toggle-collect=model_replay, perf) to count one replay. */
+static int bench_once(uint64_t hint, int nw, char **names, size_t n, const profile_t *p,
+                      pred_raw_t *raw)
+{
+    for (int a = 0; a < nw; a++) {
+        pred_mode_t mode;
+        trace_t *tr = workload_trace(names[a], n, &mode);
+        if (!tr)
+            return 1;
+        double r = replay_rate(tr, p, hint, mode, 0, raw);
+        printf("  %-10s %-6s hint %llu: %.1f M msgs/s (one replay, CPU time)\n", names[a],
+               mode == PRED_OPEN ? "open" : "closed", (unsigned long long)hint, r * 1e-6);
+        trace_free(tr);
+        if (r <= 0)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    uint64_t once = UINT64_MAX;
+    if (argc > 2 && strcmp(argv[1], "--once") == 0) {
+        once = strtoull(argv[2], NULL, 10);
+        argc -= 2;
+        argv += 2;
+    }
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
     const char *pname = argc > 2 ? argv[2] : "seed000";
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -166,6 +195,12 @@ int main(int argc, char **argv)
         return 1;
     memset(raw.lat_us, 0, n * sizeof(*raw.lat_us)); /* touched once, outside the timing */
     memset(raw.path, 0, n);
+    if (once != UINT64_MAX) {
+        static char *mixed[] = {"mixed"};
+        rc = argc > 3 ? bench_once(once, argc - 3, argv + 3, n, p, &raw)
+                      : bench_once(once, 1, mixed, n, p, &raw);
+        goto out;
+    }
     printf("bench_model: %zu messages per trace, profile %s, %ld online cores; replay rate in "
            "M msgs/s per core (CPU time, best of 3), goal >= %.0f\n", n, pname, cores, GOAL_MPS);
     printf("  %-10s %-6s %10s %10s %12s   %s\n", "workload", "mode", "hint 4K", "hint 0",
@@ -175,10 +210,12 @@ int main(int argc, char **argv)
             rc |= bench_workload(argv[a], n, p, &raw);
     } else {
         rc |= bench_workload("mixed", n, p, &raw);
+        rc |= bench_workload("cycle", n, p, &raw);
         for (size_t w = 0; w < nwl; w++)
             rc |= bench_workload(wl[w].name, n, p, &raw);
     }
     rc |= bench_recommend(n, p);
+out:
     free(raw.lat_us);
     free(raw.path);
     profile_free(p);
