@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model_memo.h"
 #include "model/model_state.h"
 
 _Static_assert(TRACE_F_PATH_BW == TRACE_F_PATH_LL << 1, "path flags: BW = LL << 1");
@@ -372,19 +373,76 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
     return m;
 }
 
+/* What a segmented message did, kept in m for a later message that meets the same
+ * pipeline from its own t0 (memo_apply); not kept when it cannot be replayed shifted. */
+typedef struct {
+    double t0, q0, d0, entry_close, hw, t_last;
+    uint64_t sk0, push0;
+    int stalled;
+} chunks_rec_t;
+
+static void memo_keep(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size,
+                      const mdl_view_t *key, const chunks_rec_t *c, mdl_memo_t *m)
+{
+    mdl_view_t out;
+    double t0 = c->t0;
+
+    if (pa->nmem > 1 || !memo_edge_free(s, t0, c->t_last - t0) ||
+        !memo_view_out(s, pa, t0, &out))
+        return;
+    m->valid = 1;
+    m->size = size;
+    m->k = k;
+    m->pert = t0 >= s->pert_from_ns && t0 < s->pert_until_ns;
+    m->key = *key;
+    m->out = out;
+    m->span_ns = c->t_last - t0;
+    m->entry_close_ns = c->entry_close - t0;
+    m->self_hw_ns = c->hw - t0;
+    m->self_close_ns = pa->nmem ? 0 : pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns - t0;
+    m->queue_ns = s->cost_ns.queue - c->q0;
+    m->drain_ns = s->cost_ns.drain - c->d0;
+    m->stalls = (uint64_t)c->stalled;
+    m->skipped = s->chunks_skipped - c->sk0;
+    m->pushes = pa->pushes - c->push0;
+}
+
 /* Post message i of nwr > batch WRs on pa (index k) from t_ns on: chunks of at most a
- * batch, with the steady-state skip over the repeating full chunks. */
+ * batch, with the steady-state skip over the repeating full chunks; or, when an earlier
+ * message of its size met the same pipeline, that message's replay shifted (the memo). */
 static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                         uint64_t left, uint64_t nwr, size_t i, double t_ns, double tref_ns)
 {
-    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
-    int stalled = 0, first = 1;
+    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, size = left;
+    int first = 1;
     chunk_cost_t full, last;
     skip_track_t track = {0};
+    chunks_rec_t rec = {0};
+    mdl_memo_t *memo = NULL;
+    mdl_view_t key;
 
+    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
+    /* the first chunk's first steps (slots_acquire's), here so that the memo sees the
+     * pipeline they leave */
+    rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    if (pa->timer_r_ns <= rec.t0)
+        batch_close(s, pa, pa->timer_close_ns);
+    while (pa->head_r_ns <= rec.t0)
+        batch_pop(s, pa);
+    if (!s->every_chunk && memo_view_key(s, pa, rec.t0, &key)) {
+        memo = memo_slot(s, k, size);
+        if (memo_matches(s, memo, size, k, &key, rec.t0)) {
+            memo_apply(s, pa, memo, i, rec.t0, tref_ns);
+            return;
+        }
+    }
+    rec.q0 = s->cost_ns.queue;
+    rec.d0 = s->cost_ns.drain;
+    rec.sk0 = s->chunks_skipped;
+    rec.push0 = pa->pushes;
+    int had_open = pa->open_n > 0;
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
-    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     while (nwr > 0) {
         uint32_t c = nwr < pa->batch ? (uint32_t)nwr : pa->batch;
         uint64_t bytes = nwr > c ? (uint64_t)c * pa->seg_bytes : left;
@@ -393,8 +451,8 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
             chunk_cost(s, (double)bytes * z->npb_ns + npkt_of(s, bytes) * s->pkt_ns, c, &last);
             cc = &last;
         }
-        double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        double t_post = slots_acquire(s, pa, c, t0, &stalled);
+        double t0 = first ? rec.t0 : t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+        double t_post = slots_acquire(s, pa, c, t0, &rec.stalled);
         if (first)
             s->cost_ns.queue += t_post - t0;
         double hw = chunk_hw(s, pa, cc, z->dma_ns[k], z->lat_ns, t_post);
@@ -404,8 +462,19 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
         left -= bytes;
         uint64_t push0 = pa->pushes;
         batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
+        if (first && had_open) {
+            /* the open batch this message met closed with the first push (pops come before
+             * pushes in a chunk), unless a forced close was popped at once: not kept then */
+            uint64_t pushed = pa->pushes - rec.push0;
+            if (pushed <= pa->count)
+                rec.entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
+            else
+                memo = NULL;
+        }
         first = 0;
         t_ns = t_post;
+        rec.hw = hw;
+        rec.t_last = t_post;
         if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
             /* a full chunk, not the message's last one */
             track_batch(&track, pa->pushes == push0 + 1 &&
@@ -418,7 +487,9 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
             track.run = 0;
         }
     }
-    s->stalls += (uint64_t)stalled;
+    s->stalls += (uint64_t)rec.stalled;
+    if (memo)
+        memo_keep(s, pa, k, size, &key, &rec, memo);
 }
 
 /* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks. */

@@ -62,6 +62,33 @@ typedef struct {
     double post_ns[2], post_share_ns[2], ser_share_ns[2];
 } mdl_size_t;
 
+/* A path's pipeline seen from a time t0 (every time relative to it): what a segmented
+ * message's replay reads, and what it leaves (model_memo.c). */
+#define MDL_MEMO_RING 64 /* closed batches at most */
+#define MDL_MEMO_MEM 16  /* members of the open batch at most */
+typedef struct {
+    double cpu_ns, link_ns, last_r_ns;
+    uint32_t used, count, open_n, nmem;
+    double h1_ns, timer_ns; /* the open batch's latest completion and timer close (HUGE_VAL) */
+    double ring_ns[MDL_MEMO_RING];
+    uint32_t ring_nwr[MDL_MEMO_RING];
+    double mem_hw_ns[MDL_MEMO_MEM]; /* the open batch's members' completions */
+} mdl_view_t;
+
+/* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
+ * (key) and left (out), and what happened in between (MODEL.md section 2). */
+typedef struct {
+    uint64_t size;
+    int k, pert, valid;
+    mdl_view_t key, out;
+    double span_ns;                /* its last chunk's post, relative */
+    double entry_close_ns;         /* the open batch it met closed then (key.open_n > 0) */
+    double self_close_ns, self_hw_ns; /* its own batch's close (out.nmem == 0), its hw */
+    double queue_ns, drain_ns;     /* the cost terms it added */
+    uint64_t stalls, skipped, pushes;
+} mdl_memo_t;
+#define MDL_MEMO_SLOTS 8
+
 typedef struct {
     const trace_t *tr;
     const profile_t *p;
@@ -85,6 +112,8 @@ typedef struct {
     mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries */
     int every_chunk;        /* pred_opts_t.every_chunk */
     uint64_t chunks_skipped;
+    mdl_memo_t *memo;       /* MDL_MEMO_SLOTS per path, direct-mapped by size */
+    uint64_t memo_hits;
 } mdl_state_t;
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */

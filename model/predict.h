@@ -25,8 +25,8 @@ typedef struct {
     int include_cold;     /* count cold-start messages in the figures (default 0: apart) */
     unsigned flows;       /* sim only: senders replaying the trace into one receiver (>= 1) */
     const char *platform; /* sim only: SimGrid platform XML, NULL = generated from profile */
-    int every_chunk;      /* model only: replay every chunk of a segmented message, no
-                           * steady-state skip (the reference the skip is tested against) */
+    int every_chunk;      /* model only: replay every chunk of every segmented message, no
+                           * steady-state skip, no memo (what both are tested against) */
 } pred_opts_t;
 
 /* Summed cost terms over all messages, in us: what "why" compares. */
@@ -50,6 +50,8 @@ typedef struct {
     pred_costs_t costs;
     uint64_t chunks_skipped; /* model: chunks of segmented messages the steady-state skip
                               * jumped over (0 with pred_opts_t.every_chunk) */
+    uint64_t memo_hits;      /* model: segmented messages replayed as an earlier one shifted
+                              * (the memo; 0 with pred_opts_t.every_chunk) */
 } pred_raw_t;
 
 typedef struct {

@@ -6,3 +6,4 @@ hs_add_unit_test(test_recommend SOURCES test_recommend.c LIBS hs_testlib hs_mode
 hs_add_valgrind_test(valgrind_test_model_closed COMMAND $<TARGET_FILE:test_model_closed>)
 hs_add_unit_test(test_model_load SOURCES test_model_load.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_model_skip SOURCES test_model_skip.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_model_memo SOURCES test_model_memo.c LIBS hs_testlib hs_model)

@@ -44,6 +44,9 @@ static int close_rel(double a, double b, double rel)
     return fabs(a - b) <= rel * fmax(fmax(fabs(a), fabs(b)), 1e-3);
 }
 
+/* Segmented messages the memo replayed, over every compare() so far. */
+static uint64_t g_memo_hits;
+
 /* Replays tr both ways and compares; returns the chunks the skip jumped over. */
 static uint64_t compare(const trace_t *tr, const profile_t *p, pred_mode_t mode, uint64_t hint)
 {
@@ -52,6 +55,8 @@ static uint64_t compare(const trace_t *tr, const profile_t *p, pred_mode_t mode,
     replay(tr, p, mode, hint, 1, &a);
     replay(tr, p, mode, hint, 0, &b);
     assert_int_equal(a.chunks_skipped, 0);
+    assert_int_equal(a.memo_hits, 0);
+    g_memo_hits += b.memo_hits;
     for (size_t i = 0; i < tr->n; i++) {
         if (!close_rel(a.lat_us[i], b.lat_us[i], 1e-5) || a.path[i] != b.path[i])
             fail_msg("%s hint %llu %s: message %zu: latency %.6f us (path %u) chunk by chunk, "
@@ -170,6 +175,94 @@ static void test_skip_deep_ring(void **state)
     profile_free(p);
 }
 
+/* The memo: a segmented message that meets the pipeline an earlier one of its size met
+ * (relative to when it can start) is replayed as that one shifted. Repeated 1 MB messages
+ * with 64 B ones between (those sit in the BW path's open batch at hint 0), back to back
+ * (a saturated path: each meets the same backlog) and far apart (an idle path), every
+ * profile, hint and mode, and a perturbation window that ends inside the series; every
+ * message must agree with the chunk-by-chunk replay, and the memo must have been used. */
+static void test_memo_repeats(void **state)
+{
+    (void)state;
+    static const char *const profiles[] = {"generic", "seed000", "seed003"};
+    static const uint64_t hints[] = {0, 4096, 65536};
+    static const uint64_t gaps[] = {1000, 40000000};
+    uint64_t hits0 = g_memo_hits;
+
+    for (size_t pi = 0; pi < 3; pi++) {
+        profile_t *p = load(profiles[pi], "bw.seg_bytes=4096");
+        for (size_t gi = 0; gi < 2; gi++) {
+            trace_t *tr = mk_trace(90, 64, 1 << 20, gaps[gi]);
+            for (size_t hi = 0; hi < 3; hi++) {
+                compare(tr, p, PRED_OPEN, hints[hi]);
+                compare(tr, p, PRED_CLOSED, hints[hi]);
+            }
+            trace_free(tr);
+        }
+        profile_free(p);
+    }
+    uint64_t hits = g_memo_hits - hits0;
+    assert_true(hits > 3 * 2 * 3 * 2 * 10); /* of 30 big messages per replay, most */
+    /* seed 000's window after a switch ends inside runs of big messages: a 64 B message
+     * (LL at hint 8K) then six 1 MB ones back to back, ten times; the window (2 ms) starts
+     * at each run's first big message and ends at its third or fourth */
+    profile_t *p = load("seed000", "switch.perturb_window_us=2000");
+    trace_t *tr = NULL;
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (size_t i = 0; i < 70; i++) {
+        trace_rec_t r = {.t_post_ns = 1000000 + i * 1000, .size_bytes = i % 7 ? 1 << 20 : 64};
+        r.t_done_ns = r.t_post_ns + 10000;
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    hits0 = g_memo_hits;
+    compare(tr, p, PRED_OPEN, 8192);
+    compare(tr, p, PRED_CLOSED, 8192);
+    assert_true(g_memo_hits > hits0);
+    trace_free(tr);
+    profile_free(p);
+}
+
+/* Random traces (sizes 64 B to 1 MB + 4 KB, gaps from 200 ns to 2 ms, so paths go idle,
+ * saturate and switch at random), random perturbation windows and moderation: the skip and
+ * the memo against the chunk-by-chunk replay, message by message. */
+static void test_random_against_every_chunk(void **state)
+{
+    (void)state;
+    static const char *const profiles[] = {"generic", "seed000", "seed003"};
+    static const uint64_t sizes[] = {64, 4096, 65536, 1 << 20, (1 << 20) + 4096};
+    static const uint64_t gaps[] = {200, 3000, 100000, 2000000};
+    static const char *const windows[] = {"switch.perturb_window_us=37",
+                                          "switch.perturb_window_us=900",
+                                          "switch.perturb_window_us=100000"};
+    static const char *const signals[] = {"bw.signal_every=16", "bw.signal_every=4",
+                                          "bw.signal_every=1"};
+    static const uint64_t hints[] = {0, 4096, 8192, 65536};
+    uint64_t x = 88172645463325252ull, hits0 = g_memo_hits;
+
+    for (int seed = 0; seed < 48; seed++) {
+        profile_t *p = load(profiles[seed % 3], "bw.seg_bytes=4096");
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        assert_int_equal(profile_set(p, windows[x % 3]), HS_OK);
+        assert_int_equal(profile_set(p, signals[(x >> 8) % 3]), HS_OK);
+        trace_t *tr = NULL;
+        uint64_t t = 1000000;
+        assert_int_equal(trace_new(&tr), HS_OK);
+        for (size_t i = 0; i < 150; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            /* runs: the size repeats with probability 1/2, so repeats meet similar states */
+            uint64_t size = (x >> 20) % 2 && i ? tr->recs[i - 1].size_bytes : sizes[x % 5];
+            trace_rec_t r = {.t_post_ns = t, .size_bytes = size};
+            r.t_done_ns = t + 10000;
+            t += gaps[(x >> 40) % 4];
+            assert_int_equal(trace_push(tr, &r), HS_OK);
+        }
+        compare(tr, p, seed % 2 ? PRED_CLOSED : PRED_OPEN, hints[(seed / 2) % 4]);
+        trace_free(tr);
+        profile_free(p);
+    }
+    assert_true(g_memo_hits > hits0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +270,8 @@ int main(void)
         cmocka_unit_test(test_skip_stops_at_perturbation_edge),
         cmocka_unit_test(test_skip_long_ring_and_timer),
         cmocka_unit_test(test_skip_deep_ring),
+        cmocka_unit_test(test_memo_repeats),
+        cmocka_unit_test(test_random_against_every_chunk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

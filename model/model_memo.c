@@ -1,0 +1,144 @@
+/* model_memo.c - replaying a segmented message again, shifted: views of a path from a time,
+ * their comparison, and applying a kept replay (model_memo.h, MODEL.md section 2). */
+#include "model/model_memo.h"
+
+#include <math.h>
+#include <string.h>
+
+mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size)
+{
+    return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
+}
+
+/* The same time up to rounding at the magnitude of ref (~45 ulps), HUGE_VAL included. */
+static int same_t(double a, double b, double ref)
+{
+    return a == b || fabs(a - b) <= 1e-14 * (fabs(ref) > 1 ? fabs(ref) : 1);
+}
+
+static int view(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+{
+    if (pa->count > MDL_MEMO_RING || pa->nmem > MDL_MEMO_MEM)
+        return 0;
+    v->cpu_ns = s->cpu_free_ns - t0;
+    v->link_ns = s->link_free_ns - t0;
+    v->last_r_ns = pa->last_r_ns - t0;
+    v->used = pa->used;
+    v->count = pa->count;
+    v->open_n = pa->open_n;
+    v->nmem = pa->nmem;
+    v->h1_ns = pa->open_n ? pa->h1_ns - t0 : 0;
+    v->timer_ns = pa->open_n && pa->timer_close_ns != HUGE_VAL ? pa->timer_close_ns - t0
+                                                                : HUGE_VAL;
+    for (uint32_t j = 0; j < pa->count; j++) {
+        const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
+        v->ring_ns[j] = b->close_ns - t0;
+        v->ring_nwr[j] = b->nwr;
+    }
+    for (uint32_t j = 0; j < pa->nmem; j++)
+        v->mem_hw_ns[j] = pa->mem[j].hw_ns - t0;
+    return 1;
+}
+
+int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+{
+    return view(s, pa, t0, v);
+}
+
+int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+{
+    if (!view(s, pa, t0, v))
+        return 0;
+    /* From t0 on the link is only read as max(link, a time after t0); the latest report
+     * only as a max with the message's own reports, all after t0; with nothing queued the
+     * CPU too is only read as max(cpu, a time at or after t0). */
+    v->link_ns = v->link_ns > 0 ? v->link_ns : 0;
+    v->last_r_ns = v->last_r_ns > 0 ? v->last_r_ns : 0;
+    if (v->count == 0 && v->open_n == 0 && v->cpu_ns < 0)
+        v->cpu_ns = 0;
+    return 1;
+}
+
+static int same_view(const mdl_view_t *a, const mdl_view_t *b, double ref)
+{
+    if (a->used != b->used || a->count != b->count || a->open_n != b->open_n ||
+        a->nmem != b->nmem || !same_t(a->cpu_ns, b->cpu_ns, ref) ||
+        !same_t(a->link_ns, b->link_ns, ref) || !same_t(a->last_r_ns, b->last_r_ns, ref) ||
+        !same_t(a->h1_ns, b->h1_ns, ref) || !same_t(a->timer_ns, b->timer_ns, ref))
+        return 0;
+    for (uint32_t j = 0; j < a->count; j++)
+        if (a->ring_nwr[j] != b->ring_nwr[j] || !same_t(a->ring_ns[j], b->ring_ns[j], ref))
+            return 0;
+    for (uint32_t j = 0; j < a->nmem; j++)
+        if (!same_t(a->mem_hw_ns[j], b->mem_hw_ns[j], ref))
+            return 0;
+    return 1;
+}
+
+static int in_window(const mdl_state_t *s, double t)
+{
+    return t >= s->pert_from_ns && t < s->pert_until_ns;
+}
+
+int memo_edge_free(const mdl_state_t *s, double t0, double span_ns)
+{
+    double edge = t0 < s->pert_from_ns ? s->pert_from_ns
+                  : t0 < s->pert_until_ns ? s->pert_until_ns : HUGE_VAL;
+
+    return t0 + span_ns < edge;
+}
+
+int memo_matches(const mdl_state_t *s, const mdl_memo_t *m, uint64_t size, int k,
+                 const mdl_view_t *key, double t0)
+{
+    return m->valid && m->size == size && m->k == k && m->pert == in_window(s, t0) &&
+           memo_edge_free(s, t0, m->span_ns) && same_view(&m->key, key, t0);
+}
+
+/* Report member mb of a batch closed at close_ns (as batch_close does). */
+static void report(mdl_state_t *s, const mdl_path_t *pa, const mdl_member_t *mb,
+                   double close_ns)
+{
+    double r_ns = close_ns + pa->event_ns;
+
+    s->lat_us[mb->idx] = (float)((r_ns - mb->tref_ns) * 1e-3);
+    s->sum_lat_ns += r_ns - mb->tref_ns;
+    s->cost_ns.coalesce += close_ns > mb->hw_ns ? close_ns - mb->hw_ns : 0;
+}
+
+void memo_apply(mdl_state_t *s, mdl_path_t *pa, const mdl_memo_t *m, size_t i, double t0,
+                double tref_ns)
+{
+    const mdl_view_t *o = &m->out;
+    mdl_member_t self = {i, tref_ns, t0 + m->self_hw_ns};
+
+    if (m->key.open_n)
+        for (uint32_t j = 0; j < pa->nmem; j++)
+            report(s, pa, &pa->mem[j], t0 + m->entry_close_ns);
+    pa->nmem = 0;
+    if (o->nmem)
+        pa->mem[pa->nmem++] = self;
+    else
+        report(s, pa, &self, t0 + m->self_close_ns);
+    pa->head = 0;
+    pa->count = o->count;
+    for (uint32_t j = 0; j < o->count; j++)
+        pa->ring[j] = (mdl_batch_t){t0 + o->ring_ns[j], o->ring_nwr[j]};
+    pa->head_r_ns = o->count ? pa->ring[0].close_ns + pa->event_ns : HUGE_VAL;
+    pa->used = o->used;
+    pa->open_n = o->open_n;
+    pa->h1_ns = t0 + o->h1_ns;
+    pa->timer_close_ns = t0 + o->timer_ns; /* HUGE_VAL stays */
+    pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
+    pa->pushes += m->pushes;
+    pa->last_r_ns = t0 + o->last_r_ns;
+    if (pa->last_r_ns > s->t_last_done_ns)
+        s->t_last_done_ns = pa->last_r_ns;
+    s->cpu_free_ns = t0 + o->cpu_ns;
+    s->link_free_ns = t0 + o->link_ns;
+    s->cost_ns.queue += m->queue_ns;
+    s->cost_ns.drain += m->drain_ns;
+    s->stalls += m->stalls;
+    s->chunks_skipped += m->skipped;
+    s->memo_hits++;
+}

@@ -1,0 +1,31 @@
+/* model_memo.h - replaying a segmented message again, shifted (internal to model/).
+ *
+ * The replay is a chain of max and +, so a message that meets the same pipeline (relative
+ * to the time it can start, t0) as an earlier message of the same size on the same path
+ * leaves the same pipeline shifted by the difference of their t0s, with the same costs.
+ * A message of many chunks is replayed once, kept in a slot (MDL_MEMO_SLOTS per path,
+ * by size), and later copies are applied in O(ring) (MODEL.md section 2). */
+#ifndef HS_MODEL_MEMO_H
+#define HS_MODEL_MEMO_H
+
+#include "model/model_state.h"
+
+/* The slot for a message of size bytes on path k (valid or not). */
+mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size);
+/* View of pa from t0 for a key (link and, when nothing is queued, CPU and the latest report
+ * clamped to t0: earlier values cannot matter); 0 when pa holds more than the view can. */
+int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);
+/* Whether m was kept for this message: same size, path, perturbation side, key (to
+ * rounding), and its span from t0 crosses no perturbation edge. */
+int memo_matches(const mdl_state_t *s, const mdl_memo_t *m, uint64_t size, int k,
+                 const mdl_view_t *key, double t0);
+/* Whether a message from t0 spanning span_ns crosses no perturbation-window edge. */
+int memo_edge_free(const mdl_state_t *s, double t0, double span_ns);
+/* Set pa and the shared state to what m's message left, shifted to t0; report the open
+ * batch's members m's message closed and, if it did, message i (posted for tref_ns). */
+void memo_apply(mdl_state_t *s, mdl_path_t *pa, const mdl_memo_t *m, size_t i, double t0,
+                double tref_ns);
+/* View of pa after a message (no clamping); 0 when it does not fit. */
+int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);
+
+#endif
