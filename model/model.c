@@ -378,24 +378,23 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
 typedef struct {
     double t0, q0, d0, entry_close, hw, t_last;
     uint64_t sk0, push0;
-    int stalled;
+    int stalled, entry_ok;
 } chunks_rec_t;
 
 static void memo_keep(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size,
                       const mdl_view_t *key, const chunks_rec_t *c, mdl_memo_t *m)
 {
-    mdl_view_t out;
     double t0 = c->t0;
 
+    m->valid = 0;
     if (pa->nmem > 1 || !memo_edge_free(s, t0, c->t_last - t0) ||
-        !memo_view_out(s, pa, t0, &out))
+        !memo_view_out(s, pa, t0, &m->out))
         return;
     m->valid = 1;
     m->size = size;
     m->k = k;
     m->pert = t0 >= s->pert_from_ns && t0 < s->pert_until_ns;
-    m->key = *key;
-    m->out = out;
+    memo_view_copy(&m->key, key);
     m->span_ns = c->t_last - t0;
     m->entry_close_ns = c->entry_close - t0;
     m->self_hw_ns = c->hw - t0;
@@ -407,40 +406,22 @@ static void memo_keep(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size,
     m->pushes = pa->pushes - c->push0;
 }
 
-/* Post message i of nwr > batch WRs on pa (index k) from t_ns on: chunks of at most a
- * batch, with the steady-state skip over the repeating full chunks; or, when an earlier
- * message of its size met the same pipeline, that message's replay shifted (the memo). */
-static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
-                        uint64_t left, uint64_t nwr, size_t i, double t_ns, double tref_ns)
+/* The chunks of message i (nwr > batch WRs, left bytes) on pa (index k), the first from t0
+ * on (its reaping at t0 done): at most a batch each, with the steady-state skip over the
+ * repeating full chunks. Fills rec's hw (the last chunk's), t_last, stalled and the close
+ * of the open batch the message met (entry_close; 0 in entry_ok if it cannot be known).
+ * Not inlined: the caller's memo bookkeeping would crowd this loop's registers (measured). */
+static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                 const mdl_size_t *z, uint64_t left,
+                                                 uint64_t nwr, size_t i, double t0_first,
+                                                 double tref_ns, chunks_rec_t *rec)
 {
-    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, size = left;
-    int first = 1;
+    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push_first = pa->pushes;
+    int first = 1, stalled = 0, had_open = pa->open_n > 0;
+    double hw = 0, t_ns = t0_first;
     chunk_cost_t full, last;
     skip_track_t track = {0};
-    chunks_rec_t rec = {0};
-    mdl_memo_t *memo = NULL;
-    mdl_view_t key;
 
-    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
-    /* the first chunk's first steps (slots_acquire's), here so that the memo sees the
-     * pipeline they leave */
-    rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    if (pa->timer_r_ns <= rec.t0)
-        batch_close(s, pa, pa->timer_close_ns);
-    while (pa->head_r_ns <= rec.t0)
-        batch_pop(s, pa);
-    if (!s->every_chunk && memo_view_key(s, pa, rec.t0, &key)) {
-        memo = memo_slot(s, k, size);
-        if (memo_matches(s, memo, size, k, &key, rec.t0)) {
-            memo_apply(s, pa, memo, i, rec.t0, tref_ns);
-            return;
-        }
-    }
-    rec.q0 = s->cost_ns.queue;
-    rec.d0 = s->cost_ns.drain;
-    rec.sk0 = s->chunks_skipped;
-    rec.push0 = pa->pushes;
-    int had_open = pa->open_n > 0;
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
     while (nwr > 0) {
@@ -451,30 +432,26 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
             chunk_cost(s, (double)bytes * z->npb_ns + npkt_of(s, bytes) * s->pkt_ns, c, &last);
             cc = &last;
         }
-        double t0 = first ? rec.t0 : t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        double t_post = slots_acquire(s, pa, c, t0, &rec.stalled);
-        if (first)
-            s->cost_ns.queue += t_post - t0;
-        double hw = chunk_hw(s, pa, cc, z->dma_ns[k], z->lat_ns, t_post);
+        double t0 = first ? t0_first : t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+        double t_post = slots_acquire(s, pa, c, t0, &stalled);
+        hw = chunk_hw(s, pa, cc, z->dma_ns[k], z->lat_ns, t_post);
         if (nwr == c)
             hw += pa->split_ns;
         nwr -= c;
         left -= bytes;
         uint64_t push0 = pa->pushes;
         batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
-        if (first && had_open) {
-            /* the open batch this message met closed with the first push (pops come before
-             * pushes in a chunk), unless a forced close was popped at once: not kept then */
-            uint64_t pushed = pa->pushes - rec.push0;
-            if (pushed <= pa->count)
-                rec.entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
-            else
-                memo = NULL;
+        if (first) {
+            s->cost_ns.queue += t_post - t0;
+            /* the open batch the message met closed with the first push (pops come before
+             * pushes in a chunk), unless a forced close was popped at once */
+            uint64_t pushed = pa->pushes - push_first;
+            rec->entry_ok = !had_open || pushed <= pa->count;
+            if (had_open && rec->entry_ok)
+                rec->entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
+            first = 0;
         }
-        first = 0;
         t_ns = t_post;
-        rec.hw = hw;
-        rec.t_last = t_post;
         if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
             /* a full chunk, not the message's last one */
             track_batch(&track, pa->pushes == push0 + 1 &&
@@ -487,9 +464,50 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
             track.run = 0;
         }
     }
-    s->stalls += (uint64_t)rec.stalled;
-    if (memo)
-        memo_keep(s, pa, k, size, &key, &rec, memo);
+    s->stalls += (uint64_t)stalled;
+    rec->stalled = stalled;
+    rec->hw = hw;
+    rec->t_last = t_ns;
+}
+
+/* Post message i of nwr > batch WRs on pa (index k) from t_ns on (chunks_run); or, when an
+ * earlier message of its size met the same pipeline, that message's replay shifted (the
+ * memo, model_memo.h). */
+static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
+                        uint64_t left, uint64_t nwr, size_t i, double t_ns, double tref_ns)
+{
+    chunks_rec_t rec = {0};
+    mdl_memo_t *memo = NULL;
+    mdl_view_t key;
+
+    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
+    /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
+     * the pipeline it leaves */
+    rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    if (pa->timer_r_ns <= rec.t0)
+        batch_close(s, pa, pa->timer_close_ns);
+    while (pa->head_r_ns <= rec.t0)
+        batch_pop(s, pa);
+    if (!s->every_chunk) {
+        /* a size is looked up and kept from its second message in a row in its slot on,
+         * so that traces of ever-different sizes pay one comparison per message */
+        mdl_memo_t *slot = memo_slot(s, k, left);
+        if (slot->seen == left && memo_view_key(s, pa, rec.t0, &key)) {
+            if (memo_matches(s, slot, left, k, &key, rec.t0)) {
+                memo_apply(s, pa, slot, i, rec.t0, tref_ns);
+                return;
+            }
+            memo = slot;
+        }
+        slot->seen = left;
+    }
+    rec.q0 = s->cost_ns.queue;
+    rec.d0 = s->cost_ns.drain;
+    rec.sk0 = s->chunks_skipped;
+    rec.push0 = pa->pushes;
+    chunks_run(s, pa, k, z, left, nwr, i, rec.t0, tref_ns, &rec);
+    if (memo && rec.entry_ok)
+        memo_keep(s, pa, k, left, &key, &rec, memo);
 }
 
 /* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks. */

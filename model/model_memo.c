@@ -3,6 +3,7 @@
 #include "model/model_memo.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size)
@@ -38,6 +39,14 @@ static int view(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_
     for (uint32_t j = 0; j < pa->nmem; j++)
         v->mem_hw_ns[j] = pa->mem[j].hw_ns - t0;
     return 1;
+}
+
+void memo_view_copy(mdl_view_t *dst, const mdl_view_t *src)
+{
+    memcpy(dst, src, offsetof(mdl_view_t, ring_ns));
+    memcpy(dst->ring_ns, src->ring_ns, src->count * sizeof(src->ring_ns[0]));
+    memcpy(dst->ring_nwr, src->ring_nwr, src->count * sizeof(src->ring_nwr[0]));
+    memcpy(dst->mem_hw_ns, src->mem_hw_ns, src->nmem * sizeof(src->mem_hw_ns[0]));
 }
 
 int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)

@@ -25,6 +25,8 @@ int memo_edge_free(const mdl_state_t *s, double t0, double span_ns);
  * batch's members m's message closed and, if it did, message i (posted for tref_ns). */
 void memo_apply(mdl_state_t *s, mdl_path_t *pa, const mdl_memo_t *m, size_t i, double t0,
                 double tref_ns);
+/* *dst = *src, copying only the batches and members src holds. */
+void memo_view_copy(mdl_view_t *dst, const mdl_view_t *src);
 /* View of pa after a message (no clamping); 0 when it does not fit. */
 int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);
 

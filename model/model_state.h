@@ -78,6 +78,7 @@ typedef struct {
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
  * (key) and left (out), and what happened in between (MODEL.md section 2). */
 typedef struct {
+    uint64_t seen; /* the size of the last message that came to this slot */
     uint64_t size;
     int k, pert, valid;
     mdl_view_t key, out;
