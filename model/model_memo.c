@@ -11,10 +11,10 @@ mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size)
     return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
 }
 
-/* The same time up to rounding at the magnitude of ref (~45 ulps), HUGE_VAL included. */
-static int same_t(double a, double b, double ref)
+/* The same time up to tol (rounding at the magnitude of the times), HUGE_VAL included. */
+static inline int same_t(double a, double b, double tol)
 {
-    return a == b || fabs(a - b) <= 1e-14 * (fabs(ref) > 1 ? fabs(ref) : 1);
+    return a == b || fabs(a - b) <= tol;
 }
 
 static int view(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
@@ -70,16 +70,18 @@ int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_vie
 
 static int same_view(const mdl_view_t *a, const mdl_view_t *b, double ref)
 {
+    double tol = 1e-14 * (fabs(ref) > 1 ? fabs(ref) : 1); /* ~45 ulps */
+
     if (a->used != b->used || a->count != b->count || a->open_n != b->open_n ||
-        a->nmem != b->nmem || !same_t(a->cpu_ns, b->cpu_ns, ref) ||
-        !same_t(a->link_ns, b->link_ns, ref) || !same_t(a->last_r_ns, b->last_r_ns, ref) ||
-        !same_t(a->h1_ns, b->h1_ns, ref) || !same_t(a->timer_ns, b->timer_ns, ref))
+        a->nmem != b->nmem || !same_t(a->cpu_ns, b->cpu_ns, tol) ||
+        !same_t(a->link_ns, b->link_ns, tol) || !same_t(a->last_r_ns, b->last_r_ns, tol) ||
+        !same_t(a->h1_ns, b->h1_ns, tol) || !same_t(a->timer_ns, b->timer_ns, tol))
         return 0;
     for (uint32_t j = 0; j < a->count; j++)
-        if (a->ring_nwr[j] != b->ring_nwr[j] || !same_t(a->ring_ns[j], b->ring_ns[j], ref))
+        if (a->ring_nwr[j] != b->ring_nwr[j] || !same_t(a->ring_ns[j], b->ring_ns[j], tol))
             return 0;
     for (uint32_t j = 0; j < a->nmem; j++)
-        if (!same_t(a->mem_hw_ns[j], b->mem_hw_ns[j], ref))
+        if (!same_t(a->mem_hw_ns[j], b->mem_hw_ns[j], tol))
             return 0;
     return 1;
 }
