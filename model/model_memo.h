@@ -4,7 +4,8 @@
  * to the time it can start, t0) as an earlier message of the same size on the same path
  * leaves the same pipeline shifted by the difference of their t0s, with the same costs.
  * A message of many chunks is replayed once, kept in a slot (MDL_MEMO_SLOTS per path,
- * by size), and later copies are applied in O(ring) (MODEL.md section 2). */
+ * by size; a size is kept from its second message in a row in its slot on), and later
+ * copies are applied in O(ring) (MODEL.md section 2). */
 #ifndef HS_MODEL_MEMO_H
 #define HS_MODEL_MEMO_H
 
