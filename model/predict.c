@@ -55,10 +55,8 @@ static inline void hist_add_bin(lat_hist_t *h, size_t bin, double us)
     h->bins[bin]++;
     h->n++;
     h->sum_us += us;
-    if (us < h->min_us)
-        h->min_us = us;
-    if (us > h->max_us)
-        h->max_us = us;
+    h->min_us = us < h->min_us ? us : h->min_us; /* minsd/maxsd, no branch */
+    h->max_us = us > h->max_us ? us : h->max_us;
 }
 
 static void hist_add(lat_hist_t *h, double us)
