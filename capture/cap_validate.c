@@ -288,17 +288,8 @@ static cJSON *result_json(const pred_result_t *r)
 {
     cJSON *j = cJSON_CreateObject();
 
-    cJSON_AddNumberToObject(j, "p50_us", r->p50_us);
-    cJSON_AddNumberToObject(j, "p90_us", r->p90_us);
-    cJSON_AddNumberToObject(j, "p99_us", r->p99_us);
-    cJSON_AddNumberToObject(j, "p999_us", r->p999_us);
-    cJSON_AddNumberToObject(j, "max_us", r->max_us);
-    cJSON_AddNumberToObject(j, "mean_us", r->mean_us);
-    cJSON_AddNumberToObject(j, "throughput_gbps", r->throughput_gbps);
-    cJSON_AddNumberToObject(j, "ll_fraction", r->ll_fraction);
-    cJSON_AddNumberToObject(j, "switches", (double)r->switches);
-    cJSON_AddNumberToObject(j, "drain_us_total", r->drain_us_total);
-    cJSON_AddNumberToObject(j, "sq_full_stalls", (double)r->sq_full_stalls);
+    if (j)
+        pred_figures_to_json(j, r);
     return j;
 }
 

@@ -50,14 +50,8 @@ static void add_costs(cJSON *o, const pred_costs_t *c)
     cJSON_AddNumberToObject(k, "base", c->base_us);
 }
 
-cJSON *pred_result_to_json(const pred_result_t *r)
+void pred_figures_to_json(cJSON *o, const pred_result_t *r)
 {
-    cJSON *o = cJSON_CreateObject(), *cls, *cold;
-
-    if (!o)
-        return NULL;
-    cJSON_AddNumberToObject(o, "hint", (double)r->hint_bytes);
-    cJSON_AddNumberToObject(o, "count", (double)r->count);
     cJSON_AddNumberToObject(o, "p50_us", r->p50_us);
     cJSON_AddNumberToObject(o, "p90_us", r->p90_us);
     cJSON_AddNumberToObject(o, "p99_us", r->p99_us);
@@ -69,6 +63,17 @@ cJSON *pred_result_to_json(const pred_result_t *r)
     cJSON_AddNumberToObject(o, "switches", (double)r->switches);
     cJSON_AddNumberToObject(o, "drain_us_total", r->drain_us_total);
     cJSON_AddNumberToObject(o, "sq_full_stalls", (double)r->sq_full_stalls);
+}
+
+cJSON *pred_result_to_json(const pred_result_t *r)
+{
+    cJSON *o = cJSON_CreateObject(), *cls, *cold;
+
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "hint", (double)r->hint_bytes);
+    cJSON_AddNumberToObject(o, "count", (double)r->count);
+    pred_figures_to_json(o, r);
     add_costs(o, &r->costs);
     cold = cJSON_AddObjectToObject(o, "cold");
     if (cold) {

@@ -98,6 +98,9 @@ void pred_result_release(pred_result_t *r);
 /* One result as the JSON object of CLI.md ("hint", "p50_us", ..., "by_size_class") plus
  * "count", "costs_us" and "cold". The caller owns it (cJSON_Delete); NULL if out of memory. */
 struct cJSON *pred_result_to_json(const pred_result_t *r);
+/* Add r's figures to o: "p50_us" .. "max_us", "mean_us", "throughput_gbps", "ll_fraction",
+ * "switches", "drain_us_total", "sq_full_stalls" (what a measured result has too). */
+void pred_figures_to_json(struct cJSON *o, const pred_result_t *r);
 /* Parse "open" / "closed". Does not log. */
 hs_status_t pred_mode_parse(const char *text, pred_mode_t *out);
 

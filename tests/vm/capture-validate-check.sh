@@ -22,6 +22,11 @@ for f in "$out/kv.json" "$out/burst.json" "$out/remote.json"; do
     n=$(grep -c '"predicted"' "$f")
     m=$(grep -c '"measured"' "$f")
     [ "$n" -ge 2 ] && [ "$n" -eq "$m" ] || fail "$f: $n predicted vs $m measured results"
+    # each of them carries the figures of CLI.md (pred_figures_to_json)
+    for k in p50_us p99_us p999_us mean_us throughput_gbps ll_fraction sq_full_stalls; do
+        c=$(grep -o "\"$k\"" "$f" | wc -l)
+        [ "$c" -ge $((n + m)) ] || fail "$f: \"$k\" in $c results, expected $((n + m))"
+    done
     echo "capture-validate-check: $f: regret $rg%, rank correlation $rc"
 done
 echo "capture-validate-check: PASS"
