@@ -5,9 +5,10 @@
  * a batch is reported) and one open batch with its member messages; the CPU and the link
  * are single FIFO resources shared by both paths. Nothing is allocated per message.
  * A message of one WR takes post_w1 (the common case, a straight line), one of a chunk
- * post_one_chunk; a segmented one takes post_chunks, which jumps over the repeating chunks
- * of its steady state
- * (chunks_skip, MODEL.md section 2). Speed: model/README.md, bench/bench_model.c. */
+ * post_one_chunk; a segmented one takes post_chunks, which applies an earlier identical
+ * replay shifted when one is kept (the memo, model_memo.h) and else replays its chunks
+ * (chunks_run), jumping over the repeating chunks of its steady state (chunks_skip);
+ * MODEL.md section 2. Speed: model/README.md, bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>
