@@ -367,7 +367,6 @@ static cJSON *validation_json(vctx_t *v)
     double err[CAP_MAX_CANDIDATES], rec_meas = 0;
     size_t best = 0;
     cJSON *j = cJSON_CreateObject();
-    int ineffective;
     cap_verdict_t verdict;
 
     for (size_t k = 0; k < v->nc; k++) {
@@ -382,7 +381,6 @@ static cJSON *validation_json(vctx_t *v)
             rec_meas = meas[k];
     }
     verdict = cap_hint_verdict(meas, spread, pred, v->nc);
-    ineffective = verdict == CAP_VERDICT_NO_EFFECT;
     cJSON_AddNumberToObject(j, "recommended_hint", (double)v->recommended);
     cJSON_AddStringToObject(j, "recommended_by", v->rec_source);
     cJSON_AddNumberToObject(j, "best_measured_hint", (double)v->c[best].hint);
@@ -391,7 +389,7 @@ static cJSON *validation_json(vctx_t *v)
     cJSON_AddNumberToObject(j, "rank_correlation", cap_rank_correlation(pred, meas, v->nc));
     cJSON_AddNumberToObject(j, "median_abs_error_pct", cap_median(err, v->nc));
     cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
-    cJSON_AddBoolToObject(j, "hint_takes_effect", !ineffective);
+    cJSON_AddBoolToObject(j, "hint_takes_effect", verdict != CAP_VERDICT_NO_EFFECT);
     cJSON_AddStringToObject(j, "verdict", verdict_text(verdict));
     return j;
 }
@@ -636,12 +634,6 @@ cap_verdict_t cap_hint_verdict(const double *meas, const double *spread, const d
     if (mhi - mlo > smax)
         return CAP_VERDICT_DIFFER;
     return phi - plo > 0.05 * pmean ? CAP_VERDICT_NO_EFFECT : CAP_VERDICT_TIE;
-}
-
-int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,
-                         size_t n)
-{
-    return cap_hint_verdict(meas, spread, pred, n) == CAP_VERDICT_NO_EFFECT;
 }
 
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed)

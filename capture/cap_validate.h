@@ -52,13 +52,10 @@ hs_status_t cap_obj_parse(const char *s, cap_obj_t *out);
 double cap_rank_correlation(const double *x, const double *y, size_t n);
 /* Median of v[0..n) (v is sorted in place). */
 double cap_median(double *v, size_t n);
-/* The "hint does not take effect" test: measured medians meas[i] and per-hint spreads
- * spread[i] (max - min over the repeats) against predictions pred[i]. Returns 1 when the
- * range of the measured medians is within the largest spread while the predictions'
- * range is more than 5% of their mean. */
-int cap_hint_ineffective(const double *meas, const double *spread, const double *pred,
-                         size_t n);
-/* What validate can say of the measured medians against the repeat spreads (as above). */
+/* What validate can say of the measured medians meas[i] against the per-hint spreads
+ * spread[i] (max - min over the repeats) and the predictions pred[i]: when the range of
+ * the measured medians is within the largest spread, the hint does not take effect if the
+ * predictions' range is more than 5% of their mean, else it is a tie. */
 typedef enum {
     CAP_VERDICT_DIFFER = 0,  /* measured results differ beyond the largest spread */
     CAP_VERDICT_NO_EFFECT,   /* measured tie while the predictions differ by > 5% */
