@@ -123,16 +123,23 @@ static HS_HOT void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, doubl
         batch_close(s, pa, pa->h1_ns);
 }
 
+/* What a post at t finds done on pa: the moderation timer fires on its own, so a batch
+ * whose timer report lies at or before t is closed now, not when the next chunk is added
+ * (its event is charged here); then every batch reported by t is reaped. timer: pa can
+ * have a timer (callers whose batches hold one WR pass 0, a constant). */
+static HS_HOT void reap_due(mdl_state_t *s, mdl_path_t *pa, double t, const int timer)
+{
+    if (timer && pa->timer_r_ns <= t)
+        batch_close(s, pa, pa->timer_close_ns);
+    while (pa->head_r_ns <= t)
+        batch_pop(s, pa);
+}
+
 /* Wait until nwr slots are free on pa at or after t_ns; returns the time they are. */
 static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double t_ns,
                             int *stalled)
 {
-    /* The moderation timer fires on its own: a batch whose timer report lies at or before
-     * t is closed now, not when the next chunk is added (its event is charged here). */
-    if (pa->timer_r_ns <= t_ns)
-        batch_close(s, pa, pa->timer_close_ns);
-    while (pa->head_r_ns <= t_ns)
-        batch_pop(s, pa);
+    reap_due(s, pa, t_ns, 1);
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
     while (pa->used + nwr > pa->window) {
@@ -218,7 +225,7 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
     double hw = end + lat + pa->fixed_ns;
-    if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
+    if (mdl_in_window(s, t_post)) {
         /* the message's own latency, not the link queueing in front of it */
         double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
         hw += extra;
@@ -229,17 +236,13 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
 
 /* post_one_chunk for a message of one WR, the common case: the slot wait without what
  * cannot happen (b1: pa's batches hold one WR, so no open batch and no timer; callers pass
- * a constant so that each case compiles to its own straight line) and the one-WR cost
- * precomputed. Measured 12-15% faster on kv and burst than post_one_chunk(.., 1, ..). */
+ * a constant so that each case compiles to its own straight line). Measured 12-15% faster on kv and burst than post_one_chunk(.., 1, ..). */
 static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                            size_t i, double t_ns, double tref_ns, const int b1)
 {
     s->cost_ns.l1 += s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    if (!b1 && pa->timer_r_ns <= t0)
-        batch_close(s, pa, pa->timer_close_ns);
-    while (pa->head_r_ns <= t0)
-        batch_pop(s, pa);
+    reap_due(s, pa, t0, !b1);
     double t = t0 > s->cpu_free_ns ? t0 : s->cpu_free_ns;
     if (pa->used >= pa->window) {
         double t_wait = t;
@@ -254,7 +257,8 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     }
     pa->used++;
     s->cost_ns.queue += t - t0;
-    chunk_cost_t cc = {s->cost1_ns, s->cost1_ns, z->ser_ns, z->ser_ns, 1};
+    /* one WR: its shares of the post and of the link time are the whole (chunk_cost) */
+    chunk_cost_t cc = {z->post_ns[k], z->post_ns[k], z->ser_ns, z->ser_ns, 1};
     double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t);
     if (b1)
         batch_one(s, pa, hw, i, tref_ns);
@@ -296,12 +300,6 @@ typedef struct {
     uint32_t run;           /* batches in the run */
 } skip_track_t;
 
-/* Whether t and u are the same time up to rounding at the magnitude of ref (~45 ulps). */
-static int same_time(double t, double u, double ref)
-{
-    return fabs(t - u) <= 1e-14 * (ref > 1 ? ref : 1);
-}
-
 /* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
  * push of its batch_add; a full chunk always leaves no open batch) or not; extend or
  * restart the run of equally spaced batches. */
@@ -311,7 +309,7 @@ static void track_batch(skip_track_t *k, int regular, double hw, double t_post)
         k->run = 0;
         return;
     }
-    if (k->run == 1 || (k->run >= 2 && !same_time(hw - k->close_ns, k->gap_ns, t_post))) {
+    if (k->run == 1 || (k->run >= 2 && !mdl_same_time(hw - k->close_ns, k->gap_ns, mdl_time_tol(t_post)))) {
         k->gap_ns = hw - k->close_ns;
         k->run = 2;
     } else {
@@ -324,7 +322,7 @@ static void track_batch(skip_track_t *k, int regular, double hw, double t_post)
  * side of the perturbation window's edges as t does. */
 static uint64_t skip_limit(const mdl_state_t *s, double t, double lambda, uint64_t m)
 {
-    double edge = t < s->pert_from_ns ? s->pert_from_ns : t < s->pert_until_ns ? s->pert_until_ns : HUGE_VAL;
+    double edge = mdl_next_edge(s, t);
 
     if (edge == HUGE_VAL)
         return m;
@@ -349,8 +347,9 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
 
     /* every batch in the ring holds E_P WRs (run > count), so equal slots held means an
      * equal count of batches */
+    double tol = mdl_time_tol(t);
     if (k->valid && lambda > 0 && pa->used == k->used && k->run > pa->count &&
-        same_time(k->gap_ns, lambda, t) && same_time(link, k->link_ns, t))
+        mdl_same_time(k->gap_ns, lambda, tol) && mdl_same_time(link, k->link_ns, tol))
         m = skip_limit(s, t, lambda, full_left);
     double drain_step = s->cost_ns.drain - k->drain_ns;
     *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run};
@@ -394,7 +393,7 @@ static void memo_keep(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size,
     m->valid = 1;
     m->size = size;
     m->k = k;
-    m->pert = t0 >= s->pert_from_ns && t0 < s->pert_until_ns;
+    m->pert = mdl_in_window(s, t0);
     memo_view_copy(&m->key, key);
     m->span_ns = c->t_last - t0;
     m->entry_close_ns = c->entry_close - t0;
@@ -485,10 +484,7 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
      * the pipeline it leaves */
     rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    if (pa->timer_r_ns <= rec.t0)
-        batch_close(s, pa, pa->timer_close_ns);
-    while (pa->head_r_ns <= rec.t0)
-        batch_pop(s, pa);
+    reap_due(s, pa, rec.t0, 1);
     if (!s->every_chunk) {
         /* a size is looked up and kept from its second message in a row in its slot on,
          * so that traces of ever-different sizes pay one comparison per message */

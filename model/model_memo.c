@@ -11,12 +11,6 @@ mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size)
     return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
 }
 
-/* The same time up to tol (rounding at the magnitude of the times), HUGE_VAL included. */
-static inline int same_t(double a, double b, double tol)
-{
-    return a == b || fabs(a - b) <= tol;
-}
-
 static int view(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
 {
     if (pa->count > MDL_MEMO_RING || pa->nmem > MDL_MEMO_MEM)
@@ -70,39 +64,31 @@ int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_vie
 
 static int same_view(const mdl_view_t *a, const mdl_view_t *b, double ref)
 {
-    double tol = 1e-14 * (fabs(ref) > 1 ? fabs(ref) : 1); /* ~45 ulps */
+    double tol = mdl_time_tol(ref);
 
     if (a->used != b->used || a->count != b->count || a->open_n != b->open_n ||
-        a->nmem != b->nmem || !same_t(a->cpu_ns, b->cpu_ns, tol) ||
-        !same_t(a->link_ns, b->link_ns, tol) || !same_t(a->last_r_ns, b->last_r_ns, tol) ||
-        !same_t(a->h1_ns, b->h1_ns, tol) || !same_t(a->timer_ns, b->timer_ns, tol))
+        a->nmem != b->nmem || !mdl_same_time(a->cpu_ns, b->cpu_ns, tol) ||
+        !mdl_same_time(a->link_ns, b->link_ns, tol) || !mdl_same_time(a->last_r_ns, b->last_r_ns, tol) ||
+        !mdl_same_time(a->h1_ns, b->h1_ns, tol) || !mdl_same_time(a->timer_ns, b->timer_ns, tol))
         return 0;
     for (uint32_t j = 0; j < a->count; j++)
-        if (a->ring_nwr[j] != b->ring_nwr[j] || !same_t(a->ring_ns[j], b->ring_ns[j], tol))
+        if (a->ring_nwr[j] != b->ring_nwr[j] || !mdl_same_time(a->ring_ns[j], b->ring_ns[j], tol))
             return 0;
     for (uint32_t j = 0; j < a->nmem; j++)
-        if (!same_t(a->mem_hw_ns[j], b->mem_hw_ns[j], tol))
+        if (!mdl_same_time(a->mem_hw_ns[j], b->mem_hw_ns[j], tol))
             return 0;
     return 1;
 }
 
-static int in_window(const mdl_state_t *s, double t)
-{
-    return t >= s->pert_from_ns && t < s->pert_until_ns;
-}
-
 int memo_edge_free(const mdl_state_t *s, double t0, double span_ns)
 {
-    double edge = t0 < s->pert_from_ns ? s->pert_from_ns
-                  : t0 < s->pert_until_ns ? s->pert_until_ns : HUGE_VAL;
-
-    return t0 + span_ns < edge;
+    return t0 + span_ns < mdl_next_edge(s, t0);
 }
 
 int memo_matches(const mdl_state_t *s, const mdl_memo_t *m, uint64_t size, int k,
                  const mdl_view_t *key, double t0)
 {
-    return m->valid && m->size == size && m->k == k && m->pert == in_window(s, t0) &&
+    return m->valid && m->size == size && m->k == k && m->pert == mdl_in_window(s, t0) &&
            memo_edge_free(s, t0, m->span_ns) && same_view(&m->key, key, t0);
 }
 

@@ -101,7 +101,6 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->post_ns = p->host_post_ns;
     s->doorbell_ns = p->host_doorbell_ns;
     s->l1x_ns = mdl_l1_extra_ns(p, hint_bytes);
-    s->cost1_ns = (s->post_ns + s->l1x_ns) + s->doorbell_ns;
     s->drain_fixed_ns = p->switch_drain_fixed_us * 1e3;
     s->pert_window_ns = p->switch_perturb_window_us * 1e3;
     s->pert_factor = p->switch_perturb_factor;

@@ -3,6 +3,7 @@
 #ifndef HS_MODEL_STATE_H
 #define HS_MODEL_STATE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,7 +106,6 @@ typedef struct {
     int cur, run, hysteresis, prev_path;
     double cpu_free_ns, link_free_ns;
     double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
-    double cost1_ns;        /* CPU cost of posting one WR: post + L1 term + doorbell */
     uint64_t mtu;
     double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
     double t_last_done_ns, sum_lat_ns;
@@ -125,5 +125,31 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
 /* Copy the totals (costs, last completion) into raw. */
 void mdl_state_finish(mdl_state_t *s);
 void mdl_state_release(mdl_state_t *s);
+
+/* Whether a message posted at t gets the switch perturbation (MODEL.md section 4). */
+static inline int mdl_in_window(const mdl_state_t *s, double t)
+{
+    return t >= s->pert_from_ns && t < s->pert_until_ns;
+}
+
+/* The first perturbation-window edge after t (HUGE_VAL when none is ahead). */
+static inline double mdl_next_edge(const mdl_state_t *s, double t)
+{
+    return t < s->pert_from_ns ? s->pert_from_ns : t < s->pert_until_ns ? s->pert_until_ns
+                                                                        : HUGE_VAL;
+}
+
+/* Rounding tolerance for times of magnitude ref (~45 ulps): the skip and the memo call two
+ * pipeline states the same when their relative times agree to within it. */
+static inline double mdl_time_tol(double ref)
+{
+    return 1e-14 * (fabs(ref) > 1 ? fabs(ref) : 1);
+}
+
+/* Whether a and b are the same time to within tol (HUGE_VAL equals itself). */
+static inline int mdl_same_time(double a, double b, double tol)
+{
+    return a == b || fabs(a - b) <= tol;
+}
 
 #endif
