@@ -97,7 +97,7 @@ static trace_t *workload_trace(const char *name, size_t n, pred_mode_t *mode)
 
     *mode = PRED_OPEN;
     if (strcmp(name, "mixed") == 0 || strcmp(name, "cycle") == 0)
-        return make_trace(n, name[0] == 'c');
+        return make_trace(n, strcmp(name, "cycle") == 0);
     if (strcmp(name, "pingpong") == 0 || strcmp(name, "coldstart") == 0)
         *mode = PRED_CLOSED;
     fd = mkstemps(path, 4);

@@ -11,7 +11,7 @@ mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size)
     return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
 }
 
-static int view(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
 {
     if (pa->count > MDL_MEMO_RING || pa->nmem > MDL_MEMO_MEM)
         return 0;
@@ -43,14 +43,9 @@ void memo_view_copy(mdl_view_t *dst, const mdl_view_t *src)
     memcpy(dst->mem_hw_ns, src->mem_hw_ns, src->nmem * sizeof(src->mem_hw_ns[0]));
 }
 
-int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
-{
-    return view(s, pa, t0, v);
-}
-
 int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
 {
-    if (!view(s, pa, t0, v))
+    if (!memo_view_out(s, pa, t0, v))
         return 0;
     /* From t0 on the link is only read as max(link, a time after t0); the latest report
      * only as a max with the message's own reports, all after t0; with nothing queued the
