@@ -164,19 +164,16 @@ static int run_child(char **argv)
     return WEXITSTATUS(status);
 }
 
-/* The pid of a writer's temporary file "<trace>.hst.tmp.<pid>" (0 if name is not one); the
- * final name "<trace>.hst" goes to final. */
+/* The pid of a trace writer's temporary file "<trace>.hst.tmp.<pid>" (hs_afile's; 0 if
+ * name is not one); the final name "<dir>/<trace>.hst" goes to final. */
 static pid_t orphan_pid(const char *dir, const char *name, char *final, size_t len)
 {
-    const char *tag = strstr(name, ".hst.tmp.");
-    char *end;
+    size_t n;
+    long pid = hs_afile_tmp_pid(name, &n);
 
-    if (!tag)
+    if (pid == 0 || n < 4 || strncmp(name + n - 4, ".hst", 4) != 0)
         return 0;
-    long pid = strtol(tag + 9, &end, 10);
-    if (*end || pid <= 0 || end == tag + 9)
-        return 0;
-    if (snprintf(final, len, "%s/%.*s", dir, (int)(tag + 4 - name), name) >= (int)len)
+    if (snprintf(final, len, "%s/%.*s", dir, (int)n, name) >= (int)len)
         return 0;
     return (pid_t)pid;
 }

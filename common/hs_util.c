@@ -160,6 +160,25 @@ struct hs_afile {
     char *tmp;
 };
 
+#define AFILE_TMP ".tmp." /* hs_afile_open's temporary: "<path>.tmp.<pid>" */
+
+long hs_afile_tmp_pid(const char *name, size_t *path_len)
+{
+    const char *tag = NULL, *p = name, *digits;
+    char *end;
+
+    while ((p = strstr(p, AFILE_TMP)) != NULL)
+        tag = p++;
+    if (!tag)
+        return 0;
+    digits = tag + strlen(AFILE_TMP);
+    long pid = strtol(digits, &end, 10);
+    if (end == digits || *end || pid <= 0)
+        return 0;
+    *path_len = (size_t)(tag - name);
+    return pid;
+}
+
 hs_status_t hs_afile_open(const char *path, hs_afile_t **out)
 {
     hs_afile_t *af = calloc(1, sizeof(*af));
@@ -173,7 +192,7 @@ hs_status_t hs_afile_open(const char *path, hs_afile_t **out)
         hs_afile_abort(af);
         return HS_ERR_NOMEM;
     }
-    snprintf(af->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(af->tmp, len, "%s" AFILE_TMP "%ld", path, (long)getpid());
     af->fp = fopen(af->tmp, "wb");
     if (!af->fp) {
         hs_log_error("%s: cannot create output: %s", path, strerror(errno));

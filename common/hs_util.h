@@ -40,6 +40,9 @@ uint64_t hs_hash64(const void *buf, size_t len, uint64_t seed);
  * commit/abort must be called; both free the object. Errors are logged with the path. */
 typedef struct hs_afile hs_afile_t;
 hs_status_t hs_afile_open(const char *path, hs_afile_t **out);
+/* The pid of the writer whose temporary name is name ("<path>.tmp.<pid>", where the last
+ * ".tmp." starts at name + *path_len); 0 when name is not one. */
+long hs_afile_tmp_pid(const char *name, size_t *path_len);
 FILE *hs_afile_stream(hs_afile_t *af);
 hs_status_t hs_afile_commit(hs_afile_t *af);
 void hs_afile_abort(hs_afile_t *af);

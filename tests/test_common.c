@@ -1,4 +1,5 @@
 /* test_common.c - size parsing, option tables, atomic files, and the CLI's exit codes. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,39 @@ static void test_afile(void **state)
     free(dir);
 }
 
+/* hs_afile_tmp_pid reads back the temporary name hs_afile_open gives, and nothing else. */
+static void test_afile_tmp_pid(void **state)
+{
+    char *dir = hs_test_tmpdir(), path[4200];
+    hs_afile_t *af;
+    struct dirent *e;
+    size_t n = 0;
+    long found = 0;
+    (void)state;
+    assert_non_null(dir);
+    snprintf(path, sizeof(path), "%s/t.hst", dir);
+    assert_int_equal(hs_afile_open(path, &af), HS_OK);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.') {
+            found = hs_afile_tmp_pid(e->d_name, &n);
+            assert_int_equal(n, strlen("t.hst"));
+        }
+    closedir(d);
+    hs_afile_abort(af);
+    assert_int_equal(found, (long)getpid());
+    assert_int_equal(hs_afile_tmp_pid("a.hst.tmp.77.tmp.123", &n), 123);
+    assert_int_equal(n, strlen("a.hst.tmp.77"));
+    assert_int_equal(hs_afile_tmp_pid("a.hst", &n), 0);
+    assert_int_equal(hs_afile_tmp_pid("a.hst.tmp.", &n), 0);
+    assert_int_equal(hs_afile_tmp_pid("a.hst.tmp.12x", &n), 0);
+    assert_int_equal(hs_afile_tmp_pid("a.hst.tmp.0", &n), 0);
+    assert_int_equal(hs_afile_tmp_pid("a.hst.tmp.-5", &n), 0);
+    assert_int_equal(hs_test_run(NULL, "rm -rf %s", dir), 0);
+    free(dir);
+}
+
 static void test_cli_exit_codes(void **state)
 {
     char *out = NULL;
@@ -163,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
         cmocka_unit_test(test_format_size),    cmocka_unit_test(test_opt_parse),
         cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
+        cmocka_unit_test(test_afile_tmp_pid),
         cmocka_unit_test(test_cli_exit_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
