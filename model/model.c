@@ -180,13 +180,9 @@ static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, c
     cc->ser_share_ns = ser_ns / c;
 }
 
-/* The size cache entry of size (computed on a miss). */
-static const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
+/* Fill the size cache entry z for size (a miss). */
+static __attribute__((noinline)) void size_fill(mdl_state_t *s, mdl_size_t *z, uint64_t size)
 {
-    mdl_size_t *z = &s->sizes[(size * 0x9E3779B97F4A7C15ull) >> 56];
-
-    if (z->tag == size + 1)
-        return z;
     z->tag = size + 1;
     z->npb_ns = s->ns_per_byte;
     z->lat_ns = s->wire2_ns;
@@ -206,6 +202,15 @@ static const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
         z->post_share_ns[k] = c.post_share_ns;
         z->ser_share_ns[k] = c.ser_share_ns;
     }
+}
+
+/* The size cache entry of size (computed on a miss). */
+static HS_HOT const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
+{
+    mdl_size_t *z = &s->sizes[(size * 0x9E3779B97F4A7C15ull) >> 56];
+
+    if (__builtin_expect(z->tag != size + 1, 0))
+        size_fill(s, z, size);
     return z;
 }
 
@@ -583,29 +588,45 @@ static hs_status_t ready_time(mdl_state_t *s, size_t i, double *ready_ns)
     return HS_OK;
 }
 
+/* The replay of every message under one mode (a constant per call, so that each mode
+ * compiles to its own loop). */
+static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode)
+{
+    const trace_rec_t *recs = s->tr->recs;
+    size_t n = s->tr->n;
+    /* restrict: a path byte written per message aliases nothing the replay reads */
+    uint8_t *restrict pathv = s->pathv;
+
+    for (size_t i = 0; i < n; i++) {
+        const trace_rec_t *r = &recs[i];
+        double ready, t;
+        if (mode == PRED_OPEN) {
+            ready = (double)(r->t_post_ns - s->t0_ns);
+        } else {
+            hs_status_t st = ready_time(s, i, &ready);
+            if (st != HS_OK)
+                return st;
+        }
+        t = ready;
+        int k = route(s, r, &t);
+        mdl_path_t *pa = &s->path[k];
+        pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
+        post_message(s, pa, k, i, t, ready);
+        if (mode == PRED_CLOSED) {
+            batch_force_close(s, pa);
+            s->prev_path = k;
+        }
+    }
+    return HS_OK;
+}
+
 static hs_status_t replay_loop(mdl_state_t *s)
 {
     /* the first message is ready at time 0 (open loop: times are relative to its post)
      * on an idle host, and takes its own class's path with nothing to switch from */
     s->raw->t_first_post_us = 0;
     s->cur = route_class(s, &s->tr->recs[0]);
-    for (size_t i = 0; i < s->tr->n; i++) {
-        const trace_rec_t *r = &s->tr->recs[i];
-        double ready, t;
-        hs_status_t st = ready_time(s, i, &ready);
-        if (st != HS_OK)
-            return st;
-        t = ready;
-        int k = route(s, r, &t);
-        mdl_path_t *pa = &s->path[k];
-        s->pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
-        post_message(s, pa, k, i, t, ready);
-        if (s->mode == PRED_CLOSED) {
-            batch_force_close(s, pa);
-            s->prev_path = k;
-        }
-    }
-    return HS_OK;
+    return s->mode == PRED_OPEN ? replay_mode(s, PRED_OPEN) : replay_mode(s, PRED_CLOSED);
 }
 
 static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
