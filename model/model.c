@@ -135,11 +135,12 @@ static HS_HOT void reap_due(mdl_state_t *s, mdl_path_t *pa, double t, const int 
         batch_pop(s, pa);
 }
 
-/* Wait until nwr slots are free on pa at or after t_ns; returns the time they are. */
+/* Wait until nwr slots are free on pa at or after t_ns; returns the time they are. timer:
+ * as reap_due's (0 when pa has no open batch, so no timer to fire). */
 static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double t_ns,
-                            int *stalled)
+                                   int *stalled, const int timer)
 {
-    reap_due(s, pa, t_ns, 1);
+    reap_due(s, pa, t_ns, timer);
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
     while (pa->used + nwr > pa->window) {
@@ -280,7 +281,7 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
 
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    double t_post = slots_acquire(s, pa, nwr, t0, &stalled);
+    double t_post = slots_acquire(s, pa, nwr, t0, &stalled, 1);
     chunk_cost_t cc = {z->post_ns[k], z->post_share_ns[k], z->ser_ns, z->ser_share_ns[k], nwr};
     s->cost_ns.queue += t_post - t0;
     double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t_post) + pa->split_ns;
@@ -308,7 +309,7 @@ typedef struct {
 /* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
  * push of its batch_add; a full chunk always leaves no open batch) or not; extend or
  * restart the run of equally spaced batches. */
-static void track_batch(skip_track_t *k, int regular, double hw, double t_post)
+static HS_HOT void track_batch(skip_track_t *k, int regular, double hw, double t_post)
 {
     if (!regular) {
         k->run = 0;
@@ -338,13 +339,33 @@ static uint64_t skip_limit(const mdl_state_t *s, double t, double lambda, uint64
     return lim;
 }
 
+/* Jump m further full chunks, each repeating the last step shifted by lambda and adding
+ * drain_step: shift the chunk time *t_ns, the CPU, the link and the ring. */
+static __attribute__((noinline)) void skip_apply(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
+                                                 uint64_t m, double lambda, double drain_step)
+{
+    double shift = (double)m * lambda;
+    *t_ns += shift;
+    s->cost_ns.drain += (double)m * drain_step;
+    s->cpu_free_ns += shift;
+    s->link_free_ns += shift;
+    for (uint32_t j = 0; j < pa->count; j++)
+        pa->ring[(pa->head + j) & pa->mask].close_ns += shift;
+    if (pa->count) {
+        double r_ns = pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns + pa->event_ns;
+        pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
+        note_report(s, pa, r_ns);
+    }
+    s->chunks_skipped += m;
+}
+
 /* After a full chunk posted at *t_ns (its batch regular, full_left more full chunks before
  * the last): if the pipeline seen from this chunk is the previous chunk's shifted by lambda
  * (CPU, link, slots, and a ring of equally spaced batches lambda apart that also covers the
  * batch this chunk popped), every further full chunk repeats the step: jump m of them
- * (shifting *t_ns and the times, adding m chunks' drain); returns m. */
-static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64_t full_left,
-                            skip_track_t *k)
+ * (skip_apply); returns m. */
+static HS_HOT uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
+                                   uint64_t full_left, skip_track_t *k)
 {
     double t = *t_ns, link = s->link_free_ns - t;
     double lambda = t - k->t_ns;
@@ -360,19 +381,7 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
     *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run};
     if (m == 0)
         return 0;
-    double shift = (double)m * lambda;
-    *t_ns = t + shift;
-    s->cost_ns.drain += (double)m * drain_step;
-    s->cpu_free_ns += shift;
-    s->link_free_ns += shift;
-    for (uint32_t j = 0; j < pa->count; j++)
-        pa->ring[(pa->head + j) & pa->mask].close_ns += shift;
-    if (pa->count) {
-        double r_ns = pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns + pa->event_ns;
-        pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
-        note_report(s, pa, r_ns);
-    }
-    s->chunks_skipped += m;
+    skip_apply(s, pa, t_ns, m, lambda, drain_step);
     k->valid = 0; /* m stopped at an edge or at the last full chunk: the state changes next */
     k->run = 0;
     return m;
@@ -411,64 +420,102 @@ static void memo_keep(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size,
     m->pushes = pa->pushes - c->push0;
 }
 
+/* One chunk of cc->nwr WRs (the message's last when is_last) posted from t0 on: the slot
+ * wait, the link, and its batch. Returns its hardware completion; *t_post its post. */
+static HS_HOT double chunk_step(mdl_state_t *s, mdl_path_t *pa, const chunk_cost_t *cc,
+                                double dma, double lat, double t0, int is_last, size_t i,
+                                double tref_ns, int *stalled, double *t_post)
+{
+    *t_post = slots_acquire(s, pa, cc->nwr, t0, stalled, 1);
+    double hw = chunk_hw(s, pa, cc, dma, lat, *t_post) + (is_last ? pa->split_ns : 0);
+    batch_add(s, pa, cc->nwr, hw, i, is_last, tref_ns);
+    return hw;
+}
+
+/* chunk_step for a full chunk (E_P WRs) that is not its message's last, on a path with no
+ * open batch: its batch closes as it is added (batch_add), so the step is the slot wait
+ * with no timer to fire, the link, and one push. What every full chunk leaves: the middle
+ * chunks of a segmented message take it (measured: bench_model phased). */
+static HS_HOT double chunk_full(mdl_state_t *s, mdl_path_t *pa, const chunk_cost_t *cc,
+                                double dma, double lat, double t0, int *stalled, double *t_post)
+{
+    *t_post = slots_acquire(s, pa, cc->nwr, t0, stalled, 0);
+    double hw = chunk_hw(s, pa, cc, dma, lat, *t_post);
+    ring_push(pa, hw, cc->nwr);
+    note_report(s, pa, hw + pa->event_ns);
+    return hw;
+}
+
+/* After a full chunk posted at t_post that leaves more than one chunk (nwr WRs) to post:
+ * track its batch and jump the repeating full chunks when the pipeline repeats. */
+static HS_HOT void chunks_track(mdl_state_t *s, mdl_path_t *pa, skip_track_t *track,
+                                int regular, double hw, double *t_ns, uint64_t *nwr,
+                                uint64_t *left)
+{
+    track_batch(track, regular, hw, *t_ns);
+    uint64_t m = chunks_skip(s, pa, t_ns, (*nwr - 1) / pa->batch, track);
+    *nwr -= m * pa->batch;
+    *left -= m * pa->batch * pa->seg_bytes;
+}
+
 /* The chunks of message i (nwr > batch WRs, left bytes) on pa (index k), the first from t0
- * on (its reaping at t0 done): at most a batch each, with the steady-state skip over the
- * repeating full chunks. Fills rec's hw (the last chunk's), t_last, stalled and the close
- * of the open batch the message met (entry_close; 0 in entry_ok if it cannot be known).
- * Not inlined: the caller's memo bookkeeping would crowd this loop's registers (measured). */
+ * on (its reaping at t0 done): at most a batch each, the first and the last through the
+ * general step, the full ones between with no open batch (chunk_full; with every_chunk, the
+ * general step), and the steady-state skip over the repeating full chunks. Fills rec's hw
+ * (the last chunk's), t_last, stalled and the close of the open batch the message met
+ * (entry_close; 0 in entry_ok if it cannot be known). Not inlined: the caller's memo
+ * bookkeeping would crowd this loop's registers (measured). */
 static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa, int k,
                                                  const mdl_size_t *z, uint64_t left,
-                                                 uint64_t nwr, size_t i, double t0_first,
+                                                 uint64_t nwr, size_t i, double t0,
                                                  double tref_ns, chunks_rec_t *rec)
 {
-    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push_first = pa->pushes;
-    int first = 1, stalled = 0, had_open = pa->open_n > 0;
-    double hw = 0, t_ns = t0_first;
+    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push0 = pa->pushes;
+    int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk;
+    double hw, t_ns, dma = z->dma_ns[k], lat = z->lat_ns;
     chunk_cost_t full, last;
     skip_track_t track = {0};
 
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
-    while (nwr > 0) {
-        uint32_t c = nwr < pa->batch ? (uint32_t)nwr : pa->batch;
-        uint64_t bytes = nwr > c ? (uint64_t)c * pa->seg_bytes : left;
-        const chunk_cost_t *cc = &full;
-        if (nwr == c) { /* the last chunk: the rest of the bytes */
-            chunk_cost(s, (double)bytes * z->npb_ns + npkt_of(s, bytes) * s->pkt_ns, c, &last);
-            cc = &last;
-        }
-        double t0 = first ? t0_first : t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        double t_post = slots_acquire(s, pa, c, t0, &stalled);
-        hw = chunk_hw(s, pa, cc, z->dma_ns[k], z->lat_ns, t_post);
-        if (nwr == c)
-            hw += pa->split_ns;
-        nwr -= c;
-        left -= bytes;
-        uint64_t push0 = pa->pushes;
-        batch_add(s, pa, c, hw, i, nwr == 0, tref_ns);
-        if (first) {
-            s->cost_ns.queue += t_post - t0;
-            /* the open batch the message met closed with the first push (pops come before
-             * pushes in a chunk), unless a forced close was popped at once */
-            uint64_t pushed = pa->pushes - push_first;
-            rec->entry_ok = !had_open || pushed <= pa->count;
-            if (had_open && rec->entry_ok)
-                rec->entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
-            first = 0;
-        }
-        t_ns = t_post;
-        if (!s->every_chunk && c == pa->batch && nwr > pa->batch) {
-            /* a full chunk, not the message's last one */
-            track_batch(&track, pa->pushes == push0 + 1 &&
-                        pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == c, hw, t_post);
-            uint64_t m = chunks_skip(s, pa, &t_ns, (nwr - 1) / pa->batch, &track);
-            nwr -= m * pa->batch;
-            left -= m * pa->batch * pa->seg_bytes;
+    /* the first chunk (full: nwr > batch) may meet an open batch and its timer */
+    t_ns = slots_acquire(s, pa, pa->batch, t0, &stalled, 1);
+    uint64_t push1 = pa->pushes;
+    hw = chunk_hw(s, pa, &full, dma, lat, t_ns);
+    batch_add(s, pa, pa->batch, hw, i, 0, tref_ns);
+    s->cost_ns.queue += t_ns - t0;
+    /* the open batch the message met closed with the first push (pops come before pushes
+     * in a chunk), unless a forced close was popped at once */
+    uint64_t pushed = pa->pushes - push0;
+    rec->entry_ok = !had_open || pushed <= pa->count;
+    if (had_open && rec->entry_ok)
+        rec->entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
+    nwr -= pa->batch;
+    left -= full_bytes;
+    if (skip && nwr > pa->batch)
+        chunks_track(s, pa, &track, pa->pushes == push1 + 1 &&
+                     pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == pa->batch, hw,
+                     &t_ns, &nwr, &left);
+    while (nwr > pa->batch) {
+        double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+        int regular = 1; /* the chunk closed its own batch, and nothing else was pushed */
+        if (skip && pa->open_n == 0) { /* always, after a full chunk: checked, not assumed */
+            hw = chunk_full(s, pa, &full, dma, lat, t_ch, &stalled, &t_ns);
         } else {
-            track.valid = 0;
-            track.run = 0;
+            uint64_t p0 = pa->pushes;
+            hw = chunk_step(s, pa, &full, dma, lat, t_ch, 0, i, tref_ns, &stalled, &t_ns);
+            regular = pa->pushes == p0 + 1 &&
+                      pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == pa->batch;
         }
+        nwr -= pa->batch;
+        left -= full_bytes;
+        if (skip && nwr > pa->batch)
+            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left);
     }
+    /* the last chunk: the rest of the bytes */
+    chunk_cost(s, (double)left * z->npb_ns + npkt_of(s, left) * s->pkt_ns, (uint32_t)nwr, &last);
+    double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    hw = chunk_step(s, pa, &last, dma, lat, t_ch, 1, i, tref_ns, &stalled, &t_ns);
     s->stalls += (uint64_t)stalled;
     rec->stalled = stalled;
     rec->hw = hw;
