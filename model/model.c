@@ -7,8 +7,9 @@
  * A message of one WR takes post_w1 (the common case, a straight line), one of a chunk
  * post_one_chunk; a segmented one takes post_chunks, which applies an earlier identical
  * replay shifted when one is kept (the memo, model_memo.h) and else replays its chunks
- * (chunks_run), jumping over the repeating chunks of its steady state (chunks_skip);
- * MODEL.md section 2. Speed: model/README.md, bench/bench_model.c. */
+ * (chunks_run: the full ones between the first and the last through chunk_full, the
+ * others through chunk_step), jumping over the repeating chunks of its steady state
+ * (chunks_skip); MODEL.md section 2. Speed: model/README.md, bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>

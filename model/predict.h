@@ -25,8 +25,9 @@ typedef struct {
     int include_cold;     /* count cold-start messages in the figures (default 0: apart) */
     unsigned flows;       /* sim only: senders replaying the trace into one receiver (>= 1) */
     const char *platform; /* sim only: SimGrid platform XML, NULL = generated from profile */
-    int every_chunk;      /* model only: replay every chunk of every segmented message, no
-                           * steady-state skip, no memo (what both are tested against) */
+    int every_chunk;      /* model only: replay every chunk of every segmented message
+                           * through the general step, no steady-state skip, no memo (what
+                           * the shortcuts are tested against) */
 } pred_opts_t;
 
 /* Summed cost terms over all messages, in us: what "why" compares. */
