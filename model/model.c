@@ -613,11 +613,14 @@ static HS_HOT int route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
     return s->cur;
 }
 
-static hs_status_t ready_time(mdl_state_t *s, size_t i, double *ready_ns)
+/* When message i is ready under mode (a constant per caller): its trace post time (open),
+ * or the previous message's report plus the trace's think time (closed). */
+static HS_HOT hs_status_t ready_time(mdl_state_t *s, size_t i, const pred_mode_t mode,
+                                     double *ready_ns)
 {
     const trace_rec_t *r = &s->tr->recs[i];
 
-    if (s->mode == PRED_OPEN) {
+    if (mode == PRED_OPEN) {
         *ready_ns = (double)(r->t_post_ns - s->t0_ns);
         return HS_OK;
     }
@@ -648,13 +651,9 @@ static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode)
     for (size_t i = 0; i < n; i++) {
         const trace_rec_t *r = &recs[i];
         double ready, t;
-        if (mode == PRED_OPEN) {
-            ready = (double)(r->t_post_ns - s->t0_ns);
-        } else {
-            hs_status_t st = ready_time(s, i, &ready);
-            if (st != HS_OK)
-                return st;
-        }
+        hs_status_t st = ready_time(s, i, mode, &ready);
+        if (st != HS_OK)
+            return st;
         t = ready;
         int k = route(s, r, &t);
         mdl_path_t *pa = &s->path[k];
