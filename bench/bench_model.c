@@ -45,6 +45,27 @@ static trace_t *make_trace(size_t n, int cycle)
     return tr;
 }
 
+/* The CPU's model name (/proc/cpuinfo), "unknown CPU" where it cannot be read: a per-core
+ * rate means little without it. */
+static void cpu_model(char *buf, size_t n)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+
+    snprintf(buf, n, "unknown CPU");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(buf, n, "%s", colon + 1 + (colon[1] == ' '));
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+}
+
 /* CPU time of this thread, ns: the machine may be shared, wall time would mislead. */
 static uint64_t cpu_ns(void)
 {
@@ -201,8 +222,11 @@ int main(int argc, char **argv)
                       : bench_once(once, 1, mixed, n, p, &raw);
         goto out;
     }
-    printf("bench_model: %zu messages per trace, profile %s, %ld online cores; replay rate in "
-           "M msgs/s per core (CPU time, best of 3), goal >= %.0f\n", n, pname, cores, GOAL_MPS);
+    char cpu[128];
+    cpu_model(cpu, sizeof(cpu));
+    printf("bench_model: %zu messages per trace, profile %s, %ld online cores (%s); replay rate "
+           "in M msgs/s per core (CPU time, best of 3), goal >= %.0f\n", n, pname, cores, cpu,
+           GOAL_MPS);
     printf("  %-10s %-6s %10s %10s %12s   %s\n", "workload", "mode", "hint 4K", "hint 0",
            "4K+summary", "goal");
     if (argc > 3) {
