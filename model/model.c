@@ -422,14 +422,19 @@ static void memo_keep(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size,
 }
 
 /* One chunk of cc->nwr WRs (the message's last when is_last) posted from t0 on: the slot
- * wait, the link, and its batch. Returns its hardware completion; *t_post its post. */
+ * wait, the link, and its batch. Returns its hardware completion; *t_post its post, and
+ * *regular whether adding it queued exactly one batch, of its own WRs (what the skip's
+ * run of equally spaced batches counts: track_batch). */
 static HS_HOT double chunk_step(mdl_state_t *s, mdl_path_t *pa, const chunk_cost_t *cc,
                                 double dma, double lat, double t0, int is_last, size_t i,
-                                double tref_ns, int *stalled, double *t_post)
+                                double tref_ns, int *stalled, double *t_post, int *regular)
 {
     *t_post = slots_acquire(s, pa, cc->nwr, t0, stalled, 1);
     double hw = chunk_hw(s, pa, cc, dma, lat, *t_post) + (is_last ? pa->split_ns : 0);
+    uint64_t pushes = pa->pushes;
     batch_add(s, pa, cc->nwr, hw, i, is_last, tref_ns);
+    *regular = pa->pushes == pushes + 1 &&
+               pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == cc->nwr;
     return hw;
 }
 
@@ -480,10 +485,8 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
     /* the first chunk (full: nwr > batch) may meet an open batch and its timer */
-    t_ns = slots_acquire(s, pa, pa->batch, t0, &stalled, 1);
-    uint64_t push1 = pa->pushes;
-    hw = chunk_hw(s, pa, &full, dma, lat, t_ns);
-    batch_add(s, pa, pa->batch, hw, i, 0, tref_ns);
+    int regular;
+    hw = chunk_step(s, pa, &full, dma, lat, t0, 0, i, tref_ns, &stalled, &t_ns, &regular);
     s->cost_ns.queue += t_ns - t0;
     /* the open batch the message met closed with the first push (pops come before pushes
      * in a chunk), unless a forced close was popped at once */
@@ -494,19 +497,15 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     nwr -= pa->batch;
     left -= full_bytes;
     if (skip && nwr > pa->batch)
-        chunks_track(s, pa, &track, pa->pushes == push1 + 1 &&
-                     pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == pa->batch, hw,
-                     &t_ns, &nwr, &left);
+        chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left);
     while (nwr > pa->batch) {
         double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        int regular = 1; /* the chunk closed its own batch, and nothing else was pushed */
         if (skip && pa->open_n == 0) { /* always, after a full chunk: checked, not assumed */
             hw = chunk_full(s, pa, &full, dma, lat, t_ch, &stalled, &t_ns);
+            regular = 1; /* its one push */
         } else {
-            uint64_t p0 = pa->pushes;
-            hw = chunk_step(s, pa, &full, dma, lat, t_ch, 0, i, tref_ns, &stalled, &t_ns);
-            regular = pa->pushes == p0 + 1 &&
-                      pa->ring[(pa->head + pa->count - 1) & pa->mask].nwr == pa->batch;
+            hw = chunk_step(s, pa, &full, dma, lat, t_ch, 0, i, tref_ns, &stalled, &t_ns,
+                            &regular);
         }
         nwr -= pa->batch;
         left -= full_bytes;
@@ -516,7 +515,7 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     /* the last chunk: the rest of the bytes */
     chunk_cost(s, (double)left * z->npb_ns + npkt_of(s, left) * s->pkt_ns, (uint32_t)nwr, &last);
     double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    hw = chunk_step(s, pa, &last, dma, lat, t_ch, 1, i, tref_ns, &stalled, &t_ns);
+    hw = chunk_step(s, pa, &last, dma, lat, t_ch, 1, i, tref_ns, &stalled, &t_ns, &regular);
     s->stalls += (uint64_t)stalled;
     rec->stalled = stalled;
     rec->hw = hw;
