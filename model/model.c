@@ -8,8 +8,9 @@
  * post_one_chunk; a segmented one takes post_chunks, which applies an earlier identical
  * replay shifted when one is kept (the memo, model_memo.h) and else replays its chunks
  * (chunks_run: the full ones between the first and the last through chunk_full, the
- * others through chunk_step), jumping over the repeating chunks of its steady state
- * (chunks_skip); MODEL.md section 2. Speed: model/README.md, bench/bench_model.c. */
+ * others through chunk_step), jumping over the chunks that repeat the last one (chunks_skip:
+ * the ring shifted when it is one run of equally spaced batches, rolled while the batches
+ * the next chunks pop continue the spacing); MODEL.md section 2. Speed: model/README.md, bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>
@@ -305,6 +306,8 @@ typedef struct {
     double close_ns;        /* the run's newest batch close */
     double gap_ns;          /* the run's spacing (run >= 2) */
     uint32_t run;           /* batches in the run */
+    double head_ns;         /* the ring head's close after the previous full chunk */
+    uint32_t count;         /* the ring's batches then */
 } skip_track_t;
 
 /* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
@@ -360,31 +363,103 @@ static __attribute__((noinline)) void skip_apply(mdl_state_t *s, mdl_path_t *pa,
     s->chunks_skipped += m;
 }
 
+/* Batches from pa's head on, of nwr WRs each, lambda apart (to within tol) after the one
+ * before the head closed at prev_ns: how many, at most lim. */
+static uint32_t head_run(const mdl_path_t *pa, double prev_ns, double lambda, double tol,
+                         uint32_t nwr, uint32_t lim)
+{
+    uint32_t r = 0;
+
+    for (; r < pa->count && r < lim; r++) {
+        const mdl_batch_t *b = &pa->ring[(pa->head + r) & pa->mask];
+        if (b->nwr != nwr || !mdl_same_time(b->close_ns - prev_ns, lambda, tol))
+            break;
+        prev_ns = b->close_ns;
+    }
+    return r;
+}
+
+/* Jump m further full chunks whose steps each pop the ring's head and push their own batch
+ * lambda after the last (skip_run's case): roll the ring by m, shift the chunk time *t_ns,
+ * the CPU and the link, and extend k's run of equally spaced batches. */
+static __attribute__((noinline)) void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
+                                                uint64_t m, double lambda, double drain_step,
+                                                skip_track_t *k)
+{
+    const mdl_batch_t *tail = &pa->ring[(pa->head + pa->count - 1) & pa->mask];
+    double close_ns = tail->close_ns, shift = (double)m * lambda;
+    uint32_t nwr = tail->nwr;
+
+    for (uint64_t j = 1; j <= m; j++) {
+        pa->head = (pa->head + 1) & pa->mask;
+        mdl_batch_t *b = &pa->ring[(pa->head + pa->count - 1) & pa->mask];
+        b->close_ns = close_ns + (double)j * lambda;
+        b->nwr = nwr;
+    }
+    pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
+    note_report(s, pa, close_ns + shift + pa->event_ns);
+    *t_ns += shift;
+    s->cost_ns.drain += (double)m * drain_step;
+    s->cpu_free_ns += shift;
+    s->link_free_ns += shift;
+    s->chunks_skipped += m;
+    /* the pushed batches continue the run at the tail when it is lambda apart */
+    if (!(k->run >= 2 && mdl_same_time(k->gap_ns, lambda, mdl_time_tol(*t_ns)))) {
+        k->gap_ns = lambda;
+        k->run = 1;
+    }
+    k->run += (uint32_t)m; /* m < the ring's batches */
+    k->close_ns = close_ns + shift;
+}
+
 /* After a full chunk posted at *t_ns (its batch regular, full_left more full chunks before
  * the last): if the pipeline seen from this chunk is the previous chunk's shifted by lambda
- * (CPU, link, slots, and a ring of equally spaced batches lambda apart that also covers the
- * batch this chunk popped), every further full chunk repeats the step: jump m of them
- * (skip_apply); returns m. */
+ * (CPU, link, slots), further full chunks repeat the step as long as what they read of the
+ * ring does too. Two cases: the ring is a run of equally spaced batches lambda apart that
+ * also covers the batch this chunk popped, so every further full chunk repeats (skip_apply:
+ * the ring shifts); or this chunk popped the batch the previous one left at the ring's head
+ * and the head is lambda after it, so the next chunks repeat while the batches they pop
+ * continue that spacing (skip_roll: the ring rolls; the run ends, for instance, at the
+ * shorter last batch of the message before this one). Returns the chunks jumped. */
 static HS_HOT uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
                                    uint64_t full_left, skip_track_t *k)
 {
     double t = *t_ns, link = s->link_free_ns - t;
     double lambda = t - k->t_ns;
     uint64_t m = 0;
+    int roll = 0;
 
     /* every batch in the ring holds E_P WRs (run > count), so equal slots held means an
      * equal count of batches */
     double tol = mdl_time_tol(t);
-    if (k->valid && lambda > 0 && pa->used == k->used && k->run > pa->count &&
-        mdl_same_time(k->gap_ns, lambda, tol) && mdl_same_time(link, k->link_ns, tol))
-        m = skip_limit(s, t, lambda, full_left);
+    if (k->valid && lambda > 0 && pa->used == k->used && mdl_same_time(link, k->link_ns, tol)) {
+        if (k->run > pa->count && mdl_same_time(k->gap_ns, lambda, tol)) {
+            m = skip_limit(s, t, lambda, full_left);
+        } else if (k->run && pa->count == k->count && pa->count) {
+            /* one push (regular) and an equal count: this chunk popped one batch, of E_P
+             * WRs (equal slots), the previous one's head; each further step pops the next
+             * and, when it was not stalled, looks at the one after: a run of r allows r - 1 */
+            uint32_t r = head_run(pa, k->head_ns, lambda, tol, pa->batch,
+                                  full_left < pa->count ? (uint32_t)full_left + 1 : pa->count);
+            if (r > 1) {
+                m = skip_limit(s, t, lambda, r - 1);
+                roll = 1;
+            }
+        }
+    }
     double drain_step = s->cost_ns.drain - k->drain_ns;
-    *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run};
+    *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run,
+                        pa->count ? pa->ring[pa->head].close_ns : 0, pa->count};
     if (m == 0)
         return 0;
-    skip_apply(s, pa, t_ns, m, lambda, drain_step);
-    k->valid = 0; /* m stopped at an edge or at the last full chunk: the state changes next */
-    k->run = 0;
+    if (roll) {
+        skip_roll(s, pa, t_ns, m, lambda, drain_step, k);
+    } else {
+        skip_apply(s, pa, t_ns, m, lambda, drain_step);
+        k->run = 0;
+    }
+    k->valid = 0; /* m stopped at an edge, at the last full chunk or at the run's end: the
+                   * state changes next */
     return m;
 }
 

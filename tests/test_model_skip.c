@@ -175,6 +175,42 @@ static void test_skip_deep_ring(void **state)
     profile_free(p);
 }
 
+/* A saturated path fed long messages of ever-different sizes (as `trace gen --workload
+ * phased`'s third phase): each message's first chunks pop the batches the previous one left,
+ * the last of them shorter (its last chunk), so the ring is never one run of equally spaced
+ * batches until that batch is gone; the roll (chunks_skip's second case) jumps the chunks
+ * that pop the batches before it. seed 000 at hint 0: 64 KB chunks (16 WRs of 4 KB), 8 in
+ * flight. Each message must agree with the chunk-by-chunk replay and take about 7 chunk
+ * steps (the first two, the roll, the one before the shorter batch, that one, the next, the
+ * skip, the last full chunk and the last), fewer than the window's 8 batches: measured 7.0,
+ * 11.0 before the roll, 9.3 when the roll does not carry the run of equally spaced batches
+ * at the ring's tail over to the plain skip. */
+static void test_skip_roll_distinct_sizes(void **state)
+{
+    (void)state;
+    profile_t *p = load("seed000", NULL);
+    trace_t *tr = NULL;
+    uint64_t x = 88172645463325252ull, chunks = 0;
+    size_t n = 200;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t size = (1 << 20) + x % (1 << 20); /* 16 to 32 chunks, any last chunk */
+        trace_rec_t r = {.t_post_ns = 1000000 + i * 2000, .size_bytes = size};
+        r.t_done_ns = r.t_post_ns + 10000;
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+        chunks += (size + 65535) / 65536;
+    }
+    uint64_t skipped = compare(tr, p, PRED_OPEN, 0);
+    double steps = (double)(chunks - skipped) / (double)n;
+    print_message("%.2f chunk steps per message (%llu chunks, %llu skipped)\n", steps,
+                  (unsigned long long)chunks, (unsigned long long)skipped);
+    assert_true(steps < 128 / 16);
+    trace_free(tr);
+    profile_free(p);
+}
+
 /* The memo: a segmented message that meets the pipeline an earlier one of its size met
  * (relative to when it can start) is replayed as that one shifted. Repeated 1 MB messages
  * with 64 B ones between (those sit in the BW path's open batch at hint 0), back to back
@@ -222,14 +258,15 @@ static void test_memo_repeats(void **state)
     profile_free(p);
 }
 
-/* Random traces (sizes 64 B to 1 MB + 4 KB, gaps from 200 ns to 2 ms, so paths go idle,
- * saturate and switch at random), random perturbation windows and moderation: the skip and
- * the memo against the chunk-by-chunk replay, message by message. */
+/* Random traces (sizes 64 B to 1 MB + 4 KB, and any length from 512 KB to 2 MB; gaps from
+ * 200 ns to 2 ms, so paths go idle, saturate and switch at random), random perturbation
+ * windows and moderation: the skip and the memo against the chunk-by-chunk replay, message
+ * by message. */
 static void test_random_against_every_chunk(void **state)
 {
     (void)state;
     static const char *const profiles[] = {"generic", "seed000", "seed003"};
-    static const uint64_t sizes[] = {64, 4096, 65536, 1 << 20, (1 << 20) + 4096};
+    static const uint64_t sizes[] = {64, 4096, 65536, 1 << 20, (1 << 20) + 4096, 0};
     static const uint64_t gaps[] = {200, 3000, 100000, 2000000};
     static const char *const windows[] = {"switch.perturb_window_us=37",
                                           "switch.perturb_window_us=900",
@@ -250,7 +287,9 @@ static void test_random_against_every_chunk(void **state)
         for (size_t i = 0; i < 150; i++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             /* runs: the size repeats with probability 1/2, so repeats meet similar states */
-            uint64_t size = (x >> 20) % 2 && i ? tr->recs[i - 1].size_bytes : sizes[x % 5];
+            uint64_t size = (x >> 20) % 2 && i ? tr->recs[i - 1].size_bytes : sizes[x % 6];
+            if (size == 0) /* any length: the last chunk of any WRs and bytes */
+                size = (512 << 10) + (x >> 24) % (3 << 19);
             trace_rec_t r = {.t_post_ns = t, .size_bytes = size};
             r.t_done_ns = t + 10000;
             t += gaps[(x >> 40) % 4];
@@ -270,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_skip_stops_at_perturbation_edge),
         cmocka_unit_test(test_skip_long_ring_and_timer),
         cmocka_unit_test(test_skip_deep_ring),
+        cmocka_unit_test(test_skip_roll_distinct_sizes),
         cmocka_unit_test(test_memo_repeats),
         cmocka_unit_test(test_random_against_every_chunk),
     };
