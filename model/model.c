@@ -307,6 +307,7 @@ typedef struct {
     double gap_ns;          /* the run's spacing (run >= 2) */
     uint32_t run;           /* batches in the run */
     double head_ns;         /* the ring head's close after the previous full chunk */
+    double reap_ns;         /* when the chunk after it reaped: the CPU free time then */
     uint32_t count;         /* the ring's batches then */
 } skip_track_t;
 
@@ -437,19 +438,23 @@ static HS_HOT uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
             m = skip_limit(s, t, lambda, full_left);
         } else if (k->run && pa->count == k->count && pa->count) {
             /* one push (regular) and an equal count: this chunk popped one batch, of E_P
-             * WRs (equal slots), the previous one's head; each further step pops the next
-             * and, when it was not stalled, looks at the one after: a run of r allows r - 1 */
+             * WRs (equal slots), the previous one's head; each further step pops the next.
+             * If this chunk's reaping found that batch reported (a margin of tol), it also
+             * looked at the one after, and so does each further step: a run of r from the
+             * head allows r - 1 steps; if not, the slot wait popped it and r */
             uint32_t r = head_run(pa, k->head_ns, lambda, tol, pa->batch,
                                   full_left < pa->count ? (uint32_t)full_left + 1 : pa->count);
-            if (r > 1) {
-                m = skip_limit(s, t, lambda, r - 1);
+            uint32_t waited = k->head_ns + pa->event_ns > k->reap_ns + tol;
+            if (r + waited > 1) {
+                m = skip_limit(s, t, lambda, r + waited - 1 < full_left ? r + waited - 1 : full_left);
                 roll = 1;
             }
         }
     }
     double drain_step = s->cost_ns.drain - k->drain_ns;
     *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run,
-                        pa->count ? pa->ring[pa->head].close_ns : 0, pa->count};
+                        pa->count ? pa->ring[pa->head].close_ns : 0,
+                        t > s->cpu_free_ns ? t : s->cpu_free_ns, pa->count};
     if (m == 0)
         return 0;
     if (roll) {
