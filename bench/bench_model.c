@@ -3,8 +3,9 @@
  * `trace gen` workload, generated into a temporary file and loaded), with and without the
  * summariser, and `recommend`'s wall time with every auto candidate on the mixed trace,
  * evaluated in parallel on every online core. Rates are the best of 3 replays in CPU time.
- * Usage: bench_model [--once HINT] [N] [profile] [workload...] (default: mixed, cycle and
- * every workload; --once: one replay of each at HINT, for profilers). */
+ * Usage: bench_model [--once HINT] [N] [profile] [workload[:KEY=VALUE...]...] (default:
+ * mixed, cycle and every workload with its defaults; --once: one replay of each at HINT,
+ * for profilers). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,25 +110,35 @@ static double best_rate(const trace_t *tr, const profile_t *p, uint64_t hint, pr
     return best * 1e-6;
 }
 
-/* The workload's trace: "mixed" is built here, others by trace_gen_run into a temp file. */
-static trace_t *workload_trace(const char *name, size_t n, pred_mode_t *mode)
+/* The workload's trace: "mixed" is built here, others by trace_gen_run into a temp file;
+ * "NAME:KEY=VALUE[:KEY=VALUE...]" sets workload parameters (as trace gen --set). */
+static trace_t *workload_trace(const char *spec, size_t n, pred_mode_t *mode)
 {
-    char path[] = "/tmp/bench_model.XXXXXX.hst";
+    char path[] = "/tmp/bench_model.XXXXXX.hst", name[256], *sets[16];
+    size_t nsets = 0;
     trace_t *tr = NULL;
     int fd;
 
     *mode = PRED_OPEN;
-    if (strcmp(name, "mixed") == 0 || strcmp(name, "cycle") == 0)
-        return make_trace(n, strcmp(name, "cycle") == 0);
+    if (strcmp(spec, "mixed") == 0 || strcmp(spec, "cycle") == 0)
+        return make_trace(n, strcmp(spec, "cycle") == 0);
+    snprintf(name, sizeof(name), "%s", spec);
+    for (char *c = strchr(name, ':'); c && nsets < 16; c = strchr(c + 1, ':')) {
+        *c = '\0';
+        sets[nsets++] = c + 1;
+    }
     if (strcmp(name, "pingpong") == 0 || strcmp(name, "coldstart") == 0)
         *mode = PRED_CLOSED;
     fd = mkstemps(path, 4);
     if (fd < 0)
         return NULL;
     close(fd);
-    if (trace_gen_run(name, n, 1, NULL, 0, path) == HS_OK && trace_load(path, &tr) != HS_OK)
+    if (trace_gen_run(name, n, 1, (const char *const *)sets, nsets, path) != HS_OK ||
+        trace_load(path, &tr) != HS_OK)
         tr = NULL;
     unlink(path);
+    if (!tr)
+        fprintf(stderr, "bench_model: cannot generate workload '%s'\n", spec);
     return tr;
 }
 

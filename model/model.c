@@ -7,10 +7,12 @@
  * A message of one WR takes post_w1 (the common case, a straight line), one of a chunk
  * post_one_chunk; a segmented one takes post_chunks, which applies an earlier identical
  * replay shifted when one is kept (the memo, model_memo.h) and else replays its chunks
- * (chunks_run: the full ones between the first and the last through chunk_full, the
- * others through chunk_step), jumping over the chunks that repeat the last one (chunks_skip:
- * the ring shifted when it is one run of equally spaced batches, rolled while the batches
- * the next chunks pop continue the spacing); MODEL.md section 2. Speed: model/README.md, bench/bench_model.c. */
+ * (chunks_run): on an idle path from the start an earlier message kept (mdl_entry_t), the
+ * full ones between the first and the last through chunk_full, the others through
+ * chunk_step, jumping over the chunks that repeat the last one (chunks_skip: the ring
+ * shifted when it is one run of equally spaced batches, rolled while the batches the next
+ * chunks pop continue the spacing); MODEL.md section 3. Speed: model/README.md,
+ * bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>
@@ -291,30 +293,13 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
     s->stalls += (uint64_t)stalled;
 }
 
-/* ---- steady state of a segmented message (MODEL.md section 2) ---------------------- */
+/* ---- steady state of a segmented message (MODEL.md section 3) ---------------------- */
 
-/* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
- * chunk's state relative to its post time, and the run of equally spaced batches of this
- * message's full chunks at the ring's tail (pa's whole ring when run > count). */
-typedef struct {
-    double t_ns;            /* the previous full chunk's post time */
-    double link_ns;         /* link free time then, relative to t_ns (the CPU's is always
-                             * the full chunk's post cost) */
-    double drain_ns;        /* cost_ns.drain after it */
-    uint32_t used;          /* pa's slots held then */
-    int valid;              /* the above describe the previous chunk */
-    double close_ns;        /* the run's newest batch close */
-    double gap_ns;          /* the run's spacing (run >= 2) */
-    uint32_t run;           /* batches in the run */
-    double head_ns;         /* the ring head's close after the previous full chunk */
-    double reap_ns;         /* when the chunk after it reaped: the CPU free time then */
-    uint32_t count;         /* the ring's batches then */
-} skip_track_t;
 
 /* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
  * push of its batch_add; a full chunk always leaves no open batch) or not; extend or
  * restart the run of equally spaced batches. */
-static HS_HOT void track_batch(skip_track_t *k, int regular, double hw, double t_post)
+static HS_HOT void track_batch(mdl_track_t *k, int regular, double hw, double t_post)
 {
     if (!regular) {
         k->run = 0;
@@ -385,7 +370,7 @@ static uint32_t head_run(const mdl_path_t *pa, double prev_ns, double lambda, do
  * the CPU and the link, and extend k's run of equally spaced batches. */
 static __attribute__((noinline)) void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
                                                 uint64_t m, double lambda, double drain_step,
-                                                skip_track_t *k)
+                                                mdl_track_t *k)
 {
     const mdl_batch_t *tail = &pa->ring[(pa->head + pa->count - 1) & pa->mask];
     double close_ns = tail->close_ns, shift = (double)m * lambda;
@@ -423,7 +408,7 @@ static __attribute__((noinline)) void skip_roll(mdl_state_t *s, mdl_path_t *pa, 
  * continue that spacing (skip_roll: the ring rolls; the run ends, for instance, at the
  * shorter last batch of the message before this one). Returns the chunks jumped. */
 static HS_HOT uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
-                                   uint64_t full_left, skip_track_t *k)
+                                   uint64_t full_left, mdl_track_t *k)
 {
     double t = *t_ns, link = s->link_free_ns - t;
     double lambda = t - k->t_ns;
@@ -452,7 +437,7 @@ static HS_HOT uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
         }
     }
     double drain_step = s->cost_ns.drain - k->drain_ns;
-    *k = (skip_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run,
+    *k = (mdl_track_t){t, link, s->cost_ns.drain, pa->used, 1, k->close_ns, k->gap_ns, k->run,
                         pa->count ? pa->ring[pa->head].close_ns : 0,
                         t > s->cpu_free_ns ? t : s->cpu_free_ns, pa->count};
     if (m == 0)
@@ -534,14 +519,110 @@ static HS_HOT double chunk_full(mdl_state_t *s, mdl_path_t *pa, const chunk_cost
 
 /* After a full chunk posted at t_post that leaves more than one chunk (nwr WRs) to post:
  * track its batch and jump the repeating full chunks when the pipeline repeats. */
-static HS_HOT void chunks_track(mdl_state_t *s, mdl_path_t *pa, skip_track_t *track,
-                                int regular, double hw, double *t_ns, uint64_t *nwr,
-                                uint64_t *left)
+static HS_HOT uint64_t chunks_track(mdl_state_t *s, mdl_path_t *pa, mdl_track_t *track,
+                                    int regular, double hw, double *t_ns, uint64_t *nwr,
+                                    uint64_t *left)
 {
     track_batch(track, regular, hw, *t_ns);
     uint64_t m = chunks_skip(s, pa, t_ns, (*nwr - 1) / pa->batch, track);
     *nwr -= m * pa->batch;
     *left -= m * pa->batch * pa->seg_bytes;
+    return m;
+}
+
+/* ---- the start of a long message on an idle path (mdl_entry_t) ------------------------ */
+
+/* pa's entry record when a message can start on it from t0 (its reaping done) with nothing
+ * queued, the CPU and the link free, and no perturbation window at or after t0 (so none in
+ * its chunks either); NULL if not. A record kept for other full-chunk costs (size-dependent
+ * link factors) is dropped. */
+static mdl_entry_t *entry_of(mdl_state_t *s, const mdl_path_t *pa, int k, double t0,
+                             const chunk_cost_t *full, double lat, double dma)
+{
+    mdl_entry_t *e = &s->entry[k];
+
+    if (pa->count || pa->open_n || s->link_free_ns > t0 || s->cpu_free_ns > t0 ||
+        mdl_next_edge(s, t0) != HUGE_VAL)
+        return NULL;
+    if (e->ser_ns != full->ser_ns || e->lat_ns != lat || e->dma_ns != dma) {
+        e->valid = 0;
+        e->failed = 0;
+        e->ser_ns = full->ser_ns;
+        e->lat_ns = lat;
+        e->dma_ns = dma;
+    }
+    return e;
+}
+
+/* Keep in e the pipeline after the h-th full chunk (posted at t_ns, completing at hw) of a
+ * message that started idle at t0, before the skip's test: relative to t0. Returns 0 when
+ * the ring does not fit. */
+static __attribute__((noinline)) int entry_snap(const mdl_state_t *s, const mdl_path_t *pa,
+                                                mdl_entry_t *e, double t0, uint32_t h,
+                                                double t_ns, double hw, int regular,
+                                                int stalled, const mdl_track_t *k,
+                                                uint64_t push0)
+{
+    if (pa->count > MDL_MEMO_RING)
+        return 0;
+    e->h = h;
+    e->t_ns = t_ns - t0;
+    e->hw_ns = hw - t0;
+    e->cpu_ns = s->cpu_free_ns - t0;
+    e->link_ns = s->link_free_ns - t0;
+    e->last_r_ns = pa->last_r_ns - t0;
+    e->used = pa->used;
+    e->count = pa->count;
+    e->regular = regular;
+    e->stalled = stalled;
+    e->pushes = pa->pushes - push0;
+    e->track = *k;
+    e->track.t_ns -= t0;
+    e->track.close_ns -= t0;
+    e->track.head_ns -= t0;
+    e->track.reap_ns -= t0;
+    e->track.drain_ns -= s->cost_ns.drain;
+    for (uint32_t j = 0; j < pa->count; j++) {
+        const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
+        e->ring_ns[j] = b->close_ns - t0;
+        e->ring_nwr[j] = b->nwr;
+    }
+    return 1;
+}
+
+/* Set pa, the CPU, the link and the skip's tracker k to what e kept, shifted to t0, as
+ * if its h full chunks had been replayed from t0 (posted at *t_ns, the last completing at
+ * *hw; counted as skipped). The first chunk on an idle path does not wait: no queue cost,
+ * and no drain outside the window. */
+static __attribute__((noinline)) void entry_apply(mdl_state_t *s, mdl_path_t *pa,
+                                                  const mdl_entry_t *e, double t0,
+                                                  mdl_track_t *k, double *t_ns, double *hw,
+                                                  int *regular, int *stalled)
+{
+    for (uint32_t j = 0; j < e->count; j++) {
+        mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
+        b->close_ns = t0 + e->ring_ns[j];
+        b->nwr = e->ring_nwr[j];
+    }
+    pa->count = e->count;
+    pa->used = e->used;
+    pa->head_r_ns = e->count ? pa->ring[pa->head].close_ns + pa->event_ns : HUGE_VAL;
+    pa->pushes += e->pushes;
+    s->cpu_free_ns = t0 + e->cpu_ns;
+    s->link_free_ns = t0 + e->link_ns;
+    note_report(s, pa, t0 + e->last_r_ns);
+    s->chunks_skipped += e->h;
+    *t_ns = t0 + e->t_ns;
+    *hw = t0 + e->hw_ns;
+    *regular = e->regular;
+    *stalled = e->stalled;
+    *k = e->track;
+    k->t_ns += t0;
+    k->close_ns += t0;
+    k->head_ns += t0;
+    k->reap_ns += t0;
+    k->drain_ns += s->cost_ns.drain;
+    s->entry_hits++;
 }
 
 /* The chunks of message i (nwr > batch WRs, left bytes) on pa (index k), the first from t0
@@ -557,27 +638,45 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
                                                  double tref_ns, chunks_rec_t *rec)
 {
     uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push0 = pa->pushes;
-    int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk;
+    uint64_t nwr0 = nwr, chunks = (nwr + pa->batch - 1) / pa->batch;
+    int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk, regular;
     double hw, t_ns, dma = z->dma_ns[k], lat = z->lat_ns;
     chunk_cost_t full, last;
-    skip_track_t track = {0};
+    mdl_track_t track = {0};
 
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
-    /* the first chunk (full: nwr > batch) may meet an open batch and its timer */
-    int regular;
-    hw = chunk_step(s, pa, &full, dma, lat, t0, 0, i, tref_ns, &stalled, &t_ns, &regular);
-    s->cost_ns.queue += t_ns - t0;
-    /* the open batch the message met closed with the first push (pops come before pushes
-     * in a chunk), unless a forced close was popped at once */
-    uint64_t pushed = pa->pushes - push0;
-    rec->entry_ok = !had_open || pushed <= pa->count;
-    if (had_open && rec->entry_ok)
-        rec->entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
-    nwr -= pa->batch;
-    left -= full_bytes;
-    if (skip && nwr > pa->batch)
-        chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left);
+    /* on an idle path: the start an earlier message kept (then nothing to keep), or keep
+     * this one's (e stays set while it is being kept) */
+    mdl_entry_t *e = skip ? entry_of(s, pa, k, t0, &full, lat, dma) : NULL;
+    if (e && e->valid && nwr > (uint64_t)e->h * pa->batch) { /* its h full chunks, then more */
+        entry_apply(s, pa, e, t0, &track, &t_ns, &hw, &regular, &stalled);
+        rec->entry_ok = 1;
+        nwr -= (uint64_t)e->h * pa->batch;
+        left -= (uint64_t)e->h * full_bytes;
+        if (nwr > pa->batch)
+            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left);
+        e = NULL;
+    } else {
+        if (e && (e->valid || chunks <= e->failed))
+            e = NULL;
+        /* the first chunk (full: nwr > batch) may meet an open batch and its timer */
+        hw = chunk_step(s, pa, &full, dma, lat, t0, 0, i, tref_ns, &stalled, &t_ns, &regular);
+        s->cost_ns.queue += t_ns - t0;
+        /* the open batch the message met closed with the first push (pops come before
+         * pushes in a chunk), unless a forced close was popped at once */
+        uint64_t pushed = pa->pushes - push0;
+        rec->entry_ok = !had_open || pushed <= pa->count;
+        if (had_open && rec->entry_ok)
+            rec->entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
+        nwr -= pa->batch;
+        left -= full_bytes;
+        if (skip && nwr > pa->batch) {
+            if (e && !entry_snap(s, pa, e, t0, 1, t_ns, hw, regular, stalled, &track, push0))
+                e = NULL;
+            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left); /* cannot jump yet */
+        }
+    }
     while (nwr > pa->batch) {
         double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
         if (skip && pa->open_n == 0) { /* always, after a full chunk: checked, not assumed */
@@ -589,9 +688,20 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
         }
         nwr -= pa->batch;
         left -= full_bytes;
-        if (skip && nwr > pa->batch)
-            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left);
+        if (skip && nwr > pa->batch) {
+            /* while the start is kept, no chunk has been jumped: nwr0 - nwr full chunks */
+            if (__builtin_expect(e != NULL, 0) &&
+                !entry_snap(s, pa, e, t0, (uint32_t)((nwr0 - nwr) / pa->batch), t_ns, hw,
+                            regular, stalled, &track, push0))
+                e = NULL;
+            if (chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left) && e) {
+                e->valid = 1; /* kept: the skip jumped after the h-th chunk */
+                e = NULL;
+            }
+        }
     }
+    if (e)
+        e->failed = chunks > e->failed ? chunks : e->failed;
     /* the last chunk: the rest of the bytes */
     chunk_cost(s, (double)left * z->npb_ns + npkt_of(s, left) * s->pkt_ns, (uint32_t)nwr, &last);
     double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-/* Link time of one message sent alone as one chunk (MODEL.md section 2). */
+/* Link time of one message sent alone as one chunk (MODEL.md section 3). */
 static double msg_link_ns(const profile_t *p, uint64_t size)
 {
     uint64_t mtu = p->link_mtu_bytes > 0 ? (uint64_t)p->link_mtu_bytes : 1;

@@ -1,5 +1,5 @@
 /* model_memo.c - replaying a segmented message again, shifted: views of a path from a time,
- * their comparison, and applying a kept replay (model_memo.h, MODEL.md section 2). */
+ * their comparison, and applying a kept replay (model_memo.h, MODEL.md section 3). */
 #include "model/model_memo.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * leaves the same pipeline shifted by the difference of their t0s, with the same costs.
  * A message of many chunks is replayed once, kept in a slot (MDL_MEMO_SLOTS per path,
  * by size; a size is kept from its second message in a row in its slot on), and later
- * copies are applied in O(ring) (MODEL.md section 2). */
+ * copies are applied in O(ring) (MODEL.md section 3). */
 #ifndef HS_MODEL_MEMO_H
 #define HS_MODEL_MEMO_H
 

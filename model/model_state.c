@@ -107,7 +107,8 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->pert_from_ns = s->pert_until_ns = -1;
     s->sizes = calloc(MDL_SIZE_CACHE, sizeof(*s->sizes));
     s->memo = calloc(2 * MDL_MEMO_SLOTS, sizeof(*s->memo));
-    st = s->sizes && s->memo ? paths_init(s, p, hint_bytes) : HS_ERR_NOMEM;
+    s->entry = calloc(2, sizeof(*s->entry));
+    st = s->sizes && s->memo && s->entry ? paths_init(s, p, hint_bytes) : HS_ERR_NOMEM;
     if (st != HS_OK)
         mdl_state_release(s);
     return st;
@@ -129,12 +130,15 @@ void mdl_state_finish(mdl_state_t *s)
     s->raw->drain_us_total = s->drain_us_total;
     s->raw->chunks_skipped = s->chunks_skipped;
     s->raw->memo_hits = s->memo_hits;
+    s->raw->entry_hits = s->entry_hits;
 }
 
 void mdl_state_release(mdl_state_t *s)
 {
     free(s->sizes);
     free(s->memo);
+    free(s->entry);
+    s->entry = NULL;
     s->sizes = NULL;
     s->memo = NULL;
     for (int k = 0; k < 2; k++) {

@@ -76,8 +76,46 @@ typedef struct {
     double mem_hw_ns[MDL_MEMO_MEM]; /* the open batch's members' completions */
 } mdl_view_t;
 
+/* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
+ * chunk's state relative to its post time, and the run of equally spaced batches of this
+ * message's full chunks at the ring's tail (pa's whole ring when run > count). */
+typedef struct {
+    double t_ns;            /* the previous full chunk's post time */
+    double link_ns;         /* link free time then, relative to t_ns (the CPU's is always
+                             * the full chunk's post cost) */
+    double drain_ns;        /* cost_ns.drain after it */
+    uint32_t used;          /* pa's slots held then */
+    int valid;              /* the above describe the previous chunk */
+    double close_ns;        /* the run's newest batch close */
+    double gap_ns;          /* the run's spacing (run >= 2) */
+    uint32_t run;           /* batches in the run */
+    double head_ns;         /* the ring head's close after the previous full chunk */
+    double reap_ns;         /* when the chunk after it reaped: the CPU free time then */
+    uint32_t count;         /* the ring's batches then */
+} mdl_track_t;
+
+/* The start of a long message on an idle path (MODEL.md section 3): nothing queued on it,
+ * the CPU and the link free when the message can start (t0), no perturbation window ahead.
+ * Every such message's full chunks replay the same, relative to t0, until the skip takes
+ * over, whatever the message's size, given the full chunk's costs: kept once per path,
+ * from the first message whose skip fires, with every time relative to t0. */
+typedef struct {
+    int valid;
+    uint64_t failed;        /* chunks of the longest message that was not kept */
+    double ser_ns, lat_ns, dma_ns; /* the full chunk's link time, latency and DMA */
+    uint32_t h;             /* full chunks replayed before the skip's test that jumped */
+    double t_ns, hw_ns;     /* the h-th chunk's post and hardware completion */
+    double cpu_ns, link_ns, last_r_ns;
+    uint32_t used, count;   /* slots held and batches queued then */
+    int regular, stalled;
+    uint64_t pushes;
+    mdl_track_t track;      /* the skip's tracker before the test */
+    double ring_ns[MDL_MEMO_RING];
+    uint32_t ring_nwr[MDL_MEMO_RING];
+} mdl_entry_t;
+
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
- * (key) and left (out), and what happened in between (MODEL.md section 2). */
+ * (key) and left (out), and what happened in between (MODEL.md section 3). */
 typedef struct {
     uint64_t seen; /* the size of the last message that came to this slot */
     uint64_t size;
@@ -115,6 +153,8 @@ typedef struct {
     uint64_t chunks_skipped;
     mdl_memo_t *memo;       /* MDL_MEMO_SLOTS per path, direct-mapped by size */
     uint64_t memo_hits;
+    mdl_entry_t *entry;     /* one per path */
+    uint64_t entry_hits;
 } mdl_state_t;
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */

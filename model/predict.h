@@ -54,6 +54,8 @@ typedef struct {
                               * (0 with pred_opts_t.every_chunk) */
     uint64_t memo_hits;      /* model: segmented messages replayed as an earlier one shifted
                               * (the memo; 0 with pred_opts_t.every_chunk) */
+    uint64_t entry_hits;     /* model: segmented messages whose start on an idle path was an
+                              * earlier one's shifted (0 with pred_opts_t.every_chunk) */
 } pred_raw_t;
 
 typedef struct {
