@@ -731,12 +731,13 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
         /* a size is looked up and kept from its second message in a row in its slot on,
          * so that traces of ever-different sizes pay one comparison per message */
         mdl_memo_t *slot = memo_slot(s, k, left);
-        if (slot->seen == left && memo_view_key(s, pa, rec.t0, &key)) {
-            if (memo_matches(s, slot, left, k, &key, rec.t0)) {
+        if (slot->seen == left) {
+            if (memo_matches(s, slot, left, k, pa, rec.t0)) {
                 memo_apply(s, pa, slot, i, rec.t0, tref_ns);
                 return;
             }
-            memo = slot;
+            if (memo_view_key(s, pa, rec.t0, &key))
+                memo = slot;
         }
         slot->seen = left;
     }

@@ -16,10 +16,11 @@ mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size);
 /* View of pa from t0 for a key (link and, when nothing is queued, CPU and the latest report
  * clamped to t0: earlier values cannot matter); 0 when pa holds more than the view can. */
 int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);
-/* Whether m was kept for this message: same size, path, perturbation side, key (to
- * rounding), and its span from t0 crosses no perturbation edge. */
+/* Whether m was kept for this message, on pa (index k) from t0: same size, path,
+ * perturbation side, key (pa's, as memo_view_key sees it, to rounding), and its span from t0
+ * crosses no perturbation edge. */
 int memo_matches(const mdl_state_t *s, const mdl_memo_t *m, uint64_t size, int k,
-                 const mdl_view_t *key, double t0);
+                 const mdl_path_t *pa, double t0);
 /* Whether a message from t0 spanning span_ns crosses no perturbation-window edge. */
 int memo_edge_free(const mdl_state_t *s, double t0, double span_ns);
 /* Set pa and the shared state to what m's message left, shifted to t0; report the open
