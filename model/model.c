@@ -295,7 +295,6 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
 
 /* ---- steady state of a segmented message (MODEL.md section 3) ---------------------- */
 
-
 /* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
  * push of its batch_add; a full chunk always leaves no open batch) or not; extend or
  * restart the run of equally spaced batches. */
@@ -366,7 +365,7 @@ static uint32_t head_run(const mdl_path_t *pa, double prev_ns, double lambda, do
 }
 
 /* Jump m further full chunks whose steps each pop the ring's head and push their own batch
- * lambda after the last (skip_run's case): roll the ring by m, shift the chunk time *t_ns,
+ * lambda after the last (chunks_skip's second case): roll the ring by m, shift the chunk time *t_ns,
  * the CPU and the link, and extend k's run of equally spaced batches. */
 static __attribute__((noinline)) void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
                                                 uint64_t m, double lambda, double drain_step,

@@ -77,8 +77,9 @@ typedef struct {
 } mdl_view_t;
 
 /* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
- * chunk's state relative to its post time, and the run of equally spaced batches of this
- * message's full chunks at the ring's tail (pa's whole ring when run > count). */
+ * chunk's state relative to its post time, the run of equally spaced batches of this
+ * message's full chunks at the ring's tail (pa's whole ring when run > count), and for the
+ * roll the ring's head and count after the previous chunk (model.c, chunks_skip). */
 typedef struct {
     double t_ns;            /* the previous full chunk's post time */
     double link_ns;         /* link free time then, relative to t_ns (the CPU's is always

@@ -49,9 +49,10 @@ typedef struct {
     double drain_us_total;
     uint64_t sq_full_stalls; /* posts that waited for a free send-queue slot */
     pred_costs_t costs;
-    uint64_t chunks_skipped; /* model: chunks of segmented messages the steady-state skip
-                              * jumped over, also in the replays the memo applied again
-                              * (0 with pred_opts_t.every_chunk) */
+    uint64_t chunks_skipped; /* model: chunks of segmented messages not replayed one by one:
+                              * those the steady-state skip jumped over (also in the replays
+                              * the memo applied again) and those of a start on an idle path
+                              * applied again (0 with pred_opts_t.every_chunk) */
     uint64_t memo_hits;      /* model: segmented messages replayed as an earlier one shifted
                               * (the memo; 0 with pred_opts_t.every_chunk) */
     uint64_t entry_hits;     /* model: segmented messages whose start on an idle path was an
