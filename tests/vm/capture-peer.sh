@@ -9,9 +9,14 @@
 # one post to the next; its BW average is bytes / time).
 # Verdict per figure: pass when the medians agree within 20%; when they do not and perftest's
 # own rounds spread by more than 20% (interquartile range / median), the reference cannot
-# decide the comparison: undecided. Exit 1 if any figure fails, else 77 (skipped, all figures
-# printed) if any is undecided, else 0.
-# Results in $OUT/peer-results.txt (every round's figures), raw outputs beside it.
+# decide the comparison: undecided. A set of rounds in which a figure fails is followed by a
+# second set, which decides: a disagreement must persist (the soft-RoCE device's throughput
+# follows the VM's CPU share, which can shift between rounds; one CI run saw perftest's 64 KB
+# stream drop from 0.45 to 0.34 Gb/s after its second round while ours stayed at 0.45).
+# Exit 1 if any figure fails, else 77 (skipped, all figures printed) if any is undecided,
+# else 0.
+# Results in $OUT/peer-results.txt (every round's figures; the second set's keys start with
+# set2-), raw outputs beside it.
 set -u
 ROUNDS=${ROUNDS:-7}
 LAT_ITERS=2000
@@ -89,54 +94,72 @@ spread() { sort -n | awk '{v[NR]=$1} END {q=int(NR/4); m=(NR%2)?v[(NR+1)/2]:(v[N
     printf "%.1f", (m > 0 ? (v[NR-q] - v[q+1]) / m * 100 : 0)}'; }
 val() { awk -v k="$1" '$1 == k {print $2}' "$RES"; }
 
-: >"$RES"
-r=1
-while [ $r -le "$ROUNDS" ]; do
-    perftest_round "$OUT/lat-perftest-$r.txt" "$OUT/lat-perftest.vals" 5 64 \
-        ib_write_lat -d rxe0 -x 0 -s 64 -n $LAT_ITERS
-    hintsim_pair "$OUT/lat-hintsim-$r.txt" "$LAT_SET" --sizes 64 --hint 64 --iters $LAT_ITERS \
-        --warmup 100 --phases pingpong
-    perftest_round "$OUT/bw-perftest-$r.txt" "$OUT/bw-perftest.vals" 4 65536 \
-        ib_write_bw -d rxe0 -x 0 -s 65536 -n $BW_ITERS --report_gbits
-    hintsim_pair "$OUT/bw-hintsim-$r.txt" "$BW_SET" --sizes 64K --hint 0 --iters $BW_ITERS \
-        --warmup 20 --phases stream
-    # perftest rows: "64 2000 t_min t_max t_typical ...", "65536 400 peak average ...";
-    # hintsim rows: "64B 64B LL | p50 p99 mean | p50 ..." and "none 64K BW | ... | Gb/s ..."
-    awk '$2 == "64B" && $3 == "LL" {print $9}' "$OUT/lat-hintsim-$r.txt" >>"$OUT/lat-hintsim.vals"
-    awk '$2 == "64K" && $3 == "BW" {print $13}' "$OUT/bw-hintsim-$r.txt" >>"$OUT/bw-hintsim.vals"
-    echo "capture-peer: round $r: lat us perftest $(tail -n1 "$OUT/lat-perftest.vals")" \
-        "hintsim $(tail -n1 "$OUT/lat-hintsim.vals"); bw Gb/s perftest" \
-        "$(tail -n1 "$OUT/bw-perftest.vals") hintsim $(tail -n1 "$OUT/bw-hintsim.vals")" |
-        tee -a "$OUT/peer-rounds.txt"
-    r=$((r + 1))
-done
+# run_set PRE: ROUNDS interleaved rounds, their medians and spreads, and a verdict per figure,
+# recorded under keys starting with PRE; sets failed and undecided.
+run_set() {
+    pre=$1
+    r=1
+    while [ $r -le "$ROUNDS" ]; do
+        perftest_round "$OUT/${pre}lat-perftest-$r.txt" "$OUT/${pre}lat-perftest.vals" 5 64 \
+            ib_write_lat -d rxe0 -x 0 -s 64 -n $LAT_ITERS
+        hintsim_pair "$OUT/${pre}lat-hintsim-$r.txt" "$LAT_SET" --sizes 64 --hint 64 \
+            --iters $LAT_ITERS --warmup 100 --phases pingpong
+        perftest_round "$OUT/${pre}bw-perftest-$r.txt" "$OUT/${pre}bw-perftest.vals" 4 65536 \
+            ib_write_bw -d rxe0 -x 0 -s 65536 -n $BW_ITERS --report_gbits
+        hintsim_pair "$OUT/${pre}bw-hintsim-$r.txt" "$BW_SET" --sizes 64K --hint 0 \
+            --iters $BW_ITERS --warmup 20 --phases stream
+        # perftest rows: "64 2000 t_min t_max t_typical ...", "65536 400 peak average ...";
+        # hintsim rows: "64B 64B LL | p50 p99 mean | p50 ..." and "none 64K BW | ... | Gb/s ..."
+        awk '$2 == "64B" && $3 == "LL" {print $9}' "$OUT/${pre}lat-hintsim-$r.txt" \
+            >>"$OUT/${pre}lat-hintsim.vals"
+        awk '$2 == "64K" && $3 == "BW" {print $13}' "$OUT/${pre}bw-hintsim-$r.txt" \
+            >>"$OUT/${pre}bw-hintsim.vals"
+        echo "capture-peer: ${pre}round $r: lat us perftest" \
+            "$(tail -n1 "$OUT/${pre}lat-perftest.vals")" \
+            "hintsim $(tail -n1 "$OUT/${pre}lat-hintsim.vals"); bw Gb/s perftest" \
+            "$(tail -n1 "$OUT/${pre}bw-perftest.vals")" \
+            "hintsim $(tail -n1 "$OUT/${pre}bw-hintsim.vals")" |
+            tee -a "$OUT/peer-rounds.txt"
+        r=$((r + 1))
+    done
 
-for f in lat-perftest lat-hintsim bw-perftest bw-hintsim; do
-    n=$(wc -l <"$OUT/$f.vals")
-    [ "$n" -eq "$ROUNDS" ] || fail "$f: $n values parsed, expected $ROUNDS (see $OUT)"
-    record "${f}_median" "$(median <"$OUT/$f.vals")"
-    record "${f}_spread_pct" "$(spread <"$OUT/$f.vals")"
-    record "${f}_all" "$(tr '\n' ',' <"$OUT/$f.vals")"
-done
-failed=0 undecided=0
-for m in lat bw; do
-    p=$(val "${m}-perftest_median")
-    h=$(val "${m}-hintsim_median")
-    sp=$(val "${m}-perftest_spread_pct")
-    d=$(awk -v p="$p" -v h="$h" 'BEGIN {d = (h - p) / p * 100; if (d < 0) d = -d; printf "%.1f", d}')
-    record "${m}_diff_pct" "$d"
-    if awk -v d="$d" 'BEGIN {exit !(d <= 20)}'; then
-        record "${m}_verdict" pass
-    elif awk -v s="$sp" 'BEGIN {exit !(s > 20)}'; then
-        record "${m}_verdict" undecided
-        echo "capture-peer: $m: medians $d% apart, but perftest's own rounds spread $sp% (> 20%)"
-        undecided=1
-    else
-        record "${m}_verdict" fail
-        echo "capture-peer: $m: medians $d% apart (> 20%), perftest's rounds spread $sp%"
-        failed=1
-    fi
-done
+    for f in lat-perftest lat-hintsim bw-perftest bw-hintsim; do
+        n=$(wc -l <"$OUT/$pre$f.vals")
+        [ "$n" -eq "$ROUNDS" ] || fail "$pre$f: $n values parsed, expected $ROUNDS (see $OUT)"
+        record "${pre}${f}_median" "$(median <"$OUT/$pre$f.vals")"
+        record "${pre}${f}_spread_pct" "$(spread <"$OUT/$pre$f.vals")"
+        record "${pre}${f}_all" "$(tr '\n' ',' <"$OUT/$pre$f.vals")"
+    done
+    failed=0 undecided=0
+    for m in lat bw; do
+        p=$(val "${pre}${m}-perftest_median")
+        h=$(val "${pre}${m}-hintsim_median")
+        sp=$(val "${pre}${m}-perftest_spread_pct")
+        d=$(awk -v p="$p" -v h="$h" \
+            'BEGIN {d = (h - p) / p * 100; if (d < 0) d = -d; printf "%.1f", d}')
+        record "${pre}${m}_diff_pct" "$d"
+        if awk -v d="$d" 'BEGIN {exit !(d <= 20)}'; then
+            record "${pre}${m}_verdict" pass
+        elif awk -v s="$sp" 'BEGIN {exit !(s > 20)}'; then
+            record "${pre}${m}_verdict" undecided
+            echo "capture-peer: $pre$m: medians $d% apart, but perftest's own rounds spread" \
+                "$sp% (> 20%)"
+            undecided=1
+        else
+            record "${pre}${m}_verdict" fail
+            echo "capture-peer: $pre$m: medians $d% apart (> 20%), perftest's rounds spread $sp%"
+            failed=1
+        fi
+    done
+}
+
+: >"$RES"
+run_set ""
+if [ $failed -ne 0 ]; then
+    echo "capture-peer: a figure failed: a second set of $ROUNDS rounds decides" |
+        tee -a "$OUT/peer-rounds.txt"
+    run_set set2-
+fi
 cat "$RES"
 [ $failed -eq 0 ] || fail "capture bench and perftest disagree by more than 20% (see $RES)"
 if [ $undecided -ne 0 ]; then
