@@ -328,16 +328,26 @@ static uint64_t skip_limit(const mdl_state_t *s, double t, double lambda, uint64
     return lim;
 }
 
-/* Jump m further full chunks, each repeating the last step shifted by lambda and adding
- * drain_step: shift the chunk time *t_ns, the CPU, the link and the ring. */
-static __attribute__((noinline)) void skip_apply(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
-                                                 uint64_t m, double lambda, double drain_step)
+/* What jumping m further full chunks, each repeating the last step shifted by lambda and
+ * adding drain_step, does besides the ring: shift the chunk time *t_ns, the CPU and the
+ * link, and count the chunks. Returns the shift. */
+static double skip_shift(mdl_state_t *s, double *t_ns, uint64_t m, double lambda,
+                         double drain_step)
 {
     double shift = (double)m * lambda;
     *t_ns += shift;
     s->cost_ns.drain += (double)m * drain_step;
     s->cpu_free_ns += shift;
     s->link_free_ns += shift;
+    s->chunks_skipped += m;
+    return shift;
+}
+
+/* Jump m further full chunks (skip_shift) on a ring that is one run: shift the ring. */
+static __attribute__((noinline)) void skip_apply(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
+                                                 uint64_t m, double lambda, double drain_step)
+{
+    double shift = skip_shift(s, t_ns, m, lambda, drain_step);
     for (uint32_t j = 0; j < pa->count; j++)
         pa->ring[(pa->head + j) & pa->mask].close_ns += shift;
     if (pa->count) {
@@ -345,7 +355,6 @@ static __attribute__((noinline)) void skip_apply(mdl_state_t *s, mdl_path_t *pa,
         pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
         note_report(s, pa, r_ns);
     }
-    s->chunks_skipped += m;
 }
 
 /* Batches from pa's head on, of nwr WRs each, lambda apart (to within tol) after the one
@@ -364,15 +373,15 @@ static uint32_t head_run(const mdl_path_t *pa, double prev_ns, double lambda, do
     return r;
 }
 
-/* Jump m further full chunks whose steps each pop the ring's head and push their own batch
- * lambda after the last (chunks_skip's second case): roll the ring by m, shift the chunk time *t_ns,
- * the CPU and the link, and extend k's run of equally spaced batches. */
+/* Jump m further full chunks (skip_shift) whose steps each pop the ring's head and push
+ * their own batch lambda after the last (chunks_skip's second case): roll the ring by m and
+ * extend k's run of equally spaced batches. */
 static __attribute__((noinline)) void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
                                                 uint64_t m, double lambda, double drain_step,
                                                 mdl_track_t *k)
 {
     const mdl_batch_t *tail = &pa->ring[(pa->head + pa->count - 1) & pa->mask];
-    double close_ns = tail->close_ns, shift = (double)m * lambda;
+    double close_ns = tail->close_ns, shift = skip_shift(s, t_ns, m, lambda, drain_step);
     uint32_t nwr = tail->nwr;
 
     for (uint64_t j = 1; j <= m; j++) {
@@ -383,11 +392,6 @@ static __attribute__((noinline)) void skip_roll(mdl_state_t *s, mdl_path_t *pa, 
     }
     pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
     note_report(s, pa, close_ns + shift + pa->event_ns);
-    *t_ns += shift;
-    s->cost_ns.drain += (double)m * drain_step;
-    s->cpu_free_ns += shift;
-    s->link_free_ns += shift;
-    s->chunks_skipped += m;
     /* the pushed batches continue the run at the tail when it is lambda apart */
     if (!(k->run >= 2 && mdl_same_time(k->gap_ns, lambda, mdl_time_tol(*t_ns)))) {
         k->gap_ns = lambda;
