@@ -559,23 +559,18 @@ static mdl_entry_t *entry_of(mdl_state_t *s, const mdl_path_t *pa, int k, double
 
 /* Keep in e the pipeline after the h-th full chunk (posted at t_ns, completing at hw) of a
  * message that started idle at t0, before the skip's test: relative to t0. Returns 0 when
- * the ring does not fit. */
+ * the ring does not fit a view. */
 static __attribute__((noinline)) int entry_snap(const mdl_state_t *s, const mdl_path_t *pa,
                                                 mdl_entry_t *e, double t0, uint32_t h,
                                                 double t_ns, double hw, int regular,
                                                 int stalled, const mdl_track_t *k,
                                                 uint64_t push0)
 {
-    if (pa->count > MDL_MEMO_RING)
+    if (!memo_view_out(s, pa, t0, &e->view))
         return 0;
     e->h = h;
     e->t_ns = t_ns - t0;
     e->hw_ns = hw - t0;
-    e->cpu_ns = s->cpu_free_ns - t0;
-    e->link_ns = s->link_free_ns - t0;
-    e->last_r_ns = pa->last_r_ns - t0;
-    e->used = pa->used;
-    e->count = pa->count;
     e->regular = regular;
     e->stalled = stalled;
     e->pushes = pa->pushes - push0;
@@ -585,11 +580,6 @@ static __attribute__((noinline)) int entry_snap(const mdl_state_t *s, const mdl_
     e->track.head_ns -= t0;
     e->track.reap_ns -= t0;
     e->track.drain_ns -= s->cost_ns.drain;
-    for (uint32_t j = 0; j < pa->count; j++) {
-        const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
-        e->ring_ns[j] = b->close_ns - t0;
-        e->ring_nwr[j] = b->nwr;
-    }
     return 1;
 }
 
@@ -602,18 +592,10 @@ static __attribute__((noinline)) void entry_apply(mdl_state_t *s, mdl_path_t *pa
                                                   mdl_track_t *k, double *t_ns, double *hw,
                                                   int *regular, int *stalled)
 {
-    for (uint32_t j = 0; j < e->count; j++) {
-        mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
-        b->close_ns = t0 + e->ring_ns[j];
-        b->nwr = e->ring_nwr[j];
-    }
-    pa->count = e->count;
-    pa->used = e->used;
-    pa->head_r_ns = e->count ? pa->ring[pa->head].close_ns + pa->event_ns : HUGE_VAL;
+    /* nothing was queued at t0, so the latest report is the kept one's (memo_view_restore
+     * sets it, as note_report would) */
+    memo_view_restore(s, pa, &e->view, t0);
     pa->pushes += e->pushes;
-    s->cpu_free_ns = t0 + e->cpu_ns;
-    s->link_free_ns = t0 + e->link_ns;
-    note_report(s, pa, t0 + e->last_r_ns);
     s->chunks_skipped += e->h;
     *t_ns = t0 + e->t_ns;
     *hw = t0 + e->hw_ns;

@@ -135,22 +135,8 @@ void memo_apply(mdl_state_t *s, mdl_path_t *pa, const mdl_memo_t *m, size_t i, d
         pa->mem[pa->nmem++] = self;
     else
         report(s, pa, &self, t0 + m->self_close_ns);
-    pa->head = 0;
-    pa->count = o->count;
-    for (uint32_t j = 0; j < o->count; j++)
-        pa->ring[j] = (mdl_batch_t){t0 + o->ring_ns[j], o->ring_nwr[j]};
-    pa->head_r_ns = o->count ? pa->ring[0].close_ns + pa->event_ns : HUGE_VAL;
-    pa->used = o->used;
-    pa->open_n = o->open_n;
-    pa->h1_ns = t0 + o->h1_ns;
-    pa->timer_close_ns = t0 + o->timer_ns; /* HUGE_VAL stays */
-    pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
+    memo_view_restore(s, pa, o, t0);
     pa->pushes += m->pushes;
-    pa->last_r_ns = t0 + o->last_r_ns;
-    if (pa->last_r_ns > s->t_last_done_ns)
-        s->t_last_done_ns = pa->last_r_ns;
-    s->cpu_free_ns = t0 + o->cpu_ns;
-    s->link_free_ns = t0 + o->link_ns;
     s->cost_ns.queue += m->queue_ns;
     s->cost_ns.drain += m->drain_ns;
     s->stalls += m->stalls;

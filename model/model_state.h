@@ -106,13 +106,10 @@ typedef struct {
     double ser_ns, lat_ns, dma_ns; /* the full chunk's link time, latency and DMA */
     uint32_t h;             /* full chunks replayed before the skip's test that jumped */
     double t_ns, hw_ns;     /* the h-th chunk's post and hardware completion */
-    double cpu_ns, link_ns, last_r_ns;
-    uint32_t used, count;   /* slots held and batches queued then */
     int regular, stalled;
     uint64_t pushes;
     mdl_track_t track;      /* the skip's tracker before the test */
-    double ring_ns[MDL_MEMO_RING];
-    uint32_t ring_nwr[MDL_MEMO_RING];
+    mdl_view_t view;        /* the path, the CPU and the link then (memo_view_out) */
 } mdl_entry_t;
 
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
