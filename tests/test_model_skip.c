@@ -178,6 +178,32 @@ static void test_skip_deep_ring(void **state)
     profile_free(p);
 }
 
+/* n messages posted gap_ns apart of ever-different sizes, 1 MB to 2 MB (16 to 32 chunks of
+ * 64 KB, any last chunk), every small_every-th (from the first; 0: none) of 64 B instead;
+ * *big and *chunks (when not NULL) get the large messages and their 64 KB chunks. */
+static trace_t *mk_distinct(size_t n, uint64_t gap_ns, size_t small_every, uint64_t *big,
+                            uint64_t *chunks)
+{
+    uint64_t x = 88172645463325252ull, nbig = 0, nchunks = 0;
+    trace_t *tr = NULL;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t size = small_every && i % small_every == 0 ? 64 : (1 << 20) + x % (1 << 20);
+        trace_rec_t r = {.t_post_ns = 1000000 + i * gap_ns, .size_bytes = size};
+        r.t_done_ns = r.t_post_ns + 10000;
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+        nbig += size > 64;
+        nchunks += size > 64 ? (size + 65535) / 65536 : 0;
+    }
+    if (big)
+        *big = nbig;
+    if (chunks)
+        *chunks = nchunks;
+    return tr;
+}
+
 /* A saturated path fed long messages of ever-different sizes (as `trace gen --workload
  * phased`'s third phase): each message's first chunks pop the batches the previous one left,
  * the last of them shorter (its last chunk), so the ring is never one run of equally spaced
@@ -193,19 +219,10 @@ static void test_skip_roll_distinct_sizes(void **state)
 {
     (void)state;
     profile_t *p = load("seed000", NULL);
-    trace_t *tr = NULL;
-    uint64_t x = 88172645463325252ull, chunks = 0;
+    uint64_t chunks;
     size_t n = 200;
+    trace_t *tr = mk_distinct(n, 2000, 0, NULL, &chunks);
 
-    assert_int_equal(trace_new(&tr), HS_OK);
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        uint64_t size = (1 << 20) + x % (1 << 20); /* 16 to 32 chunks, any last chunk */
-        trace_rec_t r = {.t_post_ns = 1000000 + i * 2000, .size_bytes = size};
-        r.t_done_ns = r.t_post_ns + 10000;
-        assert_int_equal(trace_push(tr, &r), HS_OK);
-        chunks += (size + 65535) / 65536;
-    }
     uint64_t skipped = compare(tr, p, PRED_OPEN, 0);
     double steps = (double)(chunks - skipped) / (double)n;
     print_message("%.2f chunk steps per message (%llu chunks, %llu skipped)\n", steps,
@@ -228,18 +245,10 @@ static void test_skip_roll_reaped(void **state)
                                        "link.base_lat_ns=20000", "link.gbps=400",
                                        "bw.coal_period_us=0", "bw.coal_count=1"};
     profile_t *p = load("generic", NULL);
-    trace_t *tr = NULL;
-    uint64_t x = 88172645463325252ull;
+    trace_t *tr = mk_distinct(200, 2000, 0, NULL, NULL);
 
     for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
         assert_int_equal(profile_set(p, sets[i]), HS_OK);
-    assert_int_equal(trace_new(&tr), HS_OK);
-    for (size_t i = 0; i < 200; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        trace_rec_t r = {.t_post_ns = 1000000 + i * 2000, .size_bytes = (1 << 20) + x % (1 << 20)};
-        r.t_done_ns = r.t_post_ns + 10000;
-        assert_int_equal(trace_push(tr, &r), HS_OK);
-    }
     uint64_t skipped = compare(tr, p, PRED_OPEN, 0);
     assert_true(skipped > 3000);
     trace_free(tr);
@@ -261,19 +270,9 @@ static void test_entry_idle_distinct_sizes(void **state)
     (void)state;
     static const char *const profiles[] = {"seed000", "generic"};
     static const uint64_t hints[] = {0, 8192};
-    uint64_t x = 88172645463325252ull, big = 0, chunks = 0;
-    trace_t *tr = NULL;
+    uint64_t big, chunks;
+    trace_t *tr = mk_distinct(120, 3000000, 3, &big, &chunks);
 
-    assert_int_equal(trace_new(&tr), HS_OK);
-    for (size_t i = 0; i < 120; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        uint64_t size = i % 3 ? (1 << 20) + x % (1 << 20) : 64;
-        trace_rec_t r = {.t_post_ns = 1000000 + i * 3000000, .size_bytes = size};
-        r.t_done_ns = r.t_post_ns + 10000;
-        assert_int_equal(trace_push(tr, &r), HS_OK);
-        big += size > 64;
-        chunks += size > 64 ? (size + 65535) / 65536 : 0;
-    }
     for (size_t pi = 0; pi < 2; pi++) {
         profile_t *p = load(profiles[pi], "bw.seg_bytes=4096");
         assert_int_equal(profile_set(p, "switch.perturb_window_us=1500"), HS_OK);
