@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hs_mem.h"
 #include "common/hs_util.h"
 #include "traces/trace.h"
 
@@ -106,6 +107,47 @@ static int bench_read(const char *path, int by_block, run_t *out)
     return 0;
 }
 
+/* trace_load of the whole file, then one pass over its records (what `hintsim model`
+ * does before replaying). */
+static int bench_load(const char *path, run_t *out)
+{
+    trace_t *tr = NULL;
+    uint64_t t0 = hs_now_ns(), sum = 0;
+
+    if (trace_load(path, &tr) != HS_OK)
+        return -1;
+    for (size_t i = 0; i < tr->n; i++)
+        sum += tr->recs[i].size_bytes;
+    out->secs = (double)(hs_now_ns() - t0) / 1e9;
+    out->records = tr->n;
+    out->checksum = sum;
+    trace_free(tr);
+    return 0;
+}
+
+/* Seconds to allocate bytes and write one byte per 4 KiB page of it (the first touch
+ * that a freshly loaded trace or a replay's output array pays): the first of 3 in *first,
+ * the best returned; huge: through hs_alloc_big, else malloc. */
+static double touch_secs(size_t bytes, int huge, double *first)
+{
+    double best = 0;
+
+    for (int rep = 0; rep < 3; rep++) {
+        uint64_t t0 = hs_now_ns();
+        volatile char *a = huge ? hs_alloc_big(bytes) : malloc(bytes);
+        if (!a)
+            return 0;
+        for (size_t i = 0; i < bytes; i += 4096)
+            a[i] = (char)i;
+        double secs = (double)(hs_now_ns() - t0) / 1e9;
+        free((void *)a);
+        if (rep == 0)
+            *first = secs;
+        best = rep == 0 || secs < best ? secs : best;
+    }
+    return best;
+}
+
 static void row(const char *what, const run_t *r, double mc)
 {
     double rps = (double)r->records / r->secs, gbs = rps * 32 / 1e9;
@@ -127,7 +169,7 @@ int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000ULL;
     char path[4096];
-    run_t w = {0}, rr = {0}, rb = {0};
+    run_t w = {0}, rr = {0}, rb = {0}, rl = {0};
     double mc;
     int rc = 1;
 
@@ -138,13 +180,21 @@ int main(int argc, char **argv)
            (double)n * 32 / 1e6, path);
     printf("memcpy bandwidth (same run, best of 5): %.2f GB/s\n", mc);
     if (bench_write(path, n, &w) || bench_read(path, 0, &rr) || bench_read(path, 1, &rb) ||
-        rr.records != n || rb.records != n || rr.checksum != rb.checksum) {
+        bench_load(path, &rl) || rr.records != n || rb.records != n || rl.records != n ||
+        rr.checksum != rb.checksum || rl.checksum != rb.checksum) {
         fprintf(stderr, "bench_trace: failed (see the error above)\n");
         goto out;
     }
     row("write (append, close)", &w, mc);
     row("read (next, per record)", &rr, mc);
     row("read (next_block)", &rb, mc);
+    row("load (trace_load + 1 pass)", &rl, mc);
+    double f_small, f_huge, t_small = touch_secs((size_t)n * 32, 0, &f_small);
+    double t_huge = touch_secs((size_t)n * 32, 1, &f_huge);
+    printf("first touch of %.1f MB, malloc: %.3f s (first of 3 %.3f); hs_alloc_big: %.3f s "
+           "(first %.3f): %.1fx (huge pages where the kernel grants them: common/hs_mem.h)\n",
+           (double)n * 32 / 1e6, t_small, f_small, t_huge, f_huge,
+           t_huge > 0 ? t_small / t_huge : 0);
     printf("goal: read >= 30 M records/s: %s (per record %.1f, per block %.1f)\n",
            rr.records / rr.secs >= 30e6 ? "met" : "NOT met", rr.records / rr.secs / 1e6,
            rb.records / rb.secs / 1e6);

@@ -5,6 +5,7 @@
  */
 #include "calib/calib_forward.h"
 
+#include "common/hs_mem.h"
 #include "common/hs_util.h"
 
 #include <math.h>
@@ -81,8 +82,8 @@ bad:
 static hs_status_t replay_median(const pred_engine_ops_t *eng, const trace_t *tr,
                                  const profile_t *p, uint64_t hint, double *out)
 {
-    float *lat = malloc(tr->n * sizeof(*lat)), *keep = malloc(tr->n * sizeof(*keep));
-    uint8_t *path = malloc(tr->n);
+    float *lat = hs_alloc_big(tr->n * sizeof(*lat)), *keep = hs_alloc_big(tr->n * sizeof(*keep));
+    uint8_t *path = hs_alloc_big(tr->n);
     pred_opts_t o = {.mode = PRED_OPEN, .include_cold = 0, .flows = 1};
     pred_raw_t raw;
     size_t m = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
@@ -145,7 +146,7 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
     hs_status_t st;
 
     memset(&raw, 0, sizeof(raw));
-    raw.lat_us = malloc(v->tr->n * sizeof(*raw.lat_us));
+    raw.lat_us = hs_alloc_big(v->tr->n * sizeof(*raw.lat_us));
     raw.path = calloc(v->tr->n, sizeof(*raw.path));
     cap_live_conn_opts(&o->live, &v->live, v->max_msg, cd->hint, &co);
     st = (raw.lat_us && raw.path) ? cap_conn_open(&co, v->live.dev, v->live.mem, v->live.prof, &c)

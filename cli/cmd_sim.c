@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_predict.h"
+#include "common/hs_mem.h"
 #include "sim/sim.h"
 
 static void raws_free(pred_raw_t *raws, unsigned nflows)
@@ -22,8 +23,8 @@ static hs_status_t raws_alloc(size_t n, unsigned nflows, pred_raw_t **out)
     if (!raws)
         return HS_ERR_NOMEM;
     for (unsigned f = 0; f < nflows; f++) {
-        raws[f].lat_us = malloc(n * sizeof(float));
-        raws[f].path = malloc(n);
+        raws[f].lat_us = hs_alloc_big(n * sizeof(float));
+        raws[f].path = hs_alloc_big(n);
         if (!raws[f].lat_us || !raws[f].path) {
             raws_free(raws, nflows);
             return HS_ERR_NOMEM;

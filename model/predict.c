@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_mem.h"
+
 #define PRED_BINS_PER_OCTAVE 128
 #define PRED_MIN_US (1.0 / 1024.0) /* ~1 ns */
 #define PRED_OCTAVES 36            /* up to ~19 hours */
@@ -204,8 +206,8 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
         return HS_ERR_INVALID;
     }
     memset(&raw, 0, sizeof(raw));
-    raw.lat_us = malloc(tr->n * sizeof(*raw.lat_us));
-    raw.path = malloc(tr->n * sizeof(*raw.path));
+    raw.lat_us = hs_alloc_big(tr->n * sizeof(*raw.lat_us));
+    raw.path = hs_alloc_big(tr->n * sizeof(*raw.path));
     if (!raw.lat_us || !raw.path) {
         st = HS_ERR_NOMEM;
         goto out;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_mem.h"
 #include "common/hs_util.h"
 #include "plots/plot_gnuplot.h"
 
@@ -183,7 +184,7 @@ static int cmp_float(const void *a, const void *b)
 /* One CDF block: at most 2000 points, evenly spaced in rank. */
 static hs_status_t write_cdf_block(FILE *fp, const float *lat, size_t n)
 {
-    float *s = malloc(n * sizeof(*s));
+    float *s = hs_alloc_big(n * sizeof(*s));
     size_t m = 0, npts;
 
     if (!s)

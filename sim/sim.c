@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/hs_mem.h"
 #include "sim/sim_actors.h"
 #include "sim/sim_platform.h"
 
@@ -331,8 +332,8 @@ static hs_status_t sim_replay(const trace_t *tr, const profile_t *p, const pred_
         return HS_ERR_NOMEM;
     raws[0] = *raw;
     for (i = 1; i < nflows; i++) {
-        raws[i].lat_us = malloc(tr->n * sizeof(float) + 1);
-        raws[i].path = malloc(tr->n + 1);
+        raws[i].lat_us = hs_alloc_big(tr->n * sizeof(float) + 1);
+        raws[i].path = hs_alloc_big(tr->n + 1);
         if (!raws[i].lat_us || !raws[i].path) {
             st = HS_ERR_NOMEM;
             goto out;
@@ -361,8 +362,8 @@ hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t
     if (st != HS_OK)
         return st;
     memset(mraw, 0, sizeof(*mraw));
-    mraw->lat_us = malloc(n * nflows * sizeof(float) + 1);
-    mraw->path = malloc(n * nflows + 1);
+    mraw->lat_us = hs_alloc_big(n * nflows * sizeof(float) + 1);
+    mraw->path = hs_alloc_big(n * nflows + 1);
     if (!mraw->lat_us || !mraw->path) {
         st = HS_ERR_NOMEM;
         goto fail;

@@ -110,6 +110,8 @@ void trace_hdr_release(trace_hdr_t *hdr);
 hs_status_t trace_new(trace_t **out);
 /* Append one record to an in-memory trace (amortised O(1)). */
 hs_status_t trace_push(trace_t *tr, const trace_rec_t *rec);
+/* Make room for at least n records in all (a large array on huge pages: hs_mem.h). */
+hs_status_t trace_reserve(trace_t *tr, size_t n);
 void trace_free(trace_t *tr);
 
 /* ---- files ---------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/hs_util.h"
 #include "traces/trace_convert.h"
@@ -58,18 +59,19 @@ static hs_status_t load_hst(const char *path, trace_t **out)
         return st;
     if ((st = trace_new(&tr)) != HS_OK)
         goto out;
+    /* the file holds at most size / 32 records (each takes 32 bytes there, besides the
+     * headers): one allocation, no copy on growth (a file still growing takes the loop's) */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && sb.st_size > 0 &&
+        (st = trace_reserve(tr, (size_t)sb.st_size / TRACE_REC_BYTES)) != HS_OK)
+        goto out;
     while ((st = trace_reader_next_block(r, &recs, &n, &eof)) == HS_OK && !eof) {
         if (tr->n + n > tr->cap) {
             size_t ncap = tr->cap ? tr->cap : 65536;
             while (ncap < tr->n + n)
                 ncap *= 2;
-            trace_rec_t *nr = realloc(tr->recs, ncap * sizeof(*nr));
-            if (!nr) {
-                st = HS_ERR_NOMEM;
+            if ((st = trace_reserve(tr, ncap)) != HS_OK)
                 goto out;
-            }
-            tr->recs = nr;
-            tr->cap = ncap;
         }
         memcpy(tr->recs + tr->n, recs, n * sizeof(*recs));
         tr->n += n;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_mem.h"
 #include "common/hs_util.h"
 #include "traces/trace_format.h"
 
@@ -66,7 +67,7 @@ hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out)
     for (size_t i = 0; i < tr->n; i++)
         stats_one(&s, &tr->recs[i]);
     if (tr->n) {
-        if (!(sizes = malloc(tr->n * sizeof(*sizes))))
+        if (!(sizes = hs_alloc_big(tr->n * sizeof(*sizes))))
             return HS_ERR_NOMEM;
         for (size_t i = 0; i < tr->n; i++)
             sizes[i] = tr->recs[i].size_bytes;

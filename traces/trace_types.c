@@ -1,10 +1,13 @@
 /* trace_types.c - in-memory trace objects and header defaults. */
 #include "traces/trace.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "common/hs_mem.h"
 
 void trace_hdr_init(trace_hdr_t *hdr)
 {
@@ -43,13 +46,36 @@ hs_status_t trace_push(trace_t *tr, const trace_rec_t *rec)
 {
     if (tr->n == tr->cap) {
         size_t ncap = tr->cap ? tr->cap * 2 : 1024;
-        trace_rec_t *nr = realloc(tr->recs, ncap * sizeof(*nr));
-        if (!nr)
-            return HS_ERR_NOMEM;
-        tr->recs = nr;
-        tr->cap = ncap;
+        if (ncap * sizeof(*tr->recs) >= HS_MEM_BIG_BYTES) { /* large: on huge pages */
+            hs_status_t st = trace_reserve(tr, ncap);
+            if (st != HS_OK)
+                return st;
+        } else {
+            trace_rec_t *nr = realloc(tr->recs, ncap * sizeof(*nr));
+            if (!nr)
+                return HS_ERR_NOMEM;
+            tr->recs = nr;
+            tr->cap = ncap;
+        }
     }
     tr->recs[tr->n++] = *rec;
+    return HS_OK;
+}
+
+hs_status_t trace_reserve(trace_t *tr, size_t n)
+{
+    if (n <= tr->cap)
+        return HS_OK;
+    if (n > SIZE_MAX / sizeof(*tr->recs))
+        return HS_ERR_NOMEM;
+    trace_rec_t *nr = hs_alloc_big(n * sizeof(*nr));
+    if (!nr)
+        return HS_ERR_NOMEM;
+    if (tr->n)
+        memcpy(nr, tr->recs, tr->n * sizeof(*nr));
+    free(tr->recs);
+    tr->recs = nr;
+    tr->cap = n;
     return HS_OK;
 }
 
