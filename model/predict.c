@@ -194,6 +194,20 @@ out:
     return st;
 }
 
+hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                          const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
+                          pred_result_t *out)
+{
+    pred_raw_t raw = {.lat_us = buf->lat_us, .path = buf->path};
+
+    if (tr->n == 0) {
+        hs_log_error("the trace has no records: nothing to predict");
+        return HS_ERR_INVALID;
+    }
+    hs_status_t st = eng->replay(tr, p, o, hint_bytes, &raw);
+    return st == HS_OK ? pred_summarize(tr, o, &raw, hint_bytes, out) : st;
+}
+
 hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                      const pred_opts_t *o, uint64_t hint_bytes, int keep_lat,
                      pred_result_t *out)
@@ -212,10 +226,7 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
         st = HS_ERR_NOMEM;
         goto out;
     }
-    st = eng->replay(tr, p, o, hint_bytes, &raw);
-    if (st != HS_OK)
-        goto out;
-    st = pred_summarize(tr, o, &raw, hint_bytes, out);
+    st = pred_run_into(eng, tr, p, o, hint_bytes, &raw, out);
     if (st == HS_OK && keep_lat) {
         out->lat_us = raw.lat_us;
         raw.lat_us = NULL;

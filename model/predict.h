@@ -94,6 +94,11 @@ typedef struct pred_engine_ops {
 hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                      const pred_opts_t *o, uint64_t hint_bytes, int keep_lat,
                      pred_result_t *out);
+/* pred_run into the caller's per-message arrays buf->lat_us and buf->path (tr->n entries
+ * each, reused across calls: recommend's workers); buf's other fields are ignored. */
+hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                          const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
+                          pred_result_t *out);
 /* The summariser on its own (used by pred_run, and by validate on measured latencies). */
 hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
                            uint64_t hint_bytes, pred_result_t *out);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
@@ -158,24 +159,34 @@ typedef struct {
     hs_progress_t *bar; /* NULL: no progress bar */
 } rec_pool_t;
 
+/* One worker: candidates in turn, replayed into per-message arrays of its own, allocated
+ * once (a fresh pair per candidate made the kernel fault in and zero 5 bytes per message
+ * every time: hs_mem.h). */
 static void *rec_worker(void *arg)
 {
     rec_pool_t *pool = arg;
+    size_t n = pool->tr->n;
+    pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
 
     for (;;) {
         pthread_mutex_lock(&pool->lock);
         size_t i = pool->next++;
         pthread_mutex_unlock(&pool->lock);
         if (i >= pool->n)
-            return NULL;
-        pool->st[i] = pred_run(pool->eng, pool->tr, pool->p, pool->po, pool->hints[i], 0,
-                               &pool->res[i]);
+            break;
+        pool->st[i] = buf.lat_us && buf.path
+                          ? pred_run_into(pool->eng, pool->tr, pool->p, pool->po,
+                                          pool->hints[i], &buf, &pool->res[i])
+                          : HS_ERR_NOMEM;
         pthread_mutex_lock(&pool->lock);
         pool->done++;
         if (pool->bar)
             hs_progress_update(pool->bar, pool->done);
         pthread_mutex_unlock(&pool->lock);
     }
+    free(buf.lat_us);
+    free(buf.path);
+    return NULL;
 }
 
 static hs_status_t eval_all(rec_pool_t *pool, unsigned nthreads)

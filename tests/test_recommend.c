@@ -209,6 +209,18 @@ static void test_parallel_equals_serial(void **state)
         assert_true(a.results[i].mean_us == b.results[i].mean_us);
     }
     assert_int_equal(a.winner, b.winner);
+    /* a worker replays every candidate into the same arrays (pred_run_into): each one's
+     * figures are those of a replay into fresh ones */
+    for (size_t i = 0; i < a.n; i++) {
+        pred_result_t one;
+        assert_int_equal(pred_run(&model_engine_ops, tr, p, &o1.pred, a.results[i].hint_bytes,
+                                  0, &one), HS_OK);
+        assert_true(one.p50_us == a.results[i].p50_us && one.p99_us == a.results[i].p99_us);
+        assert_true(one.mean_us == a.results[i].mean_us &&
+                    one.ll_fraction == a.results[i].ll_fraction);
+        assert_int_equal(one.nclasses, a.results[i].nclasses);
+        pred_result_release(&one);
+    }
     rec_report_release(&a);
     rec_report_release(&b);
     profile_free(p);
