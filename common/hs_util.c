@@ -134,6 +134,55 @@ void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
         snprintf(buf, buflen, "%.3g%c", v, units[u]);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void swap_u64(uint64_t *a, uint64_t *b)
+{
+    uint64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static uint64_t median3(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (a > b)
+        swap_u64(&a, &b);
+    return c <= a ? a : (c >= b ? b : c);
+}
+
+/* Quickselect with a three-way partition (runs of equal values, as a trace's few sizes,
+ * end it at once); past 2 log2(n) rounds the rest is sorted (the O(n log n) bound). */
+uint64_t hs_select_u64(uint64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n;
+    unsigned rounds = 2 * (unsigned)(64 - __builtin_clzll((unsigned long long)n | 1));
+
+    while (hi - lo > 16 && rounds-- > 0) {
+        uint64_t pivot = median3(v[lo], v[lo + (hi - lo) / 2], v[hi - 1]);
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (v[i] < pivot)
+                swap_u64(&v[lt++], &v[i++]);
+            else if (v[i] > pivot)
+                swap_u64(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    qsort(v + lo, hi - lo, sizeof(*v), cmp_u64);
+    return v[k];
+}
+
 uint64_t hs_now_ns(void)
 {
     struct timespec ts;

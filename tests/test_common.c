@@ -78,6 +78,53 @@ static const hs_opt_t g_opts[] = {
 };
 static const hs_cmd_spec_t g_spec = {"t FILE", "test", g_opts, 1, 1, NULL};
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* hs_select_u64 against a sort, for every k, on arrays of every shape the partition can
+ * meet: random, few distinct values, all equal, sorted, reversed, organ pipe, and lengths
+ * around the small-range cut-off. */
+static void test_select_u64(void **state)
+{
+    (void)state;
+    uint64_t x = 88172645463325252ULL;
+    for (size_t n = 1; n <= 300; n += (n < 40 ? 1 : 37)) {
+        for (int shape = 0; shape < 6; shape++) {
+            uint64_t *v = malloc(n * sizeof(*v)), *ref = malloc(n * sizeof(*v));
+            uint64_t *w = malloc(n * sizeof(*v));
+            assert_non_null(v);
+            assert_non_null(ref);
+            assert_non_null(w);
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                v[i] = shape == 0 ? x : shape == 1 ? x % 3 : shape == 2 ? 42
+                     : shape == 3 ? i : shape == 4 ? n - i : (i < n / 2 ? i : n - i);
+            }
+            memcpy(ref, v, n * sizeof(*v));
+            qsort(ref, n, sizeof(*ref), cmp_u64);
+            for (size_t k = 0; k < n; k++) {
+                memcpy(w, v, n * sizeof(*v));
+                assert_true(hs_select_u64(w, n, k) == ref[k]);
+            }
+            free(v);
+            free(ref);
+            free(w);
+        }
+    }
+    /* a large array with two values, as a kv trace's sizes */
+    size_t n = 1000001;
+    uint64_t *v = malloc(n * sizeof(*v));
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i % 3 == 0 ? 4096 : 64;
+    assert_true(hs_select_u64(v, n, n / 2) == 64);
+    assert_true(hs_select_u64(v, n, n - 1) == 4096);
+    free(v);
+}
+
 static void test_opt_parse(void **state)
 {
     char *argv[] = {"t", "--set", "a=1", "in.hst", "-o", "out", "--size=1M", "--json",
@@ -195,7 +242,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
-        cmocka_unit_test(test_format_size),    cmocka_unit_test(test_opt_parse),
+        cmocka_unit_test(test_format_size),    cmocka_unit_test(test_select_u64),
+        cmocka_unit_test(test_opt_parse),
         cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
         cmocka_unit_test(test_afile_tmp_pid),
         cmocka_unit_test(test_cli_exit_codes),

@@ -21,12 +21,6 @@ void trace_stats_bucket(unsigned k, uint64_t *lo, uint64_t *hi)
     *hi = k ? (k == 64 ? UINT64_MAX : (1ULL << k) - 1) : 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void stats_one(trace_stats_t *s, const trace_rec_t *r)
 {
     s->hist[bucket_of(r->size_bytes)]++;
@@ -71,8 +65,7 @@ hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out)
             return HS_ERR_NOMEM;
         for (size_t i = 0; i < tr->n; i++)
             sizes[i] = tr->recs[i].size_bytes;
-        qsort(sizes, tr->n, sizeof(*sizes), cmp_u64);
-        s.size_p50 = sizes[(tr->n - 1) / 2];
+        s.size_p50 = hs_select_u64(sizes, tr->n, (tr->n - 1) / 2);
         s.size_mean = (double)s.total_bytes / (double)tr->n;
         free(sizes);
     }
