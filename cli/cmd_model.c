@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_predict.h"
+#include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
@@ -307,12 +308,14 @@ static void hint_out_release(pred_hint_out_t *h, unsigned nflows)
     }
 }
 
-static hs_status_t run_one(const pred_job_t *j, uint64_t hint, pred_hint_out_t *h)
+/* One hint; buf: per-message arrays that every hint's replay reuses (one flow). */
+static hs_status_t run_one(const pred_job_t *j, uint64_t hint, const pred_raw_t *buf,
+                           pred_hint_out_t *h)
 {
     hs_status_t st;
 
     if (j->po.flows <= 1)
-        return pred_run(j->eng, j->tr, j->p, &j->po, hint, 0, &h->res);
+        return pred_run_into(j->eng, j->tr, j->p, &j->po, hint, buf, &h->res);
     h->flows = calloc(j->po.flows, sizeof(*h->flows));
     if (!h->flows)
         return HS_ERR_NOMEM;
@@ -331,11 +334,20 @@ static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
 {
     hs_progress_t bar;
     int rc = 0;
+    /* one pair of per-message arrays for every hint: a fresh pair per hint is faulted in
+     * and zeroed by the kernel each time (hs_mem.h) */
+    pred_raw_t buf = {.lat_us = hs_alloc_big(j->tr->n * sizeof(float)),
+                      .path = hs_alloc_big(j->tr->n)};
 
+    *ndone = 0;
+    if (!buf.lat_us || !buf.path) {
+        rc = hs_status_exit_code(HS_ERR_NOMEM);
+        goto out;
+    }
     hs_progress_start(&bar, "hints", j->nhints);
     bar.enabled = bar.enabled && !j->quiet && j->nhints > 1;
-    for (*ndone = 0; *ndone < j->nhints; (*ndone)++) {
-        hs_status_t st = run_one(j, j->hints[*ndone], &out[*ndone]);
+    for (; *ndone < j->nhints; (*ndone)++) {
+        hs_status_t st = run_one(j, j->hints[*ndone], &buf, &out[*ndone]);
         if (st != HS_OK) {
             rc = hs_status_exit_code(st);
             break;
@@ -343,6 +355,9 @@ static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
         hs_progress_update(&bar, *ndone + 1);
     }
     hs_progress_finish(&bar);
+out:
+    free(buf.lat_us);
+    free(buf.path);
     return rc;
 }
 

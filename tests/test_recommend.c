@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "model/model.h"
 #include "model/recommend.h"
 #include "tests/hs_test.h"
@@ -355,7 +357,21 @@ static void test_cli(void **state)
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "\"by_size_class\""));
     assert_non_null(strstr(out, "\"sq_full_stalls\""));
+    /* the hints of one `model` run share their per-message arrays: 8K's figures after 0's
+     * are those of a run of 8K alone */
+    cJSON *both = cJSON_Parse(out), *alone;
     free(out);
+    rc = hs_test_run(&out, "%s model %s --profile seed000 --hint 8K --json", hs_test_bin(), path);
+    assert_int_equal(rc, 0);
+    alone = cJSON_Parse(out);
+    free(out);
+    assert_non_null(both);
+    assert_non_null(alone);
+    cJSON *r8 = cJSON_GetArrayItem(cJSON_GetObjectItem(both, "results"), 1);
+    assert_non_null(r8);
+    assert_true(cJSON_Compare(r8, cJSON_GetArrayItem(cJSON_GetObjectItem(alone, "results"), 0), 1));
+    cJSON_Delete(both);
+    cJSON_Delete(alone);
     rc = hs_test_run(&out, "%s recommend %s --profile seed000", hs_test_bin(), empty);
     assert_int_equal(rc, 1);
     free(out);
