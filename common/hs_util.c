@@ -134,7 +134,7 @@ void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
         snprintf(buf, buflen, "%.3g%c", v, units[u]);
 }
 
-static int cmp_u64(const void *a, const void *b)
+int hs_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -179,7 +179,7 @@ uint64_t hs_select_u64(uint64_t *v, size_t n, size_t k)
         else
             return pivot;
     }
-    qsort(v + lo, hi - lo, sizeof(*v), cmp_u64);
+    qsort(v + lo, hi - lo, sizeof(*v), hs_cmp_u64);
     return v[k];
 }
 

@@ -27,6 +27,9 @@ hs_status_t hs_parse_u64(const char *text, uint64_t *out);
 /* Format a byte count for people: 8 -> "8B", 16384 -> "16K", 1572864 -> "1.5M". */
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen);
 
+/* qsort comparator for uint64_t, ascending. */
+int hs_cmp_u64(const void *a, const void *b);
+
 /* The k-th smallest of v[0..n) (k < n, 0-based), in O(n) expected and O(n log n) at worst;
  * reorders v. */
 uint64_t hs_select_u64(uint64_t *v, size_t n, size_t k);

@@ -70,12 +70,6 @@ void rec_label_hint(uint64_t b, char *buf, size_t len)
 
 /* ---- candidates ------------------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Sorted sample of at most REC_SAMPLE_MAX sizes, evenly strided. */
 static hs_status_t size_sample(const trace_t *tr, uint64_t **out, size_t *n_out)
 {
@@ -87,7 +81,7 @@ static hs_status_t size_sample(const trace_t *tr, uint64_t **out, size_t *n_out)
         return HS_ERR_NOMEM;
     for (size_t i = 0; i < n; i++)
         s[i] = tr->recs[i * stride].size_bytes;
-    qsort(s, n, sizeof(*s), cmp_u64);
+    qsort(s, n, sizeof(*s), hs_cmp_u64);
     *out = s;
     *n_out = n;
     return HS_OK;
@@ -133,7 +127,7 @@ hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out
     for (size_t q = 0; q < sizeof(g_quantiles) / sizeof(g_quantiles[0]); q++)
         c[n++] = sample_q(s, ns, g_quantiles[q]);
     c[n++] = hi; /* everything on LL */
-    qsort(c, n, sizeof(*c), cmp_u64);
+    qsort(c, n, sizeof(*c), hs_cmp_u64);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || c[i] != c[u - 1])
@@ -449,7 +443,7 @@ static hs_status_t candidate_list(const trace_t *tr, const rec_opts_t *o, uint64
         return HS_ERR_NOMEM;
     c[0] = 0; /* hint 0 is always shown */
     memcpy(c + 1, o->candidates, o->ncandidates * sizeof(*c));
-    qsort(c, o->ncandidates + 1, sizeof(*c), cmp_u64);
+    qsort(c, o->ncandidates + 1, sizeof(*c), hs_cmp_u64);
     size_t u = 0;
     for (size_t i = 0; i <= o->ncandidates; i++)
         if (i == 0 || c[i] != c[u - 1])
