@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hs_mem.h"
+
 hs_status_t hs_parse_u64(const char *text, uint64_t *out)
 {
     char *end;
@@ -181,6 +183,52 @@ uint64_t hs_select_u64(uint64_t *v, size_t n, size_t k)
     }
     qsort(v + lo, hi - lo, sizeof(*v), hs_cmp_u64);
     return v[k];
+}
+
+#define RADIX_BITS 11
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+
+/* One stable counting pass of a radix sort of n 32-bit patterns from src to dst, on the
+ * 11 bits from shift up (elements moved with memcpy: floats read as their bits). */
+static void radix_pass(const unsigned char *src, unsigned char *dst, size_t n, unsigned shift,
+                       size_t *count)
+{
+    uint32_t k;
+
+    memset(count, 0, RADIX_BUCKETS * sizeof(*count));
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&k, src + 4 * i, 4);
+        count[(k >> shift) & (RADIX_BUCKETS - 1)]++;
+    }
+    for (size_t b = 0, sum = 0; b < RADIX_BUCKETS; b++) {
+        size_t c = count[b];
+        count[b] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&k, src + 4 * i, 4);
+        memcpy(dst + 4 * count[(k >> shift) & (RADIX_BUCKETS - 1)]++, &k, 4);
+    }
+}
+
+/* Three passes of 11 bits, least significant first: v -> scratch -> v -> scratch, then
+ * copied back. */
+hs_status_t hs_sort_pos_floats(float *v, size_t n)
+{
+    _Static_assert(sizeof(float) == 4, "32-bit floats");
+    size_t count[RADIX_BUCKETS];
+    unsigned char *scratch;
+
+    if (n < 2)
+        return HS_OK;
+    if (!(scratch = hs_alloc_big(n * sizeof(*v))))
+        return HS_ERR_NOMEM;
+    radix_pass((const unsigned char *)v, scratch, n, 0, count);
+    radix_pass(scratch, (unsigned char *)v, n, RADIX_BITS, count);
+    radix_pass((const unsigned char *)v, scratch, n, 2 * RADIX_BITS, count);
+    memcpy(v, scratch, n * sizeof(*v));
+    free(scratch);
+    return HS_OK;
 }
 
 uint64_t hs_now_ns(void)

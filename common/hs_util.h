@@ -34,6 +34,11 @@ int hs_cmp_u64(const void *a, const void *b);
  * reorders v. */
 uint64_t hs_select_u64(uint64_t *v, size_t n, size_t k);
 
+/* Sort v[0..n) ascending when every value is positive and finite (their bit patterns then
+ * order as unsigned integers): a radix sort, O(n), with an n-value scratch array of its
+ * own. HS_ERR_NOMEM when that cannot be had (v untouched). */
+hs_status_t hs_sort_pos_floats(float *v, size_t n);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t hs_now_ns(void);
 

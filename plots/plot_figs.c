@@ -174,13 +174,6 @@ hs_status_t plot_throughput(const char *dir, const plot_input_t *in, plot_fig_t 
     return plot_fig_render(dir, in, fig, "throughput", extra);
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* One CDF block: at most 2000 points, evenly spaced in rank. */
 static hs_status_t write_cdf_block(FILE *fp, const float *lat, size_t n)
 {
@@ -192,7 +185,10 @@ static hs_status_t write_cdf_block(FILE *fp, const float *lat, size_t n)
     for (size_t i = 0; i < n; i++)
         if (isfinite(lat[i]) && lat[i] > 0)
             s[m++] = lat[i];
-    qsort(s, m, sizeof(*s), cmp_float);
+    if (hs_sort_pos_floats(s, m) != HS_OK) {
+        free(s);
+        return HS_ERR_NOMEM;
+    }
     npts = m < 2000 ? m : 2000;
     for (size_t j = 0; j < npts; j++) {
         size_t i = npts > 1 ? j * (m - 1) / (npts - 1) : 0;

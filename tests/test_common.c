@@ -1,5 +1,6 @@
 /* test_common.c - size parsing, option tables, atomic files, and the CLI's exit codes. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,40 @@ static void test_select_u64(void **state)
     free(v);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* hs_sort_pos_floats against qsort: positive finite floats of any exponent (subnormals
+ * included), many equal, lengths 0 to a few thousand and one past a million. */
+static void test_sort_pos_floats(void **state)
+{
+    (void)state;
+    uint64_t x = 2463534242ULL;
+    size_t lens[] = {0, 1, 2, 3, 17, 2048, 2049, 5000, 1100000};
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+        size_t n = lens[l];
+        float *v = malloc((n ? n : 1) * sizeof(*v)), *ref = malloc((n ? n : 1) * sizeof(*v));
+        assert_non_null(v);
+        assert_non_null(ref);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint32_t bits = (uint32_t)(x % 0x7f7fffffu) + 1; /* 1 .. FLT_MAX's pattern */
+            if (i % 4 == 1)
+                bits = 0x3f800000u + (uint32_t)(x % 8); /* runs of equal values near 1.0 */
+            memcpy(&v[i], &bits, sizeof(bits));
+        }
+        memcpy(ref, v, n * sizeof(*v));
+        qsort(ref, n, sizeof(*ref), cmp_float);
+        assert_int_equal(hs_sort_pos_floats(v, n), HS_OK);
+        assert_memory_equal(v, ref, n * sizeof(*v));
+        free(v);
+        free(ref);
+    }
+}
+
 static void test_opt_parse(void **state)
 {
     char *argv[] = {"t", "--set", "a=1", "in.hst", "-o", "out", "--size=1M", "--json",
@@ -243,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
         cmocka_unit_test(test_format_size),    cmocka_unit_test(test_select_u64),
+        cmocka_unit_test(test_sort_pos_floats),
         cmocka_unit_test(test_opt_parse),
         cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
         cmocka_unit_test(test_afile_tmp_pid),
