@@ -60,11 +60,12 @@ static hs_status_t load_hst(const char *path, trace_t **out)
     if ((st = trace_new(&tr)) != HS_OK)
         goto out;
     /* the file holds at most size / 32 records (each takes 32 bytes there, besides the
-     * headers): one allocation, no copy on growth (a file still growing takes the loop's) */
+     * headers): one allocation, no copy on growth. Best effort: a file still growing, or
+     * one (sparse, damaged) too large to reserve for, takes the loop's growth, and its
+     * blocks' checks name what is wrong with it */
     struct stat sb;
-    if (stat(path, &sb) == 0 && sb.st_size > 0 &&
-        (st = trace_reserve(tr, (size_t)sb.st_size / TRACE_REC_BYTES)) != HS_OK)
-        goto out;
+    if (stat(path, &sb) == 0 && sb.st_size > 0)
+        (void)trace_reserve(tr, (size_t)sb.st_size / TRACE_REC_BYTES);
     while ((st = trace_reader_next_block(r, &recs, &n, &eof)) == HS_OK && !eof) {
         if (tr->n + n > tr->cap) {
             size_t ncap = tr->cap ? tr->cap : 65536;
