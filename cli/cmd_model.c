@@ -336,8 +336,8 @@ static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
     int rc = 0;
     /* one pair of per-message arrays for every hint: a fresh pair per hint is faulted in
      * and zeroed by the kernel each time (hs_mem.h) */
-    pred_raw_t buf = {.lat_us = hs_alloc_big(j->tr->n * sizeof(float)),
-                      .path = hs_alloc_big(j->tr->n)};
+    size_t n = j->tr->n ? j->tr->n : 1; /* an empty trace is pred_run_into's to report */
+    pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
 
     *ndone = 0;
     if (!buf.lat_us || !buf.path) {

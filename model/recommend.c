@@ -159,7 +159,7 @@ typedef struct {
 static void *rec_worker(void *arg)
 {
     rec_pool_t *pool = arg;
-    size_t n = pool->tr->n;
+    size_t n = pool->tr->n ? pool->tr->n : 1;
     pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
 
     for (;;) {
