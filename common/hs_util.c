@@ -348,6 +348,39 @@ hs_status_t hs_write_file_atomic(const char *path, const char *text)
     return hs_afile_commit(af);
 }
 
+hs_status_t hs_hash_file(const char *path, uint64_t seed, uint64_t *hash_out, size_t *len_out)
+{
+    enum { PIECE = 1 << 20 };
+    FILE *fp = fopen(path, "rb");
+    unsigned char *buf = malloc(PIECE);
+    uint64_t h = seed;
+    size_t len = 0, n;
+    hs_status_t st = HS_OK;
+
+    if (!fp || !buf) {
+        st = fp ? HS_ERR_NOMEM : HS_ERR_IO;
+        if (!fp)
+            hs_log_error("%s: cannot open: %s", path, strerror(errno));
+        goto out;
+    }
+    while ((n = fread(buf, 1, PIECE, fp)) > 0) {
+        h = hs_hash64(buf, n, h);
+        len += n;
+    }
+    if (ferror(fp)) {
+        hs_log_error("%s: read error: %s", path, strerror(errno));
+        st = HS_ERR_IO;
+        goto out;
+    }
+    *hash_out = h;
+    *len_out = len;
+out:
+    if (fp)
+        fclose(fp);
+    free(buf);
+    return st;
+}
+
 hs_status_t hs_read_file(const char *path, char **out, size_t *len_out)
 {
     FILE *fp = fopen(path, "rb");

@@ -62,6 +62,10 @@ void hs_afile_abort(hs_afile_t *af);
 /* Write a whole NUL-terminated string to path atomically (via hs_afile). */
 hs_status_t hs_write_file_atomic(const char *path, const char *text);
 
+/* hs_hash64 of a whole file's bytes (from seed) and its length, read in pieces: constant
+ * memory whatever the file's size. Logs on error. */
+hs_status_t hs_hash_file(const char *path, uint64_t seed, uint64_t *hash_out, size_t *len_out);
+
 /* Read a whole file into a malloc'ed NUL-terminated buffer (caller frees). Logs on error. */
 hs_status_t hs_read_file(const char *path, char **out, size_t *len_out);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_mem.h"
 #include "model/model.h"
 #include "model/predict.h"
 #include "model/profile.h"
@@ -25,6 +26,9 @@ typedef struct {
     rec_objective_t objective;
     trace_t **traces;     /* one per grid trace */
     profile_t **profiles; /* one per grid profile, loaded by check() */
+    pred_raw_t buf;       /* per-message arrays for the longest trace, which every point's
+                           * replay reuses: allocated at the first point, so in each forked
+                           * worker (its copy of this context) */
 } eval_model_t;
 
 static void ctx_free(eval_model_t *m)
@@ -37,6 +41,8 @@ static void ctx_free(eval_model_t *m)
         profile_free(m->profiles[i]);
     free(m->traces);
     free(m->profiles);
+    free(m->buf.lat_us);
+    free(m->buf.path);
     free(m);
 }
 
@@ -120,16 +126,38 @@ static void pred_opts_fill(const eval_model_t *m, pred_opts_t *o)
     o->flows = 1;
 }
 
-static hs_status_t run_hint(const eval_model_t *m, const trace_t *tr, const profile_t *p,
+/* m->buf, allocated for the grid's longest trace at the first call. */
+static hs_status_t point_buf(eval_model_t *m)
+{
+    size_t n = 1;
+
+    if (m->buf.lat_us)
+        return HS_OK;
+    for (size_t i = 0; i < m->g->ntraces; i++)
+        n = m->traces[i]->n > n ? m->traces[i]->n : n;
+    m->buf.lat_us = hs_alloc_big(n * sizeof(float));
+    m->buf.path = hs_alloc_big(n);
+    if (m->buf.lat_us && m->buf.path)
+        return HS_OK;
+    free(m->buf.lat_us);
+    free(m->buf.path);
+    m->buf.lat_us = NULL;
+    m->buf.path = NULL;
+    return HS_ERR_NOMEM;
+}
+
+static hs_status_t run_hint(eval_model_t *m, const trace_t *tr, const profile_t *p,
                             uint64_t hint, sweep_result_t *out)
 {
     pred_opts_t o;
     pred_result_t r;
-    hs_status_t st;
+    hs_status_t st = point_buf(m);
 
+    if (st != HS_OK)
+        return st;
     pred_opts_fill(m, &o);
     memset(&r, 0, sizeof(r));
-    st = pred_run(m->eng, tr, p, &o, hint, 0, &r);
+    st = pred_run_into(m->eng, tr, p, &o, hint, &m->buf, &r);
     if (st == HS_OK)
         fill_result(m->objective, &r, out);
     pred_result_release(&r);

@@ -590,15 +590,12 @@ out:
 hs_status_t sweep_grid_hash_traces(sweep_grid_t *g)
 {
     for (size_t i = 0; i < g->ntraces; i++) {
-        char *buf;
         size_t len;
-        hs_status_t st = hs_read_file(g->traces[i].path, &buf, &len);
+        hs_status_t st = hs_hash_file(g->traces[i].path, HS_FNV_SEED, &g->traces[i].hash, &len);
 
         if (st != HS_OK)
             return st;
-        g->traces[i].hash = hs_hash64(buf, len, HS_FNV_SEED);
         g->traces[i].size_bytes = len;
-        free(buf);
     }
     return HS_OK;
 }

@@ -160,6 +160,42 @@ static void test_sort_pos_floats(void **state)
     }
 }
 
+/* hs_hash_file streams a file in pieces: the same value as hs_hash64 over the whole file
+ * (3.5 pieces, and empty), its length, and an error naming a missing file. */
+static void test_hash_file(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[4200], *text = NULL;
+    size_t n = (7u << 20) / 2, len = 1;
+    uint64_t h = 0;
+    unsigned char *b = malloc(n);
+    assert_non_null(dir);
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(i * 131 + (i >> 9));
+    snprintf(path, sizeof(path), "%s/h.bin", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+    assert_int_equal(hs_hash_file(path, HS_FNV_SEED, &h, &len), HS_OK);
+    assert_int_equal(len, n);
+    assert_true(h == hs_hash64(b, n, HS_FNV_SEED));
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(hs_hash_file(path, 42, &h, &len), HS_OK);
+    assert_int_equal(len, 0);
+    assert_true(h == 42);
+    assert_int_equal(hs_read_file(path, &text, NULL), HS_OK);
+    free(text);
+    snprintf(path, sizeof(path), "%s/missing", dir);
+    assert_int_equal(hs_hash_file(path, HS_FNV_SEED, &h, &len), HS_ERR_IO);
+    assert_int_equal(hs_test_run(NULL, "rm -rf %s", dir), 0);
+    free(dir);
+    free(b);
+}
+
 static void test_opt_parse(void **state)
 {
     char *argv[] = {"t", "--set", "a=1", "in.hst", "-o", "out", "--size=1M", "--json",
@@ -278,7 +314,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
         cmocka_unit_test(test_format_size),    cmocka_unit_test(test_select_u64),
-        cmocka_unit_test(test_sort_pos_floats),
+        cmocka_unit_test(test_sort_pos_floats), cmocka_unit_test(test_hash_file),
         cmocka_unit_test(test_opt_parse),
         cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
         cmocka_unit_test(test_afile_tmp_pid),
