@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 #include "cli/cli_predict.h"
-#include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
@@ -26,6 +26,7 @@ struct pred_cli_opts {
     int quiet;
     uint64_t flows;
     const char *platform;
+    uint64_t threads;
 };
 
 #define PRED_COMMON_OPTS                                                                    \
@@ -47,6 +48,8 @@ static const hs_opt_t g_model_opts[] = {
     PRED_COMMON_OPTS,
     {"curves", 0, HS_OPT_FLAG, offsetof(struct pred_cli_opts, curves), NULL, NULL,
      "also print each path's isolated per-size latency/throughput and the crossover"},
+    {"threads", 0, HS_OPT_U64, offsetof(struct pred_cli_opts, threads), "N", "0",
+     "hints replayed in parallel (0 = one per online CPU)"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -61,7 +64,7 @@ static const hs_opt_t g_sim_opts[] = {
 
 static const hs_cmd_spec_t g_model_spec = {
     "hintsim model TRACE --profile P [--hint H ...] [--mode open|closed] [--json] "
-    "[--set K=V ...] [--curves]",
+    "[--set K=V ...] [--curves] [--threads N]",
     "predict latency/throughput per hint with the analytical model (model/MODEL.md)",
     g_model_opts, 1, 1,
     "Latency = completion seen by the poster - the trace's post time (open) or the replayed "
@@ -287,6 +290,7 @@ typedef struct {
     uint64_t *hints;
     size_t nhints;
     int quiet;
+    unsigned threads; /* hints in parallel (one flow); the sim engine's children stay 1 */
 } pred_job_t;
 
 /* One hint's figures: res (one flow, or flow 0 of several), flows[] and agg with --flows. */
@@ -308,14 +312,11 @@ static void hint_out_release(pred_hint_out_t *h, unsigned nflows)
     }
 }
 
-/* One hint; buf: per-message arrays that every hint's replay reuses (one flow). */
-static hs_status_t run_one(const pred_job_t *j, uint64_t hint, const pred_raw_t *buf,
-                           pred_hint_out_t *h)
+/* One hint of several flows (the sim engine). */
+static hs_status_t run_flows(const pred_job_t *j, uint64_t hint, pred_hint_out_t *h)
 {
     hs_status_t st;
 
-    if (j->po.flows <= 1)
-        return pred_run_into(j->eng, j->tr, j->p, &j->po, hint, buf, &h->res);
     h->flows = calloc(j->po.flows, sizeof(*h->flows));
     if (!h->flows)
         return HS_ERR_NOMEM;
@@ -329,36 +330,37 @@ static hs_status_t run_one(const pred_job_t *j, uint64_t hint, const pred_raw_t 
     return HS_OK;
 }
 
-/* Every hint's figures before anything is printed; *ndone of them are filled. */
+/* Every hint's figures before anything is printed; *ndone of them are to be released. One
+ * flow: the hints at once (pred_run_hints: on j->threads threads, each replaying into
+ * arrays of its own); several: one after the other. */
 static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
 {
     hs_progress_t bar;
-    int rc = 0;
-    /* one pair of per-message arrays for every hint: a fresh pair per hint is faulted in
-     * and zeroed by the kernel each time (hs_mem.h) */
-    size_t n = j->tr->n ? j->tr->n : 1; /* an empty trace is pred_run_into's to report */
-    pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
+    hs_status_t st = HS_OK;
 
     *ndone = 0;
-    if (!buf.lat_us || !buf.path) {
-        rc = hs_status_exit_code(HS_ERR_NOMEM);
-        goto out;
-    }
     hs_progress_start(&bar, "hints", j->nhints);
     bar.enabled = bar.enabled && !j->quiet && j->nhints > 1;
-    for (; *ndone < j->nhints; (*ndone)++) {
-        hs_status_t st = run_one(j, j->hints[*ndone], &buf, &out[*ndone]);
-        if (st != HS_OK) {
-            rc = hs_status_exit_code(st);
-            break;
+    if (j->po.flows <= 1) {
+        pred_result_t *res = calloc(j->nhints, sizeof(*res));
+        if (res) {
+            st = pred_run_hints(j->eng, j->tr, j->p, &j->po, j->hints, j->nhints, j->threads,
+                                res, &bar);
+            for (size_t i = 0; i < j->nhints; i++)
+                out[i].res = res[i];
+            *ndone = j->nhints;
+            free(res);
+        } else {
+            st = HS_ERR_NOMEM;
         }
-        hs_progress_update(&bar, *ndone + 1);
+    } else {
+        for (; *ndone < j->nhints && st == HS_OK; (*ndone)++) {
+            st = run_flows(j, j->hints[*ndone], &out[*ndone]);
+            hs_progress_update(&bar, *ndone + 1);
+        }
     }
     hs_progress_finish(&bar);
-out:
-    free(buf.lat_us);
-    free(buf.path);
-    return rc;
+    return st == HS_OK ? 0 : hs_status_exit_code(st);
 }
 
 static cJSON *hint_json(const pred_job_t *j, const pred_hint_out_t *h)
@@ -487,6 +489,10 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
         (rc = cli_trace_open(pos[0], &j.tr)) != 0)
         goto out;
     j.quiet = o.quiet;
+    /* the sim engine forks a simulator per hint: from one thread only (a child forked while
+     * another thread holds an allocator lock can wait on it forever: ASan's does) */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    j.threads = is_sim ? 1 : o.threads ? (unsigned)o.threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     rc = run_predict(&j, o.json, o.curves);
 out:
     free(j.hints);

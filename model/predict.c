@@ -7,10 +7,12 @@
 #include "model/predict.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/hs_mem.h"
+#include "common/hs_progress.h"
 
 #define PRED_BINS_PER_OCTAVE 128
 #define PRED_MIN_US (1.0 / 1024.0) /* ~1 ns */
@@ -234,5 +236,106 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
 out:
     free(raw.lat_us);
     free(raw.path);
+    return st;
+}
+
+/* ---- several hints at once --------------------------------------------------------- */
+
+typedef struct {
+    const pred_engine_ops_t *eng;
+    const trace_t *tr;
+    const profile_t *p;
+    const pred_opts_t *po;
+    const uint64_t *hints;
+    pred_result_t *res;
+    hs_status_t *st;
+    size_t n, next, done;
+    pthread_mutex_t lock;
+    hs_progress_t *bar; /* NULL: no progress bar */
+    int failed;         /* a hint failed (its error logged): the others not yet started stop */
+} pred_pool_t;
+
+/* One worker: hints in turn, replayed into per-message arrays of its own, allocated once
+ * (a fresh pair per hint made the kernel fault in and zero 5 bytes per message every time:
+ * hs_mem.h). */
+static void *pool_worker(void *arg)
+{
+    pred_pool_t *pool = arg;
+    size_t n = pool->tr->n ? pool->tr->n : 1;
+    pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
+
+    for (;;) {
+        pthread_mutex_lock(&pool->lock);
+        size_t i = pool->next++;
+        int stop = pool->failed;
+        pthread_mutex_unlock(&pool->lock);
+        if (i >= pool->n)
+            break;
+        if (stop) { /* an error was logged: the rest are not run */
+            pool->st[i] = HS_ERR_INVALID;
+            continue;
+        }
+        pool->st[i] = buf.lat_us && buf.path
+                          ? pred_run_into(pool->eng, pool->tr, pool->p, pool->po,
+                                          pool->hints[i], &buf, &pool->res[i])
+                          : HS_ERR_NOMEM;
+        pthread_mutex_lock(&pool->lock);
+        pool->failed |= pool->st[i] != HS_OK;
+        pool->done++;
+        if (pool->bar)
+            hs_progress_update(pool->bar, pool->done);
+        pthread_mutex_unlock(&pool->lock);
+    }
+    free(buf.lat_us);
+    free(buf.path);
+    return NULL;
+}
+
+static hs_status_t pool_run(pred_pool_t *pool, unsigned nthreads)
+{
+    pthread_t tid[64];
+    unsigned started = 0;
+
+    if (nthreads > 64)
+        nthreads = 64;
+    if (nthreads > pool->n)
+        nthreads = (unsigned)pool->n;
+    for (; started + 1 < nthreads; started++)
+        if (pthread_create(&tid[started], NULL, pool_worker, pool) != 0)
+            break;
+    pool_worker(pool); /* this thread works too */
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    /* the first failure in hint order that ran (a hint that did not run says only that) */
+    hs_status_t first = HS_OK;
+    for (size_t i = 0; i < pool->n && first == HS_OK; i++)
+        first = pool->st[i];
+    return first;
+}
+
+hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                           const pred_opts_t *o, const uint64_t *hints, size_t n,
+                           unsigned nthreads, pred_result_t *results, hs_progress_t *bar)
+{
+    pred_pool_t pool = {eng, tr, p, o, hints, results, NULL, n, 0, 0,
+                        PTHREAD_MUTEX_INITIALIZER, bar, 0};
+    hs_status_t st;
+
+    if (n == 0)
+        return HS_OK;
+    /* what every engine needs in closed loop, checked once (each hint's replay would say it
+     * again): the completion of every record but the last */
+    for (size_t i = 0; o->mode == PRED_CLOSED && i + 1 < tr->n; i++) {
+        if (tr->recs[i].t_done_ns == TRACE_TIME_UNKNOWN) {
+            hs_log_error("closed-loop replay needs completion times: record %zu has none "
+                         "(use --mode open)", i);
+            return HS_ERR_INVALID;
+        }
+    }
+    pool.st = calloc(n, sizeof(*pool.st));
+    if (!pool.st)
+        return HS_ERR_NOMEM;
+    st = pool_run(&pool, nthreads ? nthreads : 1);
+    free(pool.st);
     return st;
 }

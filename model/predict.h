@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hs_progress.h"
 #include "common/hs_status.h"
 #include "model/profile.h"
 #include "traces/trace.h"
@@ -99,6 +100,13 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
 hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                           const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out);
+/* pred_run for each of n hints into results[i] (filled or zeroed; the caller releases all
+ * n), on up to nthreads threads (capped at n and 64; 0 = 1), each replaying into
+ * per-message arrays of its own; bar (NULL: none) counts finished hints. Returns the first
+ * failing hint's status, in hint order, else HS_OK. */
+hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
+                           const pred_opts_t *o, const uint64_t *hints, size_t n,
+                           unsigned nthreads, pred_result_t *results, hs_progress_t *bar);
 /* The summariser on its own (used by pred_run, and by validate on measured latencies). */
 hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
                            uint64_t hint_bytes, pred_result_t *out);

@@ -3,14 +3,12 @@
 #include "model/recommend.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
@@ -135,72 +133,6 @@ hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out
     free(s);
     *out = c;
     *n_out = u;
-    return HS_OK;
-}
-
-/* ---- parallel evaluation ------------------------------------------------------------ */
-
-typedef struct {
-    const pred_engine_ops_t *eng;
-    const trace_t *tr;
-    const profile_t *p;
-    const pred_opts_t *po;
-    const uint64_t *hints;
-    pred_result_t *res;
-    hs_status_t *st;
-    size_t n, next, done;
-    pthread_mutex_t lock;
-    hs_progress_t *bar; /* NULL: no progress bar */
-} rec_pool_t;
-
-/* One worker: candidates in turn, replayed into per-message arrays of its own, allocated
- * once (a fresh pair per candidate made the kernel fault in and zero 5 bytes per message
- * every time: hs_mem.h). */
-static void *rec_worker(void *arg)
-{
-    rec_pool_t *pool = arg;
-    size_t n = pool->tr->n ? pool->tr->n : 1;
-    pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
-
-    for (;;) {
-        pthread_mutex_lock(&pool->lock);
-        size_t i = pool->next++;
-        pthread_mutex_unlock(&pool->lock);
-        if (i >= pool->n)
-            break;
-        pool->st[i] = buf.lat_us && buf.path
-                          ? pred_run_into(pool->eng, pool->tr, pool->p, pool->po,
-                                          pool->hints[i], &buf, &pool->res[i])
-                          : HS_ERR_NOMEM;
-        pthread_mutex_lock(&pool->lock);
-        pool->done++;
-        if (pool->bar)
-            hs_progress_update(pool->bar, pool->done);
-        pthread_mutex_unlock(&pool->lock);
-    }
-    free(buf.lat_us);
-    free(buf.path);
-    return NULL;
-}
-
-static hs_status_t eval_all(rec_pool_t *pool, unsigned nthreads)
-{
-    pthread_t tid[64];
-    unsigned started = 0;
-
-    if (nthreads > 64)
-        nthreads = 64;
-    if (nthreads > pool->n)
-        nthreads = (unsigned)pool->n;
-    for (; started + 1 < nthreads; started++)
-        if (pthread_create(&tid[started], NULL, rec_worker, pool) != 0)
-            break;
-    rec_worker(pool); /* this thread works too */
-    for (unsigned t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    for (size_t i = 0; i < pool->n; i++)
-        if (pool->st[i] != HS_OK)
-            return pool->st[i];
     return HS_OK;
 }
 
@@ -457,24 +389,17 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
                             const profile_t *p, const rec_opts_t *o, const uint64_t *hints,
                             rec_report_t *out)
 {
-    rec_pool_t pool = {eng, tr, p, &o->pred, hints, out->results, NULL, out->n, 0, 0,
-                       PTHREAD_MUTEX_INITIALIZER, NULL};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     hs_progress_t bar;
     hs_status_t st;
 
-    pool.st = calloc(out->n, sizeof(*pool.st));
-    if (!pool.st)
-        return HS_ERR_NOMEM;
-    if (o->progress) {
+    if (o->progress)
         hs_progress_start(&bar, "candidates", out->n);
-        pool.bar = &bar;
-    }
     out->threads_used = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
-    st = eval_all(&pool, out->threads_used);
-    if (pool.bar)
-        hs_progress_finish(pool.bar);
-    free(pool.st);
+    st = pred_run_hints(eng, tr, p, &o->pred, hints, out->n, out->threads_used, out->results,
+                        o->progress ? &bar : NULL);
+    if (o->progress)
+        hs_progress_finish(&bar);
     return st;
 }
 

@@ -372,6 +372,24 @@ static void test_cli(void **state)
     assert_true(cJSON_Compare(r8, cJSON_GetArrayItem(cJSON_GetObjectItem(alone, "results"), 0), 1));
     cJSON_Delete(both);
     cJSON_Delete(alone);
+    /* the hints in parallel (--threads) give what one thread gives, in the same order */
+    rc = hs_test_run(&out, "%s model %s --profile seed000 --hint 0,64,4K,8K,64K --json "
+                     "--threads 1", hs_test_bin(), path);
+    assert_int_equal(rc, 0);
+    both = cJSON_Parse(out);
+    free(out);
+    rc = hs_test_run(&out, "%s model %s --profile seed000 --hint 0,64,4K,8K,64K --json "
+                     "--threads 3", hs_test_bin(), path);
+    assert_int_equal(rc, 0);
+    alone = cJSON_Parse(out);
+    free(out);
+    assert_non_null(both);
+    assert_non_null(alone);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(alone, "results")), 5);
+    assert_true(cJSON_Compare(cJSON_GetObjectItem(both, "results"),
+                              cJSON_GetObjectItem(alone, "results"), 1));
+    cJSON_Delete(both);
+    cJSON_Delete(alone);
     rc = hs_test_run(&out, "%s recommend %s --profile seed000", hs_test_bin(), empty);
     assert_int_equal(rc, 1);
     free(out);
@@ -388,6 +406,23 @@ static void test_cli(void **state)
     rc = hs_test_run(&out, "%s model %s --mode closed", hs_test_bin(), empty);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "record 3"));
+    free(out);
+    /* with several hints in parallel, said once; and a record whose completion no replay
+     * reads (the last) is no error */
+    rc = hs_test_run(&out, "%s model %s --mode closed --hint 0,4K,64K,1M --threads 3",
+                     hs_test_bin(), empty);
+    assert_int_equal(rc, 1);
+    char *first = strstr(out, "record 3");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "record 3"));
+    free(out);
+    tr = mk(10, 1000, one, 1);
+    tr->recs[9].t_done_ns = TRACE_TIME_UNKNOWN;
+    assert_int_equal(trace_save(empty, tr), HS_OK);
+    trace_free(tr);
+    rc = hs_test_run(&out, "%s model %s --mode closed --hint 0,4K --threads 2", hs_test_bin(),
+                     empty);
+    assert_int_equal(rc, 0);
     free(out);
     rc = hs_test_run(&out, "%s model %s --mode open", hs_test_bin(), empty);
     assert_int_equal(rc, 0);
