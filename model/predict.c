@@ -313,6 +313,18 @@ static hs_status_t pool_run(pred_pool_t *pool, unsigned nthreads)
     return first;
 }
 
+hs_status_t pred_check_closed(const trace_t *tr, const pred_opts_t *o)
+{
+    for (size_t i = 0; o && o->mode == PRED_CLOSED && i + 1 < tr->n; i++) {
+        if (tr->recs[i].t_done_ns == TRACE_TIME_UNKNOWN) {
+            hs_log_error("closed-loop replay needs completion times: record %zu has none "
+                         "(use --mode open)", i);
+            return HS_ERR_INVALID;
+        }
+    }
+    return HS_OK;
+}
+
 hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                            const pred_opts_t *o, const uint64_t *hints, size_t n,
                            unsigned nthreads, pred_result_t *results, hs_progress_t *bar)
@@ -323,15 +335,9 @@ hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, cons
 
     if (n == 0)
         return HS_OK;
-    /* what every engine needs in closed loop, checked once (each hint's replay would say it
-     * again): the completion of every record but the last */
-    for (size_t i = 0; o->mode == PRED_CLOSED && i + 1 < tr->n; i++) {
-        if (tr->recs[i].t_done_ns == TRACE_TIME_UNKNOWN) {
-            hs_log_error("closed-loop replay needs completion times: record %zu has none "
-                         "(use --mode open)", i);
-            return HS_ERR_INVALID;
-        }
-    }
+    /* checked once here, or each hint's replay would say it again */
+    if ((st = pred_check_closed(tr, o)) != HS_OK)
+        return st;
     pool.st = calloc(n, sizeof(*pool.st));
     if (!pool.st)
         return HS_ERR_NOMEM;

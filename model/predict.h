@@ -100,6 +100,10 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
 hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                           const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out);
+/* In closed loop (o->mode), every record's completion but the last's is needed (each next
+ * post follows it): HS_ERR_INVALID naming the first record without one, logged; else HS_OK.
+ * (The model's replay reads them as it goes and says the same.) */
+hs_status_t pred_check_closed(const trace_t *tr, const pred_opts_t *o);
 /* pred_run for each of n hints into results[i] (filled or zeroed; the caller releases all
  * n), on up to nthreads threads (capped at n and 64; 0 = 1), each replaying into
  * per-message arrays of its own; bar (NULL: none) counts finished hints. Returns the first

@@ -277,14 +277,7 @@ static hs_status_t check_inputs(const trace_t *tr, const pred_opts_t *o, unsigne
         hs_log_error("%s: cannot read the platform file: %s", platform, strerror(errno));
         return HS_ERR_IO;
     }
-    for (size_t i = 0; o && o->mode == PRED_CLOSED && i + 1 < tr->n; i++) {
-        if (tr->recs[i].t_done_ns == TRACE_TIME_UNKNOWN) {
-            hs_log_error("closed-loop replay needs completion times: record %zu has none "
-                         "(use --mode open)", i);
-            return HS_ERR_INVALID;
-        }
-    }
-    return HS_OK;
+    return pred_check_closed(tr, o);
 }
 
 hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
