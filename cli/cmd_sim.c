@@ -4,15 +4,12 @@
 
 #include "cli/cli.h"
 #include "cli/cli_predict.h"
-#include "common/hs_mem.h"
 #include "sim/sim.h"
 
 static void raws_free(pred_raw_t *raws, unsigned nflows)
 {
-    for (unsigned f = 0; raws && f < nflows; f++) {
-        free(raws[f].lat_us);
-        free(raws[f].path);
-    }
+    for (unsigned f = 0; raws && f < nflows; f++)
+        pred_raw_free(&raws[f]);
     free(raws);
 }
 
@@ -23,9 +20,7 @@ static hs_status_t raws_alloc(size_t n, unsigned nflows, pred_raw_t **out)
     if (!raws)
         return HS_ERR_NOMEM;
     for (unsigned f = 0; f < nflows; f++) {
-        raws[f].lat_us = hs_alloc_big(n * sizeof(float));
-        raws[f].path = hs_alloc_big(n);
-        if (!raws[f].lat_us || !raws[f].path) {
+        if (pred_raw_alloc(&raws[f], n) != HS_OK) {
             raws_free(raws, nflows);
             return HS_ERR_NOMEM;
         }
@@ -54,8 +49,7 @@ hs_status_t cli_sim_flows(const trace_t *tr, const profile_t *p, const pred_opts
     if (st != HS_OK)
         for (unsigned f = 0; f < done; f++)
             pred_result_release(&flows[f]);
-    free(mraw.lat_us);
-    free(mraw.path);
+    pred_raw_free(&mraw);
     trace_free(mtr);
     raws_free(raws, nflows);
     return st;

@@ -196,6 +196,26 @@ out:
     return st;
 }
 
+hs_status_t pred_raw_alloc(pred_raw_t *raw, size_t n)
+{
+    n = n ? n : 1;
+    memset(raw, 0, sizeof(*raw));
+    raw->lat_us = hs_alloc_big(n * sizeof(*raw->lat_us));
+    raw->path = hs_alloc_big(n * sizeof(*raw->path));
+    if (raw->lat_us && raw->path)
+        return HS_OK;
+    pred_raw_free(raw);
+    return HS_ERR_NOMEM;
+}
+
+void pred_raw_free(pred_raw_t *raw)
+{
+    free(raw->lat_us);
+    free(raw->path);
+    raw->lat_us = NULL;
+    raw->path = NULL;
+}
+
 hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                           const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out)
@@ -215,27 +235,15 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
                      pred_result_t *out)
 {
     pred_raw_t raw;
-    hs_status_t st;
+    hs_status_t st = pred_raw_alloc(&raw, tr->n); /* an empty trace: pred_run_into says so */
 
-    if (tr->n == 0) {
-        hs_log_error("the trace has no records: nothing to predict");
-        return HS_ERR_INVALID;
-    }
-    memset(&raw, 0, sizeof(raw));
-    raw.lat_us = hs_alloc_big(tr->n * sizeof(*raw.lat_us));
-    raw.path = hs_alloc_big(tr->n * sizeof(*raw.path));
-    if (!raw.lat_us || !raw.path) {
-        st = HS_ERR_NOMEM;
-        goto out;
-    }
-    st = pred_run_into(eng, tr, p, o, hint_bytes, &raw, out);
+    if (st == HS_OK)
+        st = pred_run_into(eng, tr, p, o, hint_bytes, &raw, out);
     if (st == HS_OK && keep_lat) {
         out->lat_us = raw.lat_us;
         raw.lat_us = NULL;
     }
-out:
-    free(raw.lat_us);
-    free(raw.path);
+    pred_raw_free(&raw);
     return st;
 }
 
@@ -261,8 +269,8 @@ typedef struct {
 static void *pool_worker(void *arg)
 {
     pred_pool_t *pool = arg;
-    size_t n = pool->tr->n ? pool->tr->n : 1;
-    pred_raw_t buf = {.lat_us = hs_alloc_big(n * sizeof(float)), .path = hs_alloc_big(n)};
+    pred_raw_t buf;
+    hs_status_t have = pred_raw_alloc(&buf, pool->tr->n);
 
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -275,10 +283,9 @@ static void *pool_worker(void *arg)
             pool->st[i] = HS_ERR_INVALID;
             continue;
         }
-        pool->st[i] = buf.lat_us && buf.path
-                          ? pred_run_into(pool->eng, pool->tr, pool->p, pool->po,
-                                          pool->hints[i], &buf, &pool->res[i])
-                          : HS_ERR_NOMEM;
+        pool->st[i] = have == HS_OK ? pred_run_into(pool->eng, pool->tr, pool->p, pool->po,
+                                                    pool->hints[i], &buf, &pool->res[i])
+                                    : have;
         pthread_mutex_lock(&pool->lock);
         pool->failed |= pool->st[i] != HS_OK;
         pool->done++;
@@ -286,8 +293,7 @@ static void *pool_worker(void *arg)
             hs_progress_update(pool->bar, pool->done);
         pthread_mutex_unlock(&pool->lock);
     }
-    free(buf.lat_us);
-    free(buf.path);
+    pred_raw_free(&buf);
     return NULL;
 }
 

@@ -65,6 +65,13 @@ typedef struct {
     double p50_us, p99_us;
 } pred_class_t;
 
+/* raw's per-message arrays for n messages (at least one entry; large ones on huge pages:
+ * hs_mem.h), its other fields zeroed; HS_ERR_NOMEM with nothing held. Release with
+ * pred_raw_free. */
+hs_status_t pred_raw_alloc(pred_raw_t *raw, size_t n);
+/* Free raw's per-message arrays and clear the pointers. */
+void pred_raw_free(pred_raw_t *raw);
+
 /* The figures of CLI.md for one hint. */
 typedef struct {
     uint64_t hint_bytes;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hs_mem.h"
 #include "model/model.h"
 #include "model/predict.h"
 #include "model/profile.h"
@@ -41,8 +40,7 @@ static void ctx_free(eval_model_t *m)
         profile_free(m->profiles[i]);
     free(m->traces);
     free(m->profiles);
-    free(m->buf.lat_us);
-    free(m->buf.path);
+    pred_raw_free(&m->buf);
     free(m);
 }
 
@@ -129,21 +127,13 @@ static void pred_opts_fill(const eval_model_t *m, pred_opts_t *o)
 /* m->buf, allocated for the grid's longest trace at the first call. */
 static hs_status_t point_buf(eval_model_t *m)
 {
-    size_t n = 1;
+    size_t n = 0;
 
     if (m->buf.lat_us)
         return HS_OK;
     for (size_t i = 0; i < m->g->ntraces; i++)
         n = m->traces[i]->n > n ? m->traces[i]->n : n;
-    m->buf.lat_us = hs_alloc_big(n * sizeof(float));
-    m->buf.path = hs_alloc_big(n);
-    if (m->buf.lat_us && m->buf.path)
-        return HS_OK;
-    free(m->buf.lat_us);
-    free(m->buf.path);
-    m->buf.lat_us = NULL;
-    m->buf.path = NULL;
-    return HS_ERR_NOMEM;
+    return pred_raw_alloc(&m->buf, n);
 }
 
 static hs_status_t run_hint(eval_model_t *m, const trace_t *tr, const profile_t *p,
