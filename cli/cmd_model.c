@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -491,8 +490,7 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
     j.quiet = o.quiet;
     /* the sim engine forks a simulator per hint: from one thread only (a child forked while
      * another thread holds an allocator lock can wait on it forever: ASan's does) */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    j.threads = is_sim ? 1 : o.threads ? (unsigned)o.threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+    j.threads = is_sim ? 1 : pred_threads((unsigned)o.threads);
     rc = run_predict(&j, o.json, o.curves);
 out:
     free(j.hints);

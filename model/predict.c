@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
@@ -317,6 +318,13 @@ static hs_status_t pool_run(pred_pool_t *pool, unsigned nthreads)
     for (size_t i = 0; i < pool->n && first == HS_OK; i++)
         first = pool->st[i];
     return first;
+}
+
+unsigned pred_threads(unsigned asked)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return asked ? asked : (unsigned)(ncpu > 0 ? ncpu : 1);
 }
 
 hs_status_t pred_check_closed(const trace_t *tr, const pred_opts_t *o)

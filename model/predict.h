@@ -111,6 +111,8 @@ hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const
  * post follows it): HS_ERR_INVALID naming the first record without one, logged; else HS_OK.
  * (The model's replay reads them as it goes and says the same.) */
 hs_status_t pred_check_closed(const trace_t *tr, const pred_opts_t *o);
+/* The threads pred_run_hints is given: asked, or one per online CPU when asked is 0. */
+unsigned pred_threads(unsigned asked);
 /* pred_run for each of n hints into results[i] (filled or zeroed; the caller releases all
  * n), on up to nthreads threads (capped at n and 64; 0 = 1), each replaying into
  * per-message arrays of its own; bar (NULL: none) counts finished hints. Returns the first

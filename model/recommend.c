@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
@@ -389,13 +388,12 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
                             const profile_t *p, const rec_opts_t *o, const uint64_t *hints,
                             rec_report_t *out)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     hs_progress_t bar;
     hs_status_t st;
 
     if (o->progress)
         hs_progress_start(&bar, "candidates", out->n);
-    out->threads_used = o->threads ? o->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+    out->threads_used = pred_threads(o->threads);
     st = pred_run_hints(eng, tr, p, &o->pred, hints, out->n, out->threads_used, out->results,
                         o->progress ? &bar : NULL);
     if (o->progress)
