@@ -82,21 +82,19 @@ bad:
 static hs_status_t replay_median(const pred_engine_ops_t *eng, const trace_t *tr,
                                  const profile_t *p, uint64_t hint, double *out)
 {
-    float *lat = hs_alloc_big(tr->n * sizeof(*lat)), *keep = hs_alloc_big(tr->n * sizeof(*keep));
-    uint8_t *path = hs_alloc_big(tr->n);
+    float *keep = hs_alloc_big((tr->n ? tr->n : 1) * sizeof(*keep));
     pred_opts_t o = {.mode = PRED_OPEN, .include_cold = 0, .flows = 1};
     pred_raw_t raw;
     size_t m = 0;
-    hs_status_t st = lat && keep && path ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = pred_raw_alloc(&raw, tr->n);
 
-    memset(&raw, 0, sizeof(raw));
-    raw.lat_us = lat;
-    raw.path = path;
+    if (st == HS_OK && !keep)
+        st = HS_ERR_NOMEM;
     if (st == HS_OK)
         st = eng->replay(tr, p, &o, hint, &raw);
     for (size_t i = 0; st == HS_OK && i < tr->n; i++)
-        if (!(tr->recs[i].flags & TRACE_F_COLD) && isfinite(lat[i]))
-            keep[m++] = lat[i];
+        if (!(tr->recs[i].flags & TRACE_F_COLD) && isfinite(raw.lat_us[i]))
+            keep[m++] = raw.lat_us[i];
     if (st == HS_OK && m == 0) {
         hs_log_error("calibrate: no warm message to predict in a benchmark group");
         st = HS_ERR_INVALID;
@@ -105,9 +103,8 @@ static hs_status_t replay_median(const pred_engine_ops_t *eng, const trace_t *tr
         qsort(keep, m, sizeof(*keep), cmp_float);
         *out = keep[(m - 1) / 2];
     }
-    free(lat);
+    pred_raw_free(&raw);
     free(keep);
-    free(path);
     return st;
 }
 
