@@ -41,7 +41,7 @@ struct pred_cli_opts {
     {"include-cold", 0, HS_OPT_FLAG, offsetof(struct pred_cli_opts, include_cold), NULL,    \
      NULL, "count cold-start messages in the figures (default: reported apart)"},         \
     {"quiet", 'q', HS_OPT_FLAG, offsetof(struct pred_cli_opts, quiet), NULL, NULL,          \
-     "no progress bar on stderr"}
+     "no progress bar or notes on stderr (errors and warnings still print)"}
 
 static const hs_opt_t g_model_opts[] = {
     PRED_COMMON_OPTS,
@@ -87,6 +87,13 @@ int cli_trace_open(const char *path, trace_t **out)
         trace_free(tr);
         return 1;
     }
+    size_t moved;
+    if ((st = trace_sort_posts(tr, &moved)) != HS_OK) {
+        trace_free(tr);
+        return hs_status_exit_code(st);
+    }
+    if (moved)
+        trace_note_sorted(path, moved);
     *out = tr;
     return 0;
 }
@@ -482,7 +489,9 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
     j.po.include_cold = o.include_cold;
     j.po.flows = is_sim ? (unsigned)o.flows : 1;
     j.po.platform = o.platform;
+    j.po.trace_name = pos[0];
     j.path = pos[0];
+    hs_log_set_quiet(o.quiet);
     if ((rc = parse_hints(&o.hint, &j.hints, &j.nhints)) != 0 ||
         (rc = cli_profile_open(o.profile, &o.set, &j.p)) != 0 ||
         (rc = cli_trace_open(pos[0], &j.tr)) != 0)

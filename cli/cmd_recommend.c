@@ -51,7 +51,7 @@ static const hs_opt_t g_rec_opts[] = {
     {"threads", 0, HS_OPT_U64, offsetof(struct rec_cli_opts, threads), "N", "0",
      "candidates evaluated in parallel (0 = one per CPU)"},
     {"quiet", 'q', HS_OPT_FLAG, offsetof(struct rec_cli_opts, quiet), NULL, NULL,
-     "no progress bar on stderr (it is drawn only on a terminal)"},
+     "no progress bar (drawn only on a terminal) or notes on stderr"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -118,6 +118,7 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
     ro->pred.include_cold = o->include_cold;
     ro->pred.flows = 1;
     ro->progress = !o->quiet && !o->json;
+    hs_log_set_quiet(o->quiet);
     return 0;
 }
 
@@ -126,7 +127,7 @@ static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_c
                                        const char *engine, const profile_t *p,
                                        const char *path, const trace_t *tr)
 {
-    pred_opts_t po = {.include_cold = o->include_cold, .flows = 1};
+    pred_opts_t po = {.include_cold = o->include_cold, .flows = 1, .trace_name = path};
 
     if (pred_mode_parse(o->mode, &po.mode) != HS_OK)
         return HS_ERR_USAGE;
@@ -182,6 +183,7 @@ int cmd_recommend(int argc, char **argv)
         (rc = cli_profile_open(o.profile, &o.set, &p)) != 0 ||
         (rc = cli_trace_open(pos[0], &tr)) != 0)
         goto out;
+    ro.pred.trace_name = pos[0];
     hs_status_t st = rec_run(eng, tr, p, &ro, &rep);
     if (st != HS_OK) {
         rc = hs_status_exit_code(st);

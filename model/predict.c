@@ -17,7 +17,7 @@
 
 #define PRED_BINS_PER_OCTAVE 128
 #define PRED_MIN_US (1.0 / 1024.0) /* ~1 ns */
-#define PRED_OCTAVES 36            /* up to ~19 hours */
+#define PRED_OCTAVES 64            /* 1 ns .. 2^54 us (~570 years); above, the last bin */
 #define PRED_NBINS (PRED_BINS_PER_OCTAVE * PRED_OCTAVES + 1)
 #define PRED_NCLASSES 65
 
@@ -82,6 +82,8 @@ static double hist_pct(const lat_hist_t *h, double q)
     for (size_t b = 0; b < PRED_NBINS; b++) {
         cum += h->bins[b];
         if (cum >= rank) {
+            if (b == PRED_NBINS - 1) /* beyond the binned range: no better bound than the max */
+                return h->max_us;
             double v = bin_centre_us(b);
             return v < h->min_us ? h->min_us : v > h->max_us ? h->max_us : v;
         }
@@ -236,8 +238,11 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
                      pred_result_t *out)
 {
     pred_raw_t raw;
-    hs_status_t st = pred_raw_alloc(&raw, tr->n); /* an empty trace: pred_run_into says so */
+    hs_status_t st = pred_check_trace(tr, p, o);
 
+    if (st != HS_OK)
+        return st;
+    st = pred_raw_alloc(&raw, tr->n); /* an empty trace: pred_run_into says so */
     if (st == HS_OK)
         st = pred_run_into(eng, tr, p, o, hint_bytes, &raw, out);
     if (st == HS_OK && keep_lat) {
@@ -327,12 +332,42 @@ unsigned pred_threads(unsigned asked)
     return asked ? asked : (unsigned)(ncpu > 0 ? ncpu : 1);
 }
 
-hs_status_t pred_check_closed(const trace_t *tr, const pred_opts_t *o)
+/* The WRs a message of size bytes takes on a path of segment seg (0: one). */
+static uint64_t wrs_of(uint64_t size, double seg)
 {
-    for (size_t i = 0; o && o->mode == PRED_CLOSED && i + 1 < tr->n; i++) {
-        if (tr->recs[i].t_done_ns == TRACE_TIME_UNKNOWN) {
-            hs_log_error("closed-loop replay needs completion times: record %zu has none "
-                         "(use --mode open)", i);
+    uint64_t sb = (uint64_t)seg;
+    return sb && size > sb ? (size + sb - 1) / sb : 1;
+}
+
+hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_opts_t *o)
+{
+    const char *name = o && o->trace_name ? o->trace_name : "the trace";
+    int closed = o && o->mode == PRED_CLOSED;
+
+    for (size_t i = 0; i < tr->n; i++) {
+        const trace_rec_t *r = &tr->recs[i];
+        if (r->size_bytes > PRED_MAX_MSG_BYTES) {
+            hs_log_error("%s: record %zu: size %llu bytes: a replay takes messages of up to "
+                         "2^40 bytes (1 TiB)", name, i, (unsigned long long)r->size_bytes);
+            return HS_ERR_INVALID;
+        }
+        if (wrs_of(r->size_bytes, p->ll_seg_bytes) > UINT32_MAX ||
+            wrs_of(r->size_bytes, p->bw_seg_bytes) > UINT32_MAX) {
+            hs_log_error("%s: record %zu: size %llu bytes needs more than 2^32 - 1 work "
+                         "requests of ll.seg_bytes=%.0f / bw.seg_bytes=%.0f", name, i,
+                         (unsigned long long)r->size_bytes, p->ll_seg_bytes, p->bw_seg_bytes);
+            return HS_ERR_INVALID;
+        }
+        if (!closed && i && r->t_post_ns < tr->recs[i - 1].t_post_ns) {
+            hs_log_error("%s: record %zu: posted at %llu ns, before record %zu (%llu ns): an "
+                         "open-loop replay needs the records in post order", name, i,
+                         (unsigned long long)r->t_post_ns, i - 1,
+                         (unsigned long long)tr->recs[i - 1].t_post_ns);
+            return HS_ERR_INVALID;
+        }
+        if (closed && i + 1 < tr->n && r->t_done_ns == TRACE_TIME_UNKNOWN) {
+            hs_log_error("%s: closed-loop replay needs completion times: record %zu has none "
+                         "(use --mode open)", name, i);
             return HS_ERR_INVALID;
         }
     }
@@ -350,7 +385,7 @@ hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, cons
     if (n == 0)
         return HS_OK;
     /* checked once here, or each hint's replay would say it again */
-    if ((st = pred_check_closed(tr, o)) != HS_OK)
+    if ((st = pred_check_trace(tr, p, o)) != HS_OK)
         return st;
     pool.st = calloc(n, sizeof(*pool.st));
     if (!pool.st)

@@ -29,7 +29,11 @@ typedef struct {
     int every_chunk;      /* model only: replay every chunk of every segmented message
                            * through the general step, no steady-state skip, no memo (what
                            * the shortcuts are tested against) */
+    const char *trace_name; /* the trace's file, for messages (NULL: "the trace") */
 } pred_opts_t;
+
+/* The largest message a replay takes (1 TiB; verbs devices cap a message at 2 GiB). */
+#define PRED_MAX_MSG_BYTES ((uint64_t)1 << 40)
 
 /* Summed cost terms over all messages, in us: what "why" compares. */
 typedef struct {
@@ -107,10 +111,12 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
 hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                           const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out);
-/* In closed loop (o->mode), every record's completion but the last's is needed (each next
- * post follows it): HS_ERR_INVALID naming the first record without one, logged; else HS_OK.
- * (The model's replay reads them as it goes and says the same.) */
-hs_status_t pred_check_closed(const trace_t *tr, const pred_opts_t *o);
+/* What a replay needs of a trace, checked in one pass before any hint is replayed: sizes of
+ * at most PRED_MAX_MSG_BYTES and at most 2^32 - 1 WRs of p's segment size on either path;
+ * in open loop, records in post order (trace_sort_posts); in closed loop (o->mode), every
+ * record's completion but the last's (each next post follows it). HS_ERR_INVALID naming
+ * the trace (o->trace_name) and the first record that fails, logged; else HS_OK. */
+hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_opts_t *o);
 /* The threads pred_run_hints is given: asked, or one per online CPU when asked is 0. */
 unsigned pred_threads(unsigned asked);
 /* pred_run for each of n hints into results[i] (filled or zeroed; the caller releases all

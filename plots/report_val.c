@@ -88,6 +88,9 @@ static hs_status_t load_inputs(const cJSON *report, const char *profile,
         st = profile_set(*p, sets->v[i]);
     if (st == HS_OK)
         st = trace_load(*path, tr);
+    size_t moved; /* in the order validate replayed it (it said so then) */
+    if (st == HS_OK)
+        st = trace_sort_posts(*tr, &moved);
     return st;
 }
 

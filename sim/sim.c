@@ -262,8 +262,8 @@ static void copy_out(const sim_flow_out_t *o, size_t n, pred_raw_t *raw)
     raw->costs.base_us = (o->lat_sum_s - o->queue_s - o->drain_s - o->coalesce_s - o->l1_s) * 1e6;
 }
 
-static hs_status_t check_inputs(const trace_t *tr, const pred_opts_t *o, unsigned nflows,
-                                const char *platform)
+static hs_status_t check_inputs(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
+                                unsigned nflows, const char *platform)
 {
     if (tr->n == 0) {
         hs_log_error("the trace has no records: nothing to simulate");
@@ -277,7 +277,7 @@ static hs_status_t check_inputs(const trace_t *tr, const pred_opts_t *o, unsigne
         hs_log_error("%s: cannot read the platform file: %s", platform, strerror(errno));
         return HS_ERR_IO;
     }
-    return pred_check_closed(tr, o);
+    return pred_check_trace(tr, p, o);
 }
 
 hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
@@ -291,7 +291,7 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
     hs_status_t st;
     unsigned i;
 
-    if ((st = check_inputs(tr, o, nflows, user)) != HS_OK)
+    if ((st = check_inputs(tr, p, o, nflows, user)) != HS_OK)
         return st;
     if ((st = sim_cfg_init(p, hint_bytes, &cfg)) != HS_OK)
         return st;

@@ -147,7 +147,9 @@ static hs_status_t run_hint(eval_model_t *m, const trace_t *tr, const profile_t 
         return st;
     pred_opts_fill(m, &o);
     memset(&r, 0, sizeof(r));
-    st = pred_run_into(m->eng, tr, p, &o, hint, &m->buf, &r);
+    st = pred_check_trace(tr, p, &o);
+    if (st == HS_OK)
+        st = pred_run_into(m->eng, tr, p, &o, hint, &m->buf, &r);
     if (st == HS_OK)
         fill_result(m->objective, &r, out);
     pred_result_release(&r);
@@ -213,6 +215,11 @@ hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out)
             hs_log_error("%s: traces[%zu]: cannot load '%s'", g->path, i, g->traces[i].label);
             goto fail;
         }
+        size_t moved;
+        if ((st = trace_sort_posts(m->traces[i], &moved)) != HS_OK)
+            goto fail;
+        if (moved)
+            trace_note_sorted(g->traces[i].path, moved);
     }
     out->ops = &g_eval_model_ops;
     out->ctx = m;

@@ -113,6 +113,13 @@ hs_status_t trace_push(trace_t *tr, const trace_rec_t *rec);
 /* Make room for at least n records in all (a large array on huge pages: hs_mem.h). */
 hs_status_t trace_reserve(trace_t *tr, size_t n);
 void trace_free(trace_t *tr);
+/* Put the records in ascending post time, ties in file order (a stable sort), unless they
+ * are already (the interposer drains several threads' rings in turn, so its files need not
+ * be); *moved gets the records posted before the one in front of them (0: tr untouched).
+ * O(n) (radix); HS_ERR_NOMEM leaves tr as it was. */
+hs_status_t trace_sort_posts(trace_t *tr, size_t *moved);
+/* Say on stderr that path's records were put in post order (trace_sort_posts). */
+void trace_note_sorted(const char *path, size_t moved);
 
 /* ---- files ---------------------------------------------------------------------- */
 

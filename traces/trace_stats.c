@@ -24,7 +24,7 @@ void trace_stats_bucket(unsigned k, uint64_t *lo, uint64_t *hi)
 static void stats_one(trace_stats_t *s, const trace_rec_t *r)
 {
     s->hist[bucket_of(r->size_bytes)]++;
-    s->total_bytes += r->size_bytes;
+    s->total_bytes += (double)r->size_bytes;
     if (r->size_bytes < s->size_min)
         s->size_min = r->size_bytes;
     if (r->size_bytes > s->size_max)
@@ -66,7 +66,7 @@ hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out)
         for (size_t i = 0; i < tr->n; i++)
             sizes[i] = tr->recs[i].size_bytes;
         s.size_p50 = hs_select_u64(sizes, tr->n, (tr->n - 1) / 2);
-        s.size_mean = (double)s.total_bytes / (double)tr->n;
+        s.size_mean = s.total_bytes / (double)tr->n;
         free(sizes);
     }
     *out = s;
@@ -109,7 +109,7 @@ void trace_stats_print(FILE *fp, const char *path, const trace_t *tr, const trac
     hs_format_size(s->size_min, a, sizeof(a));
     hs_format_size(s->size_p50, b, sizeof(b));
     hs_format_size(s->size_max, c, sizeof(c));
-    fprintf(fp, "sizes      min %s  p50 %s  max %s  mean %.1f B  total %" PRIu64 " B\n", a, b, c,
+    fprintf(fp, "sizes      min %s  p50 %s  max %s  mean %.1f B  total %.0f B\n", a, b, c,
             s->size_mean, s->total_bytes);
     fprintf(fp, "time span  %.3f us (first post to last post/completion)\n", span_us(s));
     fprintf(fp, "completion %" PRIu64 " of %" PRIu64 " known (%.1f%%)\n", s->done_known,
@@ -165,7 +165,7 @@ char *trace_stats_json(const char *path, const trace_t *tr, const trace_stats_t 
     cJSON_AddNumberToObject(sz, "p50", (double)s->size_p50);
     cJSON_AddNumberToObject(sz, "max", (double)s->size_max);
     cJSON_AddNumberToObject(sz, "mean", s->size_mean);
-    cJSON_AddNumberToObject(sz, "total", (double)s->total_bytes);
+    cJSON_AddNumberToObject(sz, "total", s->total_bytes);
     cJSON_AddItemToObject(o, "size_histogram", hist_json(s));
     cJSON_AddNumberToObject(o, "time_span_us", span_us(s));
     cJSON_AddNumberToObject(o, "t_first_post_ns", (double)s->t_first_post_ns);

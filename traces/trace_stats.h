@@ -14,7 +14,7 @@ typedef struct {
     uint64_t records;
     uint64_t size_min, size_max, size_p50;
     double size_mean;
-    uint64_t total_bytes;
+    double total_bytes; /* summed as a double: exact below 2^53 B (8 PiB), never wraps */
     uint64_t hist[TRACE_STATS_BUCKETS];
     uint64_t t_first_post_ns, t_last_post_ns, t_last_done_ns; /* last_done: 0 if none known */
     uint64_t done_known;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/hs_mem.h"
+#include "common/hs_status.h"
 
 void trace_hdr_init(trace_hdr_t *hdr)
 {
@@ -86,4 +87,74 @@ void trace_free(trace_t *tr)
     trace_hdr_release(&tr->hdr);
     free(tr->recs);
     free(tr);
+}
+
+/* A record's post time (relative to the earliest) and its index. */
+typedef struct {
+    uint64_t key, idx;
+} post_key_t;
+
+/* Stable LSD radix sort of a[0..n) by key, bits significant bits, through scratch b;
+ * returns the array that holds the result. */
+static post_key_t *radix_keys(post_key_t *a, post_key_t *b, size_t n, unsigned bits)
+{
+    for (unsigned shift = 0; shift < bits; shift += 11) {
+        size_t pos[2048] = {0};
+        for (size_t i = 0; i < n; i++)
+            pos[(a[i].key >> shift) & 2047]++;
+        for (size_t d = 0, sum = 0; d < 2048; d++) {
+            size_t c = pos[d];
+            pos[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[pos[(a[i].key >> shift) & 2047]++] = a[i];
+        post_key_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+hs_status_t trace_sort_posts(trace_t *tr, size_t *moved)
+{
+    size_t n = tr->n, bad = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    hs_status_t st = HS_ERR_NOMEM;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t t = tr->recs[i].t_post_ns;
+        bad += i && t < tr->recs[i - 1].t_post_ns;
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+    }
+    *moved = bad;
+    if (bad == 0)
+        return HS_OK;
+    post_key_t *a = hs_alloc_big(n * sizeof(*a)), *b = hs_alloc_big(n * sizeof(*b));
+    trace_rec_t *out = hs_alloc_big(n * sizeof(*out));
+    if (!a || !b || !out)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (post_key_t){tr->recs[i].t_post_ns - lo, i};
+    const post_key_t *s = radix_keys(a, b, n, 64u - (unsigned)__builtin_clzll(hi - lo));
+    for (size_t i = 0; i < n; i++)
+        out[i] = tr->recs[s[i].idx];
+    free(tr->recs);
+    tr->recs = out;
+    tr->cap = n;
+    out = NULL;
+    st = HS_OK;
+out:
+    free(a);
+    free(b);
+    free(out);
+    return st;
+}
+
+void trace_note_sorted(const char *path, size_t moved)
+{
+    hs_log_info("%s: %zu record%s out of post order (posted before the record ahead in the "
+                "file, as from several threads' rings): replayed in post order", path, moved,
+                moved == 1 ? "" : "s");
 }
