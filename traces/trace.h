@@ -103,6 +103,10 @@ typedef struct {
 
 /* Fill hdr with defaults: this producer, synthetic mode, this host, pid -1, rank -1. */
 void trace_hdr_init(trace_hdr_t *hdr);
+/* Fill hdr for records whose provenance is not known (a text file without a header line,
+ * a salvaged file whose header was lost): producer, host, device and clock "unknown",
+ * converted mode, pid -1, rank -1; never this machine's name. */
+void trace_hdr_init_unknown(trace_hdr_t *hdr);
 /* Free what the header owns (extra_json). */
 void trace_hdr_release(trace_hdr_t *hdr);
 

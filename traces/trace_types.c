@@ -26,6 +26,17 @@ void trace_hdr_init(trace_hdr_t *hdr)
     hdr->rank = -1;
 }
 
+void trace_hdr_init_unknown(trace_hdr_t *hdr)
+{
+    trace_hdr_init(hdr);
+    snprintf(hdr->producer, sizeof(hdr->producer), "unknown");
+    snprintf(hdr->producer_version, sizeof(hdr->producer_version), "unknown");
+    snprintf(hdr->host, sizeof(hdr->host), "unknown");
+    snprintf(hdr->device, sizeof(hdr->device), "unknown");
+    snprintf(hdr->clock_source, sizeof(hdr->clock_source), "unknown");
+    hdr->mode = TRACE_MODE_CONVERTED;
+}
+
 void trace_hdr_release(trace_hdr_t *hdr)
 {
     free(hdr->extra_json);
