@@ -68,15 +68,17 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
     const char *label[3] = {"recommended", "runner-up", "no hint"};
     char h[48];
 
-    printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidates\n",
+    printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidate%s\n",
            engine, strcmp(engine, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
-           rec_objective_name(r->objective), r->n);
+           rec_objective_name(r->objective), r->n, r->n == 1 ? "" : "s");
     if (r->engine_detail)
         printf("network model: %s\n", r->engine_detail);
     printf("\n%-12s %-16s %12s %10s %10s %9s %6s %8s\n", "", "hint",
            rec_objective_name(r->objective), "p50_us", "p99_us", "Gb/s", "LL", "switches");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
+        if (k == 1 && r->runner_up == r->winner) /* one candidate: no runner-up */
+            continue;
         rec_label_hint(x->hint_bytes, h, sizeof(h));
         printf("%-12s %-16s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
                rec_objective_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
@@ -136,15 +138,23 @@ static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_c
                                &po, p, path, tr);
 }
 
+/* Write the report files (-o), then print the result whatever became of them: a report
+ * that could not be written is said on stderr and sets the exit code; without gnuplot the
+ * report has tables only (warned), as validate's. */
 static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char *engine,
                 const profile_t *p, const char *path, const trace_t *tr)
 {
+    hs_status_t st = HS_OK;
+    int plots = 1;
+
     if (o->out_dir) {
-        hs_status_t st = rec_report_write(r, engine, p, path, tr, o->out_dir);
+        st = rec_report_write(r, engine, p, path, tr, o->out_dir);
         if (st == HS_OK)
             st = write_visual_report(r, o, engine, p, path, tr);
-        if (st != HS_OK)
-            return hs_status_exit_code(st);
+        if (st == HS_ERR_ENV) {
+            plots = 0;
+            st = HS_OK;
+        }
     }
     if (o->json) {
         cJSON *j = rec_report_to_json(r, engine, p, path, tr);
@@ -156,11 +166,11 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
         free(text);
     } else {
         print_text(r, p, engine);
-        if (o->out_dir)
-            printf("\nwrote %s/report.json, %s/report.md, %s/report.html and plots\n",
-                   o->out_dir, o->out_dir, o->out_dir);
+        if (o->out_dir && st == HS_OK)
+            printf("\nwrote %s/report.json, %s/report.md, %s/report.html%s\n", o->out_dir,
+                   o->out_dir, o->out_dir, plots ? " and plots" : " (tables only: no gnuplot)");
     }
-    return 0;
+    return st == HS_OK ? 0 : hs_status_exit_code(st);
 }
 
 int cmd_recommend(int argc, char **argv)

@@ -339,6 +339,14 @@ static uint64_t wrs_of(uint64_t size, double seg)
     return sb && size > sb ? (size + sb - 1) / sb : 1;
 }
 
+int pred_all_cold(const trace_t *tr)
+{
+    for (size_t i = 0; i < tr->n; i++)
+        if (!(tr->recs[i].flags & TRACE_F_COLD))
+            return 0;
+    return tr->n > 0;
+}
+
 hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_opts_t *o)
 {
     const char *name = o && o->trace_name ? o->trace_name : "the trace";

@@ -34,7 +34,8 @@ static cJSON *recommended_json(const rec_report_t *r)
     cJSON_AddStringToObject(o, "objective", rec_objective_name(r->objective));
     cJSON_AddNumberToObject(o, "value", rec_objective_value(r->objective,
                                                             &r->results[r->winner]));
-    cJSON_AddItemToObject(o, "runner_up", pick_json(r, r->runner_up));
+    cJSON_AddItemToObject(o, "runner_up", r->runner_up != r->winner ? pick_json(r, r->runner_up)
+                                                                    : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "baseline", pick_json(r, r->baseline));
     cJSON_AddStringToObject(o, "why", r->why);
     cJSON_AddStringToObject(o, "why_term", r->why_term ? r->why_term : "");
@@ -112,6 +113,8 @@ static void md_side_by_side(FILE *f, const rec_report_t *r)
                "stalls |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
+        if (k == 1 && r->runner_up == r->winner) /* one candidate: no runner-up */
+            continue;
         rec_label_hint(x->hint_bytes, h, sizeof(h));
         fprintf(f, "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f%% | %llu | %llu |\n",
                 label[k], h, x->p50_us, x->p99_us, x->p999_us, x->mean_us, x->throughput_gbps,

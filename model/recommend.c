@@ -186,18 +186,12 @@ static void costs_array(const pred_costs_t *c, double v[5])
     v[4] = c->base_us;
 }
 
-static void explain(rec_report_t *r, size_t nmsg)
+/* The cost term whose total differs most between results w and u (index into g_terms). */
+static size_t separating_term(const pred_result_t *w, const pred_result_t *u)
 {
-    const pred_result_t *w = &r->results[r->winner], *u = &r->results[r->runner_up];
     double cw[5], cu[5], best = -1;
     size_t k = 4;
-    char hw[48], hu[48];
 
-    if (r->winner == r->runner_up) {
-        snprintf(r->why, sizeof(r->why), "only one candidate was evaluated");
-        r->why_term = "base";
-        return;
-    }
     costs_array(&w->costs, cw);
     costs_array(&u->costs, cu);
     for (size_t t = 0; t < 5; t++)
@@ -205,18 +199,50 @@ static void explain(rec_report_t *r, size_t nmsg)
             best = fabs(cu[t] - cw[t]);
             k = t;
         }
+    return k;
+}
+
+static void explain(rec_report_t *r, size_t nmsg)
+{
+    const pred_result_t *w = &r->results[r->winner], *u = &r->results[r->runner_up];
+    double cw[5], cu[5];
+    double vw = rec_objective_value(r->objective, w), vu = rec_objective_value(r->objective, u);
+    const char *obj = rec_objective_name(r->objective);
+    char hw[48], hu[48];
+
+    if (r->winner == r->runner_up) {
+        snprintf(r->why, sizeof(r->why), "only one candidate was evaluated: nothing to "
+                 "compare it with");
+        r->why_term = "none";
+        return;
+    }
     rec_label_hint(w->hint_bytes, hw, sizeof(hw));
     rec_label_hint(u->hint_bytes, hu, sizeof(hu));
+    if (fabs(vw - vu) <= REC_TIE_REL * fmax(fabs(vw), fabs(vu))) {
+        snprintf(r->why, sizeof(r->why), "hints %s and %s tie on %s (%.6g and %.6g): the "
+                 "smaller hint is recommended (seed 000: cover the median plus a bit, not the "
+                 "maximum); no cost term separates them", hw, hu, obj, vw, vu);
+        r->why_term = "tie";
+        return;
+    }
+    size_t k = separating_term(w, u);
+    costs_array(&w->costs, cw);
+    costs_array(&u->costs, cu);
     r->why_term = g_term_keys[k];
+    if (r->objective == REC_OBJ_THROUGHPUT) {
+        snprintf(r->why, sizeof(r->why),
+                 "hint %s reaches %.4g Gb/s vs %.4g for hint %s (the replay of the whole trace "
+                 "ends sooner); the cost term that differs most per message is %s: %.3f us "
+                 "with hint %s, %.3f with hint %s", hw, vw, vu, hu, g_terms[k],
+                 cw[k] / (double)nmsg, hw, cu[k] / (double)nmsg, hu);
+        return;
+    }
     snprintf(r->why, sizeof(r->why),
-             "hint %s %s %s %.4g vs %.4g for hint %s; the cost term that separates them is "
+             "hint %s has %s %.4g vs %.4g for hint %s; the cost term that separates them is "
              "%s: %.3f us per message with hint %s, %.3f with hint %s (%s)",
-             hw, r->objective == REC_OBJ_THROUGHPUT ? "reaches" : "has",
-             rec_objective_name(r->objective), rec_objective_value(r->objective, w),
-             rec_objective_value(r->objective, u), hu, g_terms[k], cw[k] / (double)nmsg, hw,
-             cu[k] / (double)nmsg, hu,
-             cw[k] < cu[k] ? "lower for the recommended hint"
-                           : "higher for the recommended hint, which wins on other terms");
+             hw, obj, vw, vu, hu, g_terms[k], cw[k] / (double)nmsg, hw, cu[k] / (double)nmsg,
+             hu, cw[k] < cu[k] ? "lower for the recommended hint"
+                               : "higher for the recommended hint, which wins on other terms");
 }
 
 /* ---- warnings --------------------------------------------------------------------- */
@@ -402,12 +428,16 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
 }
 
 hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                    const rec_opts_t *o, rec_report_t *out)
+                    const rec_opts_t *opts, rec_report_t *out)
 {
     uint64_t *hints = NULL, t0 = hs_now_ns();
+    rec_opts_t eff = *opts;
+    const rec_opts_t *o = &eff;
+    int cold_only = !opts->pred.include_cold && pred_all_cold(tr);
     hs_status_t st;
 
     memset(out, 0, sizeof(*out));
+    eff.pred.include_cold |= cold_only;
     out->objective = o->objective;
     if (tr->n == 0) {
         hs_log_error("the trace has no records: nothing to recommend");
@@ -432,6 +462,10 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
         st = warn_results(out, p);
     if (st == HS_OK)
         st = warn_flat(out);
+    if (st == HS_OK && cold_only)
+        st = warn(out, "every one of the %zu messages is flagged cold-start: ranked on them "
+                  "all, as with --include-cold (with none in steady state there is nothing "
+                  "else to rank)", tr->n);
     free(hints);
     if (st != HS_OK)
         rec_report_release(out);

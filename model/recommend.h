@@ -34,11 +34,13 @@ typedef struct {
 typedef struct {
     pred_result_t *results;  /* owned, one per candidate, sorted by hint */
     size_t n;
-    size_t winner, runner_up; /* indices into results (runner_up == winner when n == 1) */
+    size_t winner, runner_up; /* indices into results (runner_up == winner when n == 1:
+                               * no runner-up, "runner_up": null in JSON) */
     size_t baseline;          /* index of hint 0 (always evaluated) */
     rec_objective_t objective;
     char why[512];            /* the cost term that separates winner and runner-up */
-    const char *why_term;     /* "queue", "drain", "coalesce", "l1", "base" */
+    const char *why_term;     /* "queue", "drain", "coalesce", "l1", "base"; "tie" when the
+                               * two are equal on the objective, "none" for one candidate */
     char **warnings;          /* owned strings: the source documents' pitfalls found here */
     size_t nwarnings;
     double wall_s;            /* time spent evaluating */

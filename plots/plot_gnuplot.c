@@ -168,11 +168,26 @@ static hs_status_t rename_output(const char *dir, const char *name, const char *
 
     snprintf(tmp, sizeof(tmp), "%s/%s.%s.tmp", dir, name, ext);
     snprintf(fin, sizeof(fin), "%s/%s.%s", dir, name, ext);
-    if (rename(tmp, fin) != 0) {
-        hs_log_error("gnuplot did not write %s: %s", tmp, strerror(errno));
-        return HS_ERR_IO;
+    if (rename(tmp, fin) == 0)
+        return HS_OK;
+    int err = errno;
+    if (access(tmp, F_OK) != 0)
+        hs_log_error("gnuplot did not write %s", tmp);
+    else
+        hs_log_error("cannot put the plot in place: %s: %s", fin, strerror(err));
+    return HS_ERR_IO;
+}
+
+/* Remove what a render that could not finish left: its temporaries and its log. */
+static void render_cleanup(const char *dir, const char *name)
+{
+    static const char *const ext[] = {"png.tmp", "svg.tmp", "log"};
+    char path[4096];
+
+    for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext[i]);
+        unlink(path);
     }
-    return HS_OK;
 }
 
 hs_status_t plot_gnuplot_render(const char *dir, const char *name, const char *script,
@@ -201,8 +216,6 @@ hs_status_t plot_gnuplot_render(const char *dir, const char *name, const char *s
     st = rename_output(dir, name, "png");
     if (st == HS_OK)
         st = rename_output(dir, name, "svg");
-    snprintf(path, sizeof(path), "%s/%s.log", dir, name);
-    if (st == HS_OK)
-        unlink(path);
+    render_cleanup(dir, name); /* the log too: gnuplot succeeded, the error said the rest */
     return st;
 }

@@ -153,6 +153,60 @@ static void test_p99_tie_and_why(void **state)
     assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
     assert_int_equal(r.results[r.winner].hint_bytes, 8);
     assert_int_equal(r.results[r.runner_up].hint_bytes, 16);
+    /* ...and says they tie instead of inventing a separating term (it once named one whose
+     * totals were equal, "higher for the recommended hint, which wins on other terms") */
+    assert_string_equal(r.why_term, "tie");
+    assert_non_null(strstr(r.why, "hints 8 and 16 tie on p99"));
+    assert_null(strstr(r.why, "wins on other terms"));
+    rec_report_release(&r);
+    /* one candidate (hint 0 alone): no runner-up, and nothing to compare */
+    uint64_t only0[] = {0};
+    o.candidates = only0;
+    o.ncandidates = 1;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.runner_up, r.winner);
+    assert_string_equal(r.why_term, "none");
+    cJSON *j = rec_report_to_json(&r, "model", p, "t.hst", tr);
+    const cJSON *rec = cJSON_GetObjectItem(j, "recommended");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(rec, "runner_up")));
+    cJSON_Delete(j);
+    rec_report_release(&r);
+    profile_free(p);
+    trace_free(tr);
+}
+
+/* A trace whose every message is flagged cold-start (a short run) is ranked on them all,
+ * with a warning, instead of on no message at all (every candidate's p99 read 0 and the
+ * smallest hint won the tie). */
+static void test_all_cold(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {8, 4096, 65536};
+    trace_t *tr = mk(60, 200000, sizes, 3);
+    profile_t *p = prof("seed000", NULL);
+    rec_opts_t o = {.objective = REC_OBJ_P99, .pred.mode = PRED_CLOSED};
+    rec_report_t r, inc;
+
+    for (size_t i = 0; i < tr->n; i++)
+        tr->recs[i].flags |= TRACE_F_COLD;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    o.pred.include_cold = 1;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &inc), HS_OK);
+    assert_true(r.results[r.winner].p99_us > 0);
+    assert_int_equal(r.results[r.winner].count, tr->n);
+    assert_int_equal(r.results[r.winner].hint_bytes, inc.results[inc.winner].hint_bytes);
+    assert_true(r.results[r.winner].p99_us == inc.results[inc.winner].p99_us);
+    assert_true(has_warning(&r, "flagged cold-start: ranked on them all"));
+    assert_false(has_warning(&inc, "flagged cold-start: ranked on them all"));
+    rec_report_release(&r);
+    rec_report_release(&inc);
+    /* one steady message is enough to rank on it, the others apart as before */
+    tr->recs[tr->n - 1].flags &= (uint16_t)~TRACE_F_COLD;
+    o.pred.include_cold = 0;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.results[r.winner].count, 1);
+    assert_false(has_warning(&r, "flagged cold-start: ranked on them all"));
     rec_report_release(&r);
     profile_free(p);
     trace_free(tr);
@@ -400,6 +454,50 @@ static void test_cli_trace_checks(void **state)
     free(dir);
 }
 
+/* recommend -o prints its result whatever became of the report: without gnuplot the report
+ * has tables only (exit 0, as validate's; it once printed nothing and exited 3), and a plot
+ * that cannot be put in place fails naming it and leaves no temporary behind. */
+static void test_cli_report_failures(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    static const uint64_t sizes[] = {8, 4096};
+    trace_t *tr = mk(2000, 5000, sizes, 2);
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/t.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    trace_free(tr);
+    assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/nonexistent %s recommend %s --profile "
+                                 "seed003 -o %s/a", hs_test_bin(), path, dir), 0);
+    assert_non_null(strstr(out, "why:"));
+    assert_non_null(strstr(out, "tables only"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/nonexistent %s recommend %s --profile "
+                                 "seed003 -o %s/b --json", hs_test_bin(), path, dir), 0);
+    assert_non_null(strstr(out, "\"recommended\""));
+    free(out);
+    if (hs_test_run(&out, "command -v gnuplot") == 0) { /* the real gnuplot renders */
+        free(out);
+        char cdf[600];
+        snprintf(cdf, sizeof(cdf), "%s/c/latency_cdf.png", dir);
+        assert_int_equal(hs_test_run(&out, "mkdir -p %s", cdf), 0);
+        free(out);
+        assert_int_equal(hs_test_run(&out, "%s recommend %s --profile seed003 -o %s/c",
+                                     hs_test_bin(), path, dir), 1);
+        assert_non_null(strstr(out, "why:"));
+        assert_non_null(strstr(out, "cannot put the plot in place"));
+        free(out);
+        snprintf(cdf, sizeof(cdf), "%s/c/latency_cdf.png.tmp", dir);
+        assert_int_not_equal(stat(cdf, &sb), 0);
+        snprintf(cdf, sizeof(cdf), "%s/c/latency_cdf.svg.tmp", dir);
+        assert_int_not_equal(stat(cdf, &sb), 0);
+    } else {
+        free(out);
+    }
+    free(dir);
+}
+
 static void test_cli(void **state)
 {
     (void)state;
@@ -526,8 +624,10 @@ int main(void)
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_warning_dense_medium),
         cmocka_unit_test(test_cold_apart),
+        cmocka_unit_test(test_all_cold),
         cmocka_unit_test(test_cli),
         cmocka_unit_test(test_cli_trace_checks),
+        cmocka_unit_test(test_cli_report_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
