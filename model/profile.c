@@ -3,6 +3,7 @@
 #include "model/profile.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -398,7 +399,7 @@ hs_status_t profile_load(const char *name_or_path, profile_t **out)
         return load_builtin(b, out);
     if (access(name_or_path, F_OK) != 0 &&
         (strchr(name_or_path, '/') || strstr(name_or_path, ".json"))) {
-        hs_log_error("%s: cannot read the profile file", name_or_path);
+        hs_log_error("%s: cannot read the profile file: %s", name_or_path, strerror(errno));
         return HS_ERR_IO;
     }
     if (access(name_or_path, F_OK) != 0) {

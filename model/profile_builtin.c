@@ -27,7 +27,7 @@ static const prof_builtin_val_t g_seed003_vals[] = {
     {"link.pkt_ns", 0, S3 "per-packet cost folded into post_ns and the large-size bw factor"},
     {"conn.qps", 1, S3 "row D runs -q 1 (rows A-C run 4 QPs: --set conn.qps=4)"},
     {"bw.depth", 128, S3 "perftest default tx-depth 128"},
-    {"bw.depth_hinted", 10, S3 "perftest has no hint: same as bw.depth"},
+    {"bw.depth_hinted", 128, S3 "perftest has no hint: its default tx-depth 128, as bw.depth (a --set of bw.depth for a hinted run sets this too)"},
     {"bw.inline_bytes", 0, S3 "4 KB and 1 MB writes are not inline"},
     {"bw.signal_every", 64, S3 "fitted: one CQE per 64 WRs reproduces rows D-64 and D-128 together (perftest's cq_mod 100 cannot, see notes)"},
     {"bw.coal_count", 1, S3 "perftest polls every CQE"},

@@ -54,9 +54,21 @@ static hs_status_t parse_factors(const char *path, profile_t *p, const cJSON *ar
         const cJSON *mb = cJSON_GetObjectItemCaseSensitive(f, "max_bytes");
         const cJSON *bw = cJSON_GetObjectItemCaseSensitive(f, "bw_factor");
         const cJSON *lat = cJSON_GetObjectItemCaseSensitive(f, "lat_factor");
-        if (!cJSON_IsNumber(mb) || mb->valuedouble < 0 || !cJSON_IsNumber(bw)) {
-            hs_log_error("%s: factors[%zu]: needs max_bytes >= 0 and bw_factor numbers", path, i);
+        if (!cJSON_IsObject(f) || !cJSON_IsNumber(mb) || mb->valuedouble < 0 ||
+            mb->valuedouble != floor(mb->valuedouble) || !cJSON_IsNumber(bw) ||
+            (lat && !cJSON_IsNumber(lat))) {
+            hs_log_error("%s: factors[%zu]: needs a whole max_bytes >= 0 and bw_factor (and "
+                         "optional lat_factor) numbers", path, i);
             return HS_ERR_INVALID;
+        }
+        const cJSON *k;
+        cJSON_ArrayForEach(k, f) {
+            if (strcmp(k->string, "max_bytes") != 0 && strcmp(k->string, "bw_factor") != 0 &&
+                strcmp(k->string, "lat_factor") != 0) {
+                hs_log_error("%s: factors[%zu]: unknown key '%s' (expected max_bytes, "
+                             "bw_factor, lat_factor)", path, i, k->string);
+                return HS_ERR_INVALID;
+            }
         }
         p->factors[i].max_bytes = mb->valuedouble >= 1.8446744073709552e19
                                       ? UINT64_MAX : (uint64_t)mb->valuedouble;
@@ -102,14 +114,19 @@ static hs_status_t parse_root(const char *path, profile_t *p, const cJSON *root)
 
 hs_status_t profile_json_parse(const char *path, const char *text, profile_t **out)
 {
-    cJSON *root = cJSON_Parse(text);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1); /* nothing may follow the object */
     profile_t *p = NULL;
     hs_status_t st = HS_ERR_INVALID;
 
+    if (!root) {
+        hs_log_error("%s: JSON syntax error at byte offset %ld (expected one JSON object and "
+                     "nothing after it)", path, end ? (long)(end - text) : 0L);
+        goto out;
+    }
     if (!cJSON_IsObject(root)) {
-        const char *at = cJSON_GetErrorPtr();
-        hs_log_error("%s: not a JSON object (error at byte offset %ld)", path,
-                     at && root == NULL ? (long)(at - text) : 0L);
+        hs_log_error("%s: not a JSON object: a profile file is one object with name, notes, "
+                     "params, factors", path);
         goto out;
     }
     p = profile_alloc_defaults();

@@ -113,6 +113,19 @@ static void test_bad_files(void **state)
     assert_int_equal(load_text("{\"colour\": 1}"), HS_ERR_INVALID);
     assert_int_equal(load_text("{\"factors\": [{\"max_bytes\": 10, \"bw_factor\": 0}]}"),
                      HS_ERR_INVALID);
+    /* nothing may follow the object; factors take whole sizes and only their three keys
+     * (each was once accepted: trailing text ignored, 100.5 truncated, a typo dropped) */
+    assert_int_equal(load_text("{\"params\": {\"ll.depth\": 8}}\n"), HS_OK);
+    assert_int_equal(load_text("{\"params\": {\"ll.depth\": 8}}\ngarbage"), HS_ERR_INVALID);
+    assert_int_equal(load_text("{\"params\": {\"ll.depth\": 8}} {}"), HS_ERR_INVALID);
+    assert_int_equal(load_text("{\"factors\": [{\"max_bytes\": 100, \"bw_factor\": 1}]}"),
+                     HS_OK);
+    assert_int_equal(load_text("{\"factors\": [{\"max_bytes\": 100.5, \"bw_factor\": 1}]}"),
+                     HS_ERR_INVALID);
+    assert_int_equal(load_text("{\"factors\": [{\"max_bytes\": 100, \"bw_factor\": 1, "
+                               "\"lat_facter\": 2}]}"), HS_ERR_INVALID);
+    assert_int_equal(load_text("{\"factors\": [{\"max_bytes\": 100, \"bw_factor\": 1, "
+                               "\"lat_factor\": \"2\"}]}"), HS_ERR_INVALID);
     profile_t *p = NULL;
     assert_int_equal(profile_load("/nonexistent/p.json", &p), HS_ERR_IO);
     assert_int_equal(profile_load("nosuchbuiltin", &p), HS_ERR_INVALID);
