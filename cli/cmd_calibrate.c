@@ -399,6 +399,11 @@ int cmd_calibrate(int argc, char **argv)
     if (parse_sizes("sizes", a.sizes, &sizes, &o.nsizes) ||
         parse_sizes("holdout", a.holdout, &held, &o.nholdout))
         goto out;
+    /* the profile is written after every measurement: a wrong path fails now */
+    if (a.out && hs_check_out_path(a.out) != HS_OK) {
+        rc = 1;
+        goto out;
+    }
     hs_log_set_quiet(a.quiet || a.json);
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
                                a.timeout_s, "host", a.profile, &a.set};

@@ -7,6 +7,7 @@
 #include "capture/cap_bench.h"
 #include "cli/cli.h"
 #include "common/hs_util.h"
+#include "traces/trace_convert.h"
 
 struct bench_opts {
     const char *device;
@@ -113,6 +114,17 @@ static int cmd_capture_bench(int argc, char **argv)
     o.iters = a.iters;
     o.warmup = a.warmup;
     o.out_path = a.out;
+    /* the output is written after the whole measurement: a wrong name fails now */
+    if (a.out && trace_fmt_from_ext(a.out) == TRACE_FMT_UNKNOWN) {
+        fprintf(stderr, "hintsim: capture bench: -o %s: expected a .hst, .csv or .jsonl file "
+                "name\n", a.out);
+        rc = 2;
+        goto out;
+    }
+    if (a.out && hs_check_out_path(a.out) != HS_OK) {
+        rc = 1;
+        goto out;
+    }
     st = cap_bench_run(&o, &rep);
     rc = hs_status_exit_code(st);
     if (st == HS_OK) {

@@ -1,15 +1,39 @@
 /* main.c - `hintsim SUBCOMMAND ...`: a thin dispatcher over the cmd_* entry points. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/hs_opt.h"
+
+struct version_opts {
+    int json;
+};
+
+static const hs_opt_t g_version_opts[] = {
+    {"json", 0, HS_OPT_FLAG, offsetof(struct version_opts, json), NULL, NULL,
+     "as JSON: {\"version\": \"X.Y.Z\"}"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const hs_cmd_spec_t g_version_spec = {"hintsim version [--json]", "print the version",
+                                             g_version_opts, 0, 0, NULL};
 
 static int cmd_version(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    printf("hintsim %s\n", HINTSIM_VERSION);
-    return 0;
+    struct version_opts o = {0};
+    char **pos = NULL;
+    int npos = 0, rc = hs_cli_parse(&g_version_spec, argc, argv, &o, &pos, &npos);
+
+    if (rc < 0) {
+        if (o.json)
+            printf("{\"version\": \"%s\"}\n", HINTSIM_VERSION);
+        else
+            printf("hintsim %s\n", HINTSIM_VERSION);
+        rc = 0;
+    }
+    hs_opt_free(&g_version_spec, &o, pos);
+    return rc;
 }
 
 static const hs_cli_cmd_t g_commands[] = {
@@ -29,7 +53,9 @@ static const hs_cli_cmd_t g_commands[] = {
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "--version") == 0)
-        return cmd_version(argc, argv);
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("hintsim %s\n", HINTSIM_VERSION);
+        return 0;
+    }
     return hs_cli_dispatch("hintsim", g_commands, argc, argv);
 }

@@ -381,6 +381,33 @@ out:
     return st;
 }
 
+hs_status_t hs_check_out_path(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+
+    if (!*path || (slash && slash[1] == '\0') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+        hs_log_error("%s: cannot write the output there: it is a directory, not a file name",
+                     path);
+        return HS_ERR_IO;
+    }
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+             slash ? path : ".");
+    const char *why = NULL;
+    if (stat(dir, &sb) != 0)
+        why = strerror(errno);
+    else if (!S_ISDIR(sb.st_mode))
+        why = "not a directory";
+    else if (access(dir, W_OK | X_OK) != 0)
+        why = strerror(errno);
+    if (why) {
+        hs_log_error("%s: cannot write the output there: %s: %s", path, dir, why);
+        return HS_ERR_IO;
+    }
+    return HS_OK;
+}
+
 hs_status_t hs_read_file(const char *path, char **out, size_t *len_out)
 {
     FILE *fp = fopen(path, "rb");

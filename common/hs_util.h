@@ -69,6 +69,11 @@ hs_status_t hs_hash_file(const char *path, uint64_t seed, uint64_t *hash_out, si
 /* Read a whole file into a malloc'ed NUL-terminated buffer (caller frees). Logs on error. */
 hs_status_t hs_read_file(const char *path, char **out, size_t *len_out);
 
+/* Whether a file can be written at path later (its directory exists and is writable, and
+ * path is not a directory): checked before a long run whose result goes there, so that a
+ * typo fails at once. HS_ERR_IO naming the path and why, logged; else HS_OK. */
+hs_status_t hs_check_out_path(const char *path);
+
 /* mkdir -p. Logs on error. */
 hs_status_t hs_mkdir_p(const char *path);
 

@@ -307,6 +307,49 @@ static void test_cli_exit_codes(void **state)
     assert_int_equal(hs_test_run(&out, "%s --version", hs_test_bin()), 0);
     assert_non_null(strstr(out, "hintsim "));
     free(out);
+    /* version takes --help and --json and nothing else (it once ignored every argument) */
+    assert_int_equal(hs_test_run(&out, "%s version --json", hs_test_bin()), 0);
+    assert_non_null(strstr(out, "{\"version\": \""));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s version --help", hs_test_bin()), 0);
+    assert_non_null(strstr(out, "usage: hintsim version"));
+    free(out);
+    assert_int_equal(hs_test_run(NULL, "%s version bogus", hs_test_bin()), 2);
+    /* a live run's output path is checked before the measurement, not after it */
+    assert_int_equal(hs_test_run(&out, "%s capture bench --device nosuchdev --sizes 8 -o x.txt",
+                                 hs_test_bin()), 2);
+    assert_non_null(strstr(out, "expected a .hst, .csv or .jsonl"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s capture bench --device nosuchdev --sizes 8 -o "
+                                 "/nonexistent-dir/t.hst", hs_test_bin()), 1);
+    assert_non_null(strstr(out, "cannot write the output there"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s calibrate --device nosuchdev -o /nonexistent-dir/p.json",
+                                 hs_test_bin()), 1);
+    assert_non_null(strstr(out, "cannot write the output there"));
+    free(out);
+}
+
+/* hs_check_out_path: a file name in a writable directory passes; a directory, a missing or
+ * non-directory parent does not. */
+static void test_check_out_path(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512];
+
+    snprintf(path, sizeof(path), "%s/out.hst", dir);
+    assert_int_equal(hs_check_out_path(path), HS_OK);
+    assert_int_equal(hs_check_out_path("relative.hst"), HS_OK);
+    assert_int_equal(hs_check_out_path(dir), HS_ERR_IO);
+    snprintf(path, sizeof(path), "%s/", dir);
+    assert_int_equal(hs_check_out_path(path), HS_ERR_IO);
+    snprintf(path, sizeof(path), "%s/missing/out.hst", dir);
+    assert_int_equal(hs_check_out_path(path), HS_ERR_IO);
+    snprintf(path, sizeof(path), "%s/out.hst", dir);
+    assert_int_equal(hs_write_file_atomic(path, "x"), HS_OK);
+    snprintf(path, sizeof(path), "%s/out.hst/below", dir);
+    assert_int_equal(hs_check_out_path(path), HS_ERR_IO);
+    free(dir);
 }
 
 int main(void)
@@ -319,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
         cmocka_unit_test(test_afile_tmp_pid),
         cmocka_unit_test(test_cli_exit_codes),
+        cmocka_unit_test(test_check_out_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
