@@ -157,6 +157,16 @@ static int parse_hints(const hs_strlist_t *in, uint64_t **out, size_t *n_out)
             return 1;
         n = 1;
     }
+    /* a hint asked twice (--hint 4K --hint 4K,0) is replayed and shown once, where first asked */
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < u && all[j] != all[i])
+            j++;
+        if (j == u)
+            all[u++] = all[i];
+    }
+    n = u;
     *out = all;
     *n_out = n;
     return 0;

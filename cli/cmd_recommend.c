@@ -1,6 +1,6 @@
 /* cmd_recommend.c - `hintsim recommend`: rank candidate hints with the model or the
  * simulator (rec_run), print winner, runner-up and hint 0 side by side with the cost term
- * that decides, warnings; -o DIR writes report.json and report.md. */
+ * that decides, warnings; -o DIR writes report.json, report.md, report.html and plots. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +40,7 @@ static const hs_opt_t g_rec_opts[] = {
     {"candidates", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, candidates), "auto|LIST",
      "auto", "auto: 0, powers of two over the size range, size quantiles, everything LL"},
     {"output", 'o', HS_OPT_STR, offsetof(struct rec_cli_opts, out_dir), "DIR", NULL,
-     "write report.json and report.md into DIR"},
+     "write report.json, report.md, report.html and the plots (gnuplot) into DIR"},
     {"json", 0, HS_OPT_FLAG, offsetof(struct rec_cli_opts, json), NULL, NULL, "JSON output"},
     {"set", 0, HS_OPT_LIST, offsetof(struct rec_cli_opts, set), "KEY=VALUE", NULL,
      "override one profile parameter (repeatable)"},

@@ -431,6 +431,12 @@ static void test_cli_trace_checks(void **state)
     assert_true(cJSON_Compare(a, b, 1));
     cJSON_Delete(a);
     cJSON_Delete(b);
+    /* a hint asked twice is shown once, where first asked (it was replayed and shown twice) */
+    a = model_results(sorted, "--hint 8K --hint 8K,0");
+    assert_int_equal(cJSON_GetArraySize(a), 2);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "hint")->valuedouble, 8192);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "hint")->valuedouble, 0);
+    cJSON_Delete(a);
     assert_int_equal(hs_test_run(&out, "%s model %s --profile seed000 --hint 0", hs_test_bin(),
                                  mixed), 0);
     assert_non_null(strstr(out, "out of post order"));
