@@ -25,7 +25,7 @@
 
 struct sweep_opts {
     hs_strlist_t traces, profiles, sets;
-    const char *grid, *out, *emit_slurm, *slice;
+    const char *grid, *out, *emit_slurm, *slice, *slices_arg;
     uint64_t jobs, slices;
     int mpi, json, quiet, no_plots;
 };
@@ -41,7 +41,7 @@ static const hs_opt_t g_sweep_opts[] = {
     {"mpi", 0, HS_OPT_FLAG, O(mpi), NULL, NULL, "split the points across MPI ranks (run under mpirun); rank 0 merges"},
     {"slice", 0, HS_OPT_STR, O(slice), "I/N", NULL, "run only the points whose index % N == I (Slurm array task)"},
     {"emit-slurm", 0, HS_OPT_STR, O(emit_slurm), "FILE", NULL, "write an sbatch --array script running the slices, run nothing"},
-    {"slices", 0, HS_OPT_U64, O(slices), "N", "0", "array tasks for --emit-slurm (0 = one per point, at most 1000)"},
+    {"slices", 0, HS_OPT_STR, O(slices_arg), "N", NULL, "array tasks for --emit-slurm only (0 or left out = one per point, at most 1000)"},
     {"no-plots", 0, HS_OPT_FLAG, O(no_plots), NULL, NULL, "write sweep.csv and sweep.json only"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the run's summary as JSON"},
     {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar or info messages"},
@@ -66,12 +66,33 @@ typedef struct {
     sweep_stats_t stats;
     sweep_run_opts_t ro;
     int complete, nplots;
+    size_t missing;   /* points without a result when merging */
     uint64_t t0_ns;
 } sweep_cmd_t;
 
-static int check_usage(const struct sweep_opts *o, sweep_run_opts_t *ro)
+/* --slices N: only with --emit-slurm (it is the script's array size; --slice I/N runs one). */
+static int check_slices(struct sweep_opts *o)
+{
+    if (!o->slices_arg)
+        return -1;
+    if (!o->emit_slurm) {
+        fprintf(stderr, "hintsim sweep: --slices %s: needs --emit-slurm (it sets the number "
+                "of array tasks in the script; to run one slice use --slice I/N)\n",
+                o->slices_arg);
+        return 2;
+    }
+    if (hs_parse_u64(o->slices_arg, &o->slices) != HS_OK) {
+        fprintf(stderr, "hintsim sweep: --slices '%s': expected a non-negative integer\n",
+                o->slices_arg);
+        return 2;
+    }
+    return -1;
+}
+
+static int check_usage(struct sweep_opts *o, sweep_run_opts_t *ro)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc;
 
     if (!o->grid || !o->out) {
         fprintf(stderr, "hintsim sweep: --grid and -o DIR are required\nusage: %s\n",
@@ -86,6 +107,8 @@ static int check_usage(const struct sweep_opts *o, sweep_run_opts_t *ro)
         fprintf(stderr, "hintsim sweep: --emit-slurm runs nothing; drop --mpi/--slice\n");
         return 2;
     }
+    if ((rc = check_slices(o)) >= 0)
+        return rc;
     if (o->jobs > 1024) {
         fprintf(stderr, "hintsim sweep: --jobs %" PRIu64 ": at most 1024\n", o->jobs);
         return 2;
@@ -192,9 +215,11 @@ static hs_status_t merge(const struct sweep_opts *o, sweep_cmd_t *c)
 
     if (st != HS_OK)
         return st;
+    c->missing = missing;
     if (missing) {
-        hs_log_info("%zu of %zu points have no result yet; the merged outputs are written "
-                    "once every slice has run", missing, c->plan->n);
+        int removed = 0;
+        /* An earlier grid's sweep.csv/json must not pass for this grid's results. */
+        st = sweep_out_drop_stale(c->grid, c->plan, o->out, &removed);
         goto out;
     }
     c->complete = 1;
@@ -220,7 +245,12 @@ static void print_json(const struct sweep_opts *o, const sweep_cmd_t *c, double 
            s->run_s, s->run_s > 0 ? (double)s->computed / s->run_s : 0.0);
     for (size_t i = 0; i < s->ndone; i++)
         printf("%s%zu", i ? ", " : "", s->done_idx[i]);
-    printf("], \"csv\": \"%s/sweep.csv\", \"json\": \"%s/sweep.json\"}\n", o->out, o->out);
+    printf("], \"missing\": %zu, ", c->missing);
+    /* The merged files only when this run wrote them for this grid: null otherwise. */
+    if (c->complete)
+        printf("\"csv\": \"%s/sweep.csv\", \"json\": \"%s/sweep.json\"}\n", o->out, o->out);
+    else
+        printf("\"csv\": null, \"json\": null}\n");
 }
 
 static void print_text(const struct sweep_opts *o, const sweep_cmd_t *c, double secs)
@@ -235,6 +265,10 @@ static void print_text(const struct sweep_opts *o, const sweep_cmd_t *c, double 
     if (c->complete)
         printf("results: %s/sweep.csv, %s/sweep.json; plots: %d in %s/plots\n", o->out,
                o->out, c->nplots, o->out);
+    else
+        printf("merge incomplete: %zu of %zu points have no result yet, so no sweep.csv or "
+               "sweep.json (run the other slices, or the sweep again without --slice)\n",
+               c->missing, s->total);
 }
 
 static int run_sweep(const struct sweep_opts *o, sweep_cmd_t *c)

@@ -44,6 +44,16 @@ static void ctx_free(eval_model_t *m)
     free(m);
 }
 
+/* Name where profile i came from: the grid file's entry or the --profile option. */
+static void profile_load_error(const sweep_grid_t *g, size_t i)
+{
+    if (i < g->nprofiles_grid)
+        hs_log_error("%s: profiles[%zu]: cannot load '%s'", g->path, i, g->profiles[i]);
+    else
+        hs_log_error("--profile %s: cannot load it: expected a built-in profile name "
+                     "(hintsim profile list) or a profile JSON file", g->profiles[i]);
+}
+
 static hs_status_t em_check(void *ctx, const sweep_grid_t *g)
 {
     eval_model_t *m = ctx;
@@ -58,7 +68,7 @@ static hs_status_t em_check(void *ctx, const sweep_grid_t *g)
         if (m->profiles[i])
             continue;
         if ((st = profile_load(g->profiles[i], &m->profiles[i])) != HS_OK) {
-            hs_log_error("%s: profiles[%zu]: cannot load '%s'", g->path, i, g->profiles[i]);
+            profile_load_error(g, i);
             return st;
         }
     }

@@ -574,6 +574,7 @@ hs_status_t sweep_grid_load(const char *path, const sweep_grid_extra_t *extra,
         goto out;
     if ((st = parse_json(g, text, len)) != HS_OK)
         goto out;
+    g->nprofiles_grid = g->nprofiles;
     if (extra && (st = grid_add_extra(g, extra)) != HS_OK)
         goto out;
     st = grid_defaults(g);

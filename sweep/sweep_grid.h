@@ -43,6 +43,8 @@ typedef struct {
     size_t ntraces;
     char **profiles;               /* built-in names or files */
     size_t nprofiles;
+    size_t nprofiles_grid;         /* profiles[0..nprofiles_grid) are the grid file's, the
+                                    * rest came from --profile (for error messages) */
     char **fixed;                  /* "KEY=VALUE" applied to every point, canonical */
     size_t nfixed;
     sweep_axis_t *axes;

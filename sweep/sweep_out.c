@@ -6,10 +6,12 @@
 #include "sweep/sweep_out.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/hs_util.h"
 #include "sweep/sweep_point.h"
@@ -74,11 +76,10 @@ static void csv_header(FILE *fp, const sweep_grid_t *g)
           "throughput_gbps,ll_fraction,switches,best_over_hints\n", fp);
 }
 
-static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
-                    const sweep_result_t *res, size_t i)
+/* The columns that say which point a row is, up to and including the comma after mode. */
+static void csv_row_id(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan, size_t i)
 {
     const sweep_point_t *pt = &plan->pts[i];
-    const sweep_result_t *r = &res[i];
     char hint[32];
 
     fprintf(fp, "%zu,%016" PRIx64 ",", i, pt->key);
@@ -88,10 +89,18 @@ static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
     for (size_t a = 0; a < g->naxes; a++)
         fprintf(fp, ",%s", sweep_axis_value(&g->axes[a], pt->ax[a]));
     sweep_hint_text(&g->hints[pt->hint], hint, sizeof(hint));
-    fprintf(fp, ",%s,%s,%s,%s,%" PRIu64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PRIu64 ",%d\n",
-            hint, g->objective, g->engine, g->mode, r->hint_bytes, r->value, r->p50_us,
-            r->p99_us, r->mean_us, r->throughput_gbps, r->ll_fraction, r->switches,
-            sweep_out_best_hint(g, plan, res, i) == i);
+    fprintf(fp, ",%s,%s,%s,%s,", hint, g->objective, g->engine, g->mode);
+}
+
+static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
+                    const sweep_result_t *res, size_t i)
+{
+    const sweep_result_t *r = &res[i];
+
+    csv_row_id(fp, g, plan, i);
+    fprintf(fp, "%" PRIu64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PRIu64 ",%d\n",
+            r->hint_bytes, r->value, r->p50_us, r->p99_us, r->mean_us, r->throughput_gbps,
+            r->ll_fraction, r->switches, sweep_out_best_hint(g, plan, res, i) == i);
 }
 
 static hs_status_t write_csv(const sweep_grid_t *g, const sweep_plan_t *plan,
@@ -206,4 +215,146 @@ hs_status_t sweep_out_write(const sweep_grid_t *g, const sweep_plan_t *plan,
     st = hs_write_file_atomic(path, text);
     free(text);
     return st;
+}
+
+/* ---- stale merged outputs ------------------------------------------------------------ */
+
+/* *ok = 1 when the CSV text has this plan's header and exactly its rows, in order. */
+static hs_status_t csv_belongs(const sweep_grid_t *g, const sweep_plan_t *plan,
+                               const char *text, int *ok)
+{
+    char *want = NULL;
+    size_t wlen = 0;
+    FILE *fp = open_memstream(&want, &wlen);
+    const char *w, *a = text;
+
+    if (!fp)
+        return HS_ERR_NOMEM;
+    csv_header(fp, g);
+    for (size_t i = 0; i < plan->n; i++) {
+        csv_row_id(fp, g, plan, i);
+        fputc('\n', fp);
+    }
+    if (fclose(fp) != 0) {
+        free(want);
+        return HS_ERR_NOMEM;
+    }
+    /* Each wanted line (the whole header, a row's identifying columns) starts its line. */
+    *ok = 1;
+    for (w = want; *ok && *w; w = strchr(w, '\n') + 1) {
+        const char *ae = strchr(a, '\n');
+        size_t n = (size_t)(strchr(w, '\n') - w);
+        *ok = ae && (size_t)(ae - a) >= n && memcmp(a, w, n) == 0 &&
+              (w != want || (size_t)(ae - a) == n);
+        a = ae ? ae + 1 : a;
+    }
+    *ok = *ok && *a == '\0';
+    free(want);
+    return HS_OK;
+}
+
+static int json_str_is(const cJSON *o, const char *name, const char *want)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+    return cJSON_IsString(v) && strcmp(v->valuestring, want) == 0;
+}
+
+/* 1 when the sweep.json point p is plan point i of g. */
+static int json_point_is(const sweep_grid_t *g, const sweep_plan_t *plan, const cJSON *p,
+                         size_t i)
+{
+    const sweep_point_t *pt = &plan->pts[i];
+    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(p, "index");
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(p, "set");
+    char buf[64];
+
+    snprintf(buf, sizeof(buf), "%016" PRIx64, pt->key);
+    if (!cJSON_IsNumber(idx) || idx->valuedouble != (double)i || !json_str_is(p, "key", buf) ||
+        !json_str_is(p, "trace", g->traces[pt->trace].label) ||
+        !json_str_is(p, "profile", g->profiles[pt->profile]))
+        return 0;
+    sweep_hint_text(&g->hints[pt->hint], buf, sizeof(buf));
+    if (!json_str_is(p, "hint", buf) || cJSON_GetArraySize(set) != (int)g->naxes)
+        return 0;
+    for (size_t a = 0; a < g->naxes; a++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(set, g->axes[a].key);
+        if (!cJSON_IsNumber(v) ||
+            v->valuedouble != strtod(sweep_axis_value(&g->axes[a], pt->ax[a]), NULL))
+            return 0;
+    }
+    return 1;
+}
+
+/* *ok = 1 when the sweep.json text is this plan's: objective, engine, mode and every point. */
+static hs_status_t json_belongs(const sweep_grid_t *g, const sweep_plan_t *plan,
+                                const char *text, int *ok)
+{
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points"), *p;
+    size_t i = 0;
+
+    *ok = root && json_str_is(root, "format", "hintsim-sweep") &&
+          json_str_is(root, "objective", g->objective) &&
+          json_str_is(root, "engine", g->engine) && json_str_is(root, "mode", g->mode) &&
+          cJSON_IsArray(pts) && (size_t)cJSON_GetArraySize(pts) == plan->n;
+    if (*ok) {
+        cJSON_ArrayForEach(p, pts) {
+            if (!(*ok = json_point_is(g, plan, p, i++)))
+                break;
+        }
+    }
+    cJSON_Delete(root);
+    return HS_OK;
+}
+
+typedef hs_status_t (*belongs_fn)(const sweep_grid_t *g, const sweep_plan_t *plan,
+                                  const char *text, int *ok);
+
+/* Move DIR/name aside, check it there, then put it back (it is this plan's: maybe a merge
+ * another process just committed) or delete it. *removed += 1 when deleted. */
+static hs_status_t drop_one(const sweep_grid_t *g, const sweep_plan_t *plan, const char *dir,
+                            const char *name, belongs_fn belongs, int *removed)
+{
+    char path[4096], aside[4200], *text = NULL;
+    int ok = 0;
+    hs_status_t st;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(aside, sizeof(aside), "%s.stale.%ld", path, (long)getpid());
+    if (rename(path, aside) != 0) {
+        if (errno == ENOENT)
+            return HS_OK;
+        hs_log_error("%s: cannot move it aside to check it: %s", path, strerror(errno));
+        return HS_ERR_IO;
+    }
+    st = hs_read_file(aside, &text, NULL);
+    if (st == HS_OK)
+        st = belongs(g, plan, text, &ok);
+    free(text);
+    if (st != HS_OK || ok) { /* this plan's, or it could not be checked: put it back */
+        if (rename(aside, path) == 0)
+            return st;
+        hs_log_error("%s: cannot put it back from %s: %s", path, aside, strerror(errno));
+        return HS_ERR_IO;
+    }
+    if (unlink(aside) != 0) {
+        hs_log_error("%s: cannot remove it: %s", aside, strerror(errno));
+        return HS_ERR_IO;
+    }
+    hs_log_info("%s: removed: it was not this grid's merged output (another grid's or "
+                "damaged)", path);
+    (*removed)++;
+    return HS_OK;
+}
+
+hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan,
+                                 const char *dir, int *removed)
+{
+    hs_status_t st;
+
+    *removed = 0;
+    if ((st = drop_one(g, plan, dir, "sweep.csv", csv_belongs, removed)) != HS_OK)
+        return st;
+    return drop_one(g, plan, dir, "sweep.json", json_belongs, removed);
 }

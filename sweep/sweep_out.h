@@ -20,6 +20,13 @@ hs_status_t sweep_out_collect(const sweep_plan_t *plan, const char *dir, sweep_r
 hs_status_t sweep_out_write(const sweep_grid_t *g, const sweep_plan_t *plan,
                             const sweep_result_t *res, const char *dir);
 
+/* Remove DIR/sweep.csv and DIR/sweep.json unless they are this plan's merged outputs
+ * (another grid's, or damaged), so that a merge left incomplete leaves no stale result.
+ * Each is renamed aside and checked there: a merge that another process (a Slurm task)
+ * commits meanwhile is put back, not lost. *removed counts the files removed. */
+hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan,
+                                 const char *dir, int *removed);
+
 /* Index of the best point among those sharing pt's trace, profile and axis values (that is,
  * over the hints), per the objective. */
 size_t sweep_out_best_hint(const sweep_grid_t *g, const sweep_plan_t *plan,

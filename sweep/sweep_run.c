@@ -195,10 +195,11 @@ hs_status_t sweep_run_local(const sweep_grid_t *g, const sweep_plan_t *plan, con
     return run_forked(g, plan, todo, ntodo, ev, dir, jobs);
 }
 
-/* Take points from the shared counter until none is left; *n counts this rank's. */
+/* Take points from the shared counter until none is left; *n counts this rank's, whose plan
+ * indices go to done[0..*n) (room for ntodo; NULL: count only). */
 static hs_status_t mpi_take_points(const sweep_grid_t *g, const sweep_plan_t *plan,
                                    const size_t *todo, size_t ntodo, const sweep_eval_t *ev,
-                                   const char *dir, size_t *n)
+                                   const char *dir, size_t *done, size_t *n)
 {
     sweep_mpi_counter_t *ctr = NULL;
     hs_status_t st = sweep_mpi_counter_create(&ctr), cst;
@@ -209,6 +210,8 @@ static hs_status_t mpi_take_points(const sweep_grid_t *g, const sweep_plan_t *pl
     while ((cst = sweep_mpi_counter_next(ctr, &k)) == HS_OK && k < ntodo) {
         if ((st = sweep_point_run(g, &plan->pts[todo[k]], ev, dir)) != HS_OK)
             break;
+        if (done)
+            done[*n] = todo[k];
         (*n)++;
     }
     sweep_mpi_counter_free(ctr);
@@ -228,11 +231,14 @@ static hs_status_t run_mpi(const sweep_grid_t *g, const sweep_plan_t *plan, cons
     snprintf(sub, sizeof(sub), "%s/points", o->dir);
     if (stats->rank == 0)
         st = hs_mkdir_p(sub);
+    /* Without memory for the list this rank still computes (and counts) its share. */
+    stats->done_idx = malloc((ntodo ? ntodo : 1) * sizeof(*stats->done_idx));
     if (sweep_mpi_barrier() != HS_OK)
         return HS_ERR_ENV;
     t0 = hs_now_ns();
     if (st == HS_OK)
-        st = mpi_take_points(g, plan, todo, ntodo, ev, o->dir, &n);
+        st = mpi_take_points(g, plan, todo, ntodo, ev, o->dir, stats->done_idx, &n);
+    stats->ndone = stats->done_idx ? n : 0;
     if (sweep_mpi_combine(st, n, &all, &stats->computed) != HS_OK)
         return HS_ERR_ENV;
     stats->run_s = (double)(hs_now_ns() - t0) / 1e9;

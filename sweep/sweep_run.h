@@ -25,7 +25,7 @@ typedef struct {
     size_t mine;       /* points this run (slice) was responsible for */
     size_t reused;     /* of those, already done before this run (not recomputed) */
     size_t computed;   /* evaluated by this run (summed over ranks under MPI) */
-    size_t *done_idx;  /* owned: indices of the points this process computed (not under MPI) */
+    size_t *done_idx;  /* owned: plan indices of the points this process (rank) computed */
     size_t ndone;
     int rank, nranks;  /* 0 and 1 without MPI */
     double run_s;      /* seconds spent evaluating: from the start of the work (after the

@@ -3,7 +3,9 @@
  * killed with SIGKILL midway resumes without touching finished points; the --emit-slurm
  * script passes `bash -n` and its array tasks, run here with SLURM_ARRAY_TASK_ID set,
  * cover every point exactly once and merge to the same CSV; an "auto" point agrees with
- * `hintsim recommend`, an engine "sim" point what `hintsim sim` predicts; bad profiles exit 1. */
+ * `hintsim recommend`, an engine "sim" point what `hintsim sim` predicts; bad profiles exit 1;
+ * an incomplete merge leaves no other grid's sweep.csv/json and reports none; --mpi lists the
+ * indices it computed; --profile errors name the option; --slices needs --emit-slurm. */
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
@@ -178,10 +180,76 @@ static void test_sim_engine(void **state)
     free(out);
 }
 
+/* The "computed_indices" of a --json summary into idx (at most cap); -1 if absent. */
+static int json_indices(const char *out, size_t *idx, int cap)
+{
+    const char *p = strstr(out, "\"computed_indices\": [");
+    int n = 0;
+
+    if (!p)
+        return -1;
+    for (p += 21; *p && *p != ']' && n < cap;) {
+        char *end;
+        idx[n++] = strtoul(p, &end, 10);
+        if (end == p)
+            return -1;
+        p = *end == ',' ? end + 2 : end;
+    }
+    return n;
+}
+
+/* The writer pid recorded in the point file of CSV row idx (its key is column 1). */
+static long point_pid(const char *dir, const char *csv, size_t idx)
+{
+    const char *p = csv;
+    char rel[64], *text, *q;
+    long pid;
+
+    for (size_t r = 0; r <= idx && p; r++)
+        p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+    if (!p || !(p = strchr(p, ',')))
+        return -1;
+    snprintf(rel, sizeof(rel), "points/%.16s.json", p + 1);
+    if (!(text = read_text(dir, rel)))
+        return -1;
+    q = strstr(text, "\"pid\":");
+    pid = q ? strtol(q + 6, NULL, 10) : -1;
+    free(text);
+    return pid;
+}
+
+/* Rank 0's computed_indices are exactly the points whose files its pid wrote. */
+static void check_rank0_indices(const char *dir, const char *csv, const char *out)
+{
+    size_t idx[12];
+    int n = json_indices(out, idx, 12);
+    long pid;
+    char *cnt = NULL;
+
+    assert_true(n >= 0);
+    if (n == 0) { /* rank 1 took every point: then all files have one writer */
+        assert_int_equal(hs_test_run(&cnt, "grep -h '\"pid\"' '%s'/points/*.json | sort -u "
+                                     "| wc -l", dir), 0);
+        assert_int_equal(atoi(cnt), 1);
+        free(cnt);
+        return;
+    }
+    pid = point_pid(dir, csv, idx[0]);
+    assert_true(pid > 0);
+    for (int i = 0; i < n; i++) {
+        assert_true(idx[i] < 12);
+        assert_int_equal(point_pid(dir, csv, idx[i]), pid);
+    }
+    assert_int_equal(hs_test_run(&cnt, "grep -l '\"pid\":[[:space:]]*%ld,' '%s'/points/*.json "
+                                 "| wc -l", pid, dir), 0);
+    assert_int_equal(atoi(cnt), n);
+    free(cnt);
+}
+
 static void test_mpi_identical(void **state)
 {
     cfix_t *f = *state;
-    char *out = NULL, *csv;
+    char *out = NULL, *csv, path[4300];
     int rc;
 
     if (hs_test_run(NULL, "command -v mpirun >/dev/null") != 0)
@@ -197,7 +265,32 @@ static void test_mpi_identical(void **state)
     csv = read_text(f->dir, "mpi/sweep.csv");
     assert_non_null(csv);
     assert_string_equal(csv, f->local_csv);
+    snprintf(path, sizeof(path), "%s/mpi", f->dir);
+    check_rank0_indices(path, csv, out);
     free(csv);
+    free(out);
+}
+
+/* --mpi without mpirun (one rank) lists every point it computed. */
+static void test_mpi_singleton_indices(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL;
+    size_t idx[16];
+    int rc;
+
+    rc = hs_test_run(&out, "cd '%s' && ASAN_OPTIONS=detect_leaks=0 '%s' sweep --grid grid.json "
+                     "--trace '%s' -o mpi1 --mpi --json --no-plots", f->dir, hs_test_bin(),
+                     hs_test_src("traces/samples/kv.hst"));
+    if (rc == 3) { /* built without MPI */
+        free(out);
+        skip();
+    }
+    assert_true(run_ok("sweep --mpi (one rank)", rc, out));
+    assert_non_null(strstr(out, "\"computed\": 12"));
+    assert_int_equal(json_indices(out, idx, 16), 12);
+    for (size_t i = 0; i < 12; i++)
+        assert_int_equal(idx[i], i);
     free(out);
 }
 
@@ -318,6 +411,92 @@ static void test_slurm_slices(void **state)
     free(csv);
 }
 
+static int exists(const char *dir, const char *rel)
+{
+    char path[4400];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    return stat(path, &sb) == 0;
+}
+
+/* A slice of a changed grid must not leave or report the old grid's merged outputs. */
+static void test_stale_merge_dropped(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, path[4300];
+
+    snprintf(path, sizeof(path), "%s/grid2.json", f->dir);
+    test_sweep_write(path, "{\"profiles\": [\"generic\"],\n"
+                           " \"vary\": {\"ll.depth\": [16, 64, 128], \"bw.depth\": [128, 512]},\n"
+                           " \"hints\": [0, 4096, \"auto\"], \"objective\": \"p99\"}");
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local stale", f->dir), 0);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
+                                 "-o stale --slice 0/2 --json --no-plots", f->dir,
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_non_null(strstr(out, "\"complete\": false"));
+    assert_non_null(strstr(out, "\"csv\": null, \"json\": null"));
+    free(out);
+    snprintf(path, sizeof(path), "%s/stale", f->dir);
+    assert_false(exists(path, "sweep.csv"));
+    assert_false(exists(path, "sweep.json"));
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
+                                 "-o stale --slice 0/2 --no-plots", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 0);
+    assert_non_null(strstr(out, "merge incomplete: 3 of 18 points"));
+    free(out);
+}
+
+/* The same grid's merged outputs stay when a point file is missing (not stale, just old). */
+static void test_own_merge_kept(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, *csv, dir[4300];
+    const char *row = strstr(f->local_csv, "\n5,");
+
+    assert_non_null(row);
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local keep && rm keep/points/%.16s.json",
+                                 f->dir, row + 3), 0);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o keep --slice 0/12 --json --no-plots", f->dir,
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_non_null(strstr(out, "\"complete\": false"));
+    free(out);
+    snprintf(dir, sizeof(dir), "%s/keep", f->dir);
+    assert_true(exists(dir, "sweep.json"));
+    csv = read_text(dir, "sweep.csv");
+    assert_non_null(csv);
+    assert_string_equal(csv, f->local_csv);
+    free(csv);
+}
+
+/* A bad --profile is blamed on the option, not on a grid entry. */
+static void test_bad_profile_option(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL;
+
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o badopt --profile nope", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_non_null(strstr(out, "--profile nope: "));
+    assert_null(strstr(out, "profiles[1]"));
+    free(out);
+}
+
+/* --slices sizes the --emit-slurm script; alone it is a usage error, not ignored. */
+static void test_slices_needs_emit_slurm(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL;
+
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o local --slices 5 --no-plots --quiet", f->dir,
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 2);
+    assert_non_null(strstr(out, "--slices 5: needs --emit-slurm"));
+    free(out);
+}
+
 static void test_bad_profile(void **state)
 {
     cfix_t *f = *state;
@@ -344,8 +523,13 @@ int main(void)
         cmocka_unit_test(test_auto_matches_recommend),
         cmocka_unit_test(test_sim_engine),
         cmocka_unit_test(test_mpi_identical),
+        cmocka_unit_test(test_mpi_singleton_indices),
         cmocka_unit_test(test_resume_after_sigkill),
         cmocka_unit_test(test_slurm_slices),
+        cmocka_unit_test(test_stale_merge_dropped),
+        cmocka_unit_test(test_own_merge_kept),
+        cmocka_unit_test(test_bad_profile_option),
+        cmocka_unit_test(test_slices_needs_emit_slurm),
         cmocka_unit_test(test_bad_profile),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
