@@ -110,13 +110,13 @@ hs_status_t hs_parse_double(const char *text, double *out)
     char *end;
     double v;
 
-    if (!text || !*text)
+    if (!text || !*text || isspace((unsigned char)*text)) /* as a trailing space is refused */
         return HS_ERR_INVALID;
     errno = 0;
     v = strtod(text, &end);
     if (errno || *end != '\0' || !isfinite(v))
         return HS_ERR_INVALID;
-    *out = v;
+    *out = v == 0 ? 0.0 : v; /* "-0" is 0 (shown as "-0" otherwise) */
     return HS_OK;
 }
 

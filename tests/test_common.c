@@ -1,6 +1,7 @@
 /* test_common.c - size parsing, option tables, atomic files, and the CLI's exit codes. */
 #include <dirent.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,23 @@
 #include "common/hs_opt.h"
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
+
+/* hs_parse_double: whole finite numbers only, spaces refused on either side, -0 is 0. */
+static void test_parse_double(void **state)
+{
+    (void)state;
+    double v = 1;
+
+    assert_int_equal(hs_parse_double("2.5", &v), HS_OK);
+    assert_true(v == 2.5);
+    assert_int_equal(hs_parse_double("-0", &v), HS_OK);
+    assert_true(v == 0 && !signbit(v));
+    assert_int_equal(hs_parse_double(" 5", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_double("5 ", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_double("nan", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_double("1e999", &v), HS_ERR_INVALID);
+    assert_int_equal(hs_parse_double("", &v), HS_ERR_INVALID);
+}
 
 static void test_parse_size(void **state)
 {
@@ -355,6 +373,7 @@ static void test_check_out_path(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_double),
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
         cmocka_unit_test(test_format_size),    cmocka_unit_test(test_select_u64),
         cmocka_unit_test(test_sort_pos_floats), cmocka_unit_test(test_hash_file),
