@@ -130,10 +130,14 @@ void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
         v /= 1024.0;
         u++;
     }
-    if (u == 0 || v == (double)(uint64_t)v)
+    if (u == 0 || v == (double)(uint64_t)v) {
         snprintf(buf, buflen, "%llu%c", (unsigned long long)v, units[u]);
-    else
-        snprintf(buf, buflen, "%.3g%c", v, units[u]);
+        return;
+    }
+    /* a short form only when it is exact (1.5M); else the bytes (4093 B is not "4K") */
+    snprintf(buf, buflen, "%.3g%c", v, units[u]);
+    if (ldexp(strtod(buf, NULL), 10 * u) != (double)bytes)
+        snprintf(buf, buflen, "%lluB", (unsigned long long)bytes);
 }
 
 int hs_cmp_u64(const void *a, const void *b)

@@ -77,6 +77,13 @@ static void test_format_size(void **state)
     assert_string_equal(buf, "16K");
     hs_format_size(1572864, buf, sizeof(buf));
     assert_string_equal(buf, "1.5M");
+    /* never a rounded short form: 4093 B once read "4K" */
+    hs_format_size(4093, buf, sizeof(buf));
+    assert_string_equal(buf, "4093B");
+    hs_format_size(1048575, buf, sizeof(buf));
+    assert_string_equal(buf, "1048575B");
+    hs_format_size(3ull << 40, buf, sizeof(buf));
+    assert_string_equal(buf, "3T");
 }
 
 struct opts {
