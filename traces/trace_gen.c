@@ -346,6 +346,17 @@ static void param_list(const trace_gen_param_t *tab, char *buf, size_t len)
 }
 
 /* Apply one "KEY=VALUE" to the workload's (wp) or the common (cp) values. */
+/* A parameter value as a user types it: sizes as 16M, integers whole, others %g. */
+static void param_text(const trace_gen_param_t *p, double v, char *buf, size_t len)
+{
+    if (p->type == TRACE_GEN_SIZE && v >= 0 && v < 1.8e19)
+        hs_format_size((uint64_t)v, buf, len);
+    else if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%g", v);
+}
+
 static hs_status_t param_apply(const trace_gen_workload_t *wl, const char *set, double *wp,
                                double *cp)
 {
@@ -365,9 +376,12 @@ static hs_status_t param_apply(const trace_gen_workload_t *wl, const char *set, 
         return HS_ERR_INVALID;
     }
     if (!eq || param_value(p, eq + 1, &wp[idx]) != HS_OK) {
-        hs_log_error("--set %s: parameter '%s' needs a %s in %g..%g", set, p->key,
+        char lo[32], hi[32];
+        param_text(p, p->lo, lo, sizeof(lo));
+        param_text(p, p->hi, hi, sizeof(hi));
+        hs_log_error("--set %s: parameter '%s' needs a %s in %s..%s", set, p->key,
                      p->type == TRACE_GEN_DOUBLE ? "number" : p->type == TRACE_GEN_SIZE ?
-                     "size (K/M/G suffixes)" : "non-negative integer", p->lo, p->hi);
+                     "size (K/M/G suffixes)" : "non-negative integer", lo, hi);
         return HS_ERR_INVALID;
     }
     return HS_OK;
@@ -495,13 +509,18 @@ void trace_gen_print_workloads(FILE *fp, int verbose)
 
     for (size_t i = 0; i < n; i++) {
         fprintf(fp, "%-10s %s\n", w[i].name, w[i].summary);
-        for (size_t k = 0; verbose && w[i].params[k].key; k++)
-            fprintf(fp, "    %-16s %-12g %s\n", w[i].params[k].key, w[i].params[k].def,
-                    w[i].params[k].help);
+        for (size_t k = 0; verbose && w[i].params[k].key; k++) {
+            char d[32];
+            param_text(&w[i].params[k], w[i].params[k].def, d, sizeof(d));
+            fprintf(fp, "    %-16s %-12s %s\n", w[i].params[k].key, d, w[i].params[k].help);
+        }
     }
     if (!verbose)
         return;
     fprintf(fp, "common to all:\n");
-    for (size_t k = 0; g_common[k].key; k++)
-        fprintf(fp, "    %-16s %-12g %s\n", g_common[k].key, g_common[k].def, g_common[k].help);
+    for (size_t k = 0; g_common[k].key; k++) {
+        char d[32];
+        param_text(&g_common[k], g_common[k].def, d, sizeof(d));
+        fprintf(fp, "    %-16s %-12s %s\n", g_common[k].key, d, g_common[k].help);
+    }
 }
