@@ -129,18 +129,28 @@ static void salvage_report(const char *in, const char *out, const trace_salvage_
            r->kept_records);
     if (r->end_ok)
         printf(" of %" PRIu64 " blocks (%" PRIu64 " records); lost %" PRIu64 " blocks (%" PRIu64
-               " records)", r->total_blocks, r->total_records, r->total_blocks - r->kept_blocks,
-               r->total_records - r->kept_records);
+               " records)", r->total_blocks, r->total_records, r->lost_blocks, r->lost_records);
     else
-        printf("; end block lost, so the totals are unknown; lost at least %" PRIu64 " blocks",
-               r->lost_blocks_min);
+        printf("; end block %s, so the totals are unknown; lost at least %" PRIu64 " blocks (%"
+               PRIu64 " records)", r->totals_inconsistent ? "inconsistent with the blocks kept"
+               : r->end_damaged ? "damaged" : "missing", r->lost_blocks, r->lost_records);
+    if (r->dup_blocks)
+        printf("; %" PRIu64 " duplicate block(s) dropped (%" PRIu64 " records)", r->dup_blocks,
+               r->dup_records);
+    if (r->reordered_blocks)
+        printf("; %" PRIu64 " block(s) out of sequence order put back in order",
+               r->reordered_blocks);
+    if (r->unordered_blocks)
+        printf("; %" PRIu64 " block(s) too far out of order kept where found",
+               r->unordered_blocks);
     if (r->damaged_regions)
         printf("; %" PRIu64 " damaged region(s), %" PRIu64 " bytes skipped, first at byte offset "
                "%" PRIu64 " (%s)", r->damaged_regions, r->skipped_bytes, r->first_bad_offset,
                r->first_bad_why);
     else
         printf("; no damage found");
-    printf("%s; wrote %s\n", r->header_ok ? "" : "; header damaged, defaults used", out);
+    printf("%s; wrote %s\n", r->header_ok ? (r->file_header_ok ? "" : "; file header damaged, "
+           "its JSON header kept") : "; header lost, provenance written as unknown", out);
 }
 
 static int trace_salvage_cmd(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* test_trace_format.c - the trace library in-process: CRC-32, writer/reader round trips
  * (streaming and bulk, every header field), text formats preserving every field, the
- * perftest import, the generator (determinism, what each workload promises), stats. */
+ * perftest import, the generator (determinism, what each workload promises), stats, and
+ * salvage of damaged files (duplicates, order, records known lost, provenance). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
 #include "traces/trace.h"
+#include "traces/trace_check.h"
 #include "traces/trace_convert.h"
 #include "traces/trace_format.h"
 #include "traces/trace_gen.h"
@@ -495,6 +497,326 @@ static void test_stats(void **state)
     trace_free(tr);
 }
 
+/* ---- salvage: damaged files built from a written trace, trace_salvage called directly ---- */
+
+#define SALV_RECS 20000 /* 5 blocks of 4096 records, the last one 3616 */
+
+typedef struct {
+    trace_t *tr;           /* what was written */
+    uint8_t *d;            /* the file's bytes */
+    size_t len;
+    size_t blk[8];         /* byte offset of each block, the end block last */
+    size_t nblk;
+} salv_src_t;
+
+static void put_bytes(const char *path, const uint8_t *d, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A trace whose header differs from every default (host, clock, workload, extra), written
+ * in 4096-record blocks with 7 dropped, and its block offsets found by walking it. */
+static void salv_src(salv_src_t *src)
+{
+    size_t off;
+
+    src->tr = make_trace(SALV_RECS);
+    snprintf(src->tr->hdr.host, sizeof(src->tr->hdr.host), "node17");
+    snprintf(src->tr->hdr.clock_source, sizeof(src->tr->hdr.clock_source), "perftest cycles");
+    write_with_blocks(tmp("src.hst"), src->tr, 4096, 7);
+    assert_int_equal(hs_read_file(tmp("src.hst"), (char **)&src->d, &src->len), HS_OK);
+    src->nblk = 0;
+    for (off = TRACE_FILE_HDR_BYTES + trace_json_padded(trace_get_u32(src->d + 12));
+         off < src->len; off += trace_get_u32(src->d + off + 8)) {
+        assert_true(src->nblk < 8);
+        src->blk[src->nblk++] = off;
+    }
+    assert_int_equal(src->nblk, 6);
+    assert_int_equal(src->blk[5] + 64, src->len);
+}
+
+static void salv_src_free(salv_src_t *src)
+{
+    trace_free(src->tr);
+    free(src->d);
+}
+
+/* Bytes [a, b) of the source, for splicing damaged files. */
+typedef struct {
+    size_t a, b;
+} span_t;
+
+static void salv_splice(const salv_src_t *src, const char *name, const span_t *sp, size_t n)
+{
+    size_t len = 0;
+    uint8_t *d;
+
+    for (size_t i = 0; i < n; i++)
+        len += sp[i].b - sp[i].a;
+    d = malloc(len ? len : 1);
+    assert_non_null(d);
+    len = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(d + len, src->d + sp[i].a, sp[i].b - sp[i].a);
+        len += sp[i].b - sp[i].a;
+    }
+    put_bytes(tmp(name), d, len);
+    free(d);
+}
+
+/* The salvaged output holds exactly the records of these source blocks, in this order, and
+ * the dropped count given; returns it loaded (caller frees). */
+static trace_t *assert_salvaged_blocks(const salv_src_t *src, const int *blocks, size_t n,
+                                       uint64_t dropped)
+{
+    trace_t *got;
+    size_t at = 0;
+
+    assert_int_equal(trace_load(tmp("s.hst"), &got), HS_OK); /* a valid file (structure) */
+    for (size_t i = 0; i < n; i++) {
+        size_t first = (size_t)blocks[i] * 4096, cnt = blocks[i] == 4 ? 3616 : 4096;
+        assert_true(at + cnt <= got->n);
+        assert_memory_equal(got->recs + at, src->tr->recs + first, cnt * sizeof(trace_rec_t));
+        at += cnt;
+    }
+    assert_int_equal(got->n, at);
+    assert_int_equal(got->hdr.dropped, dropped);
+    return got;
+}
+
+static void salvage(const char *name, trace_salvage_t *res)
+{
+    assert_int_equal(trace_salvage(tmp(name), tmp("s.hst"), res), HS_OK);
+}
+
+/* A block present twice is kept once (its seq was kept already), and the end block's
+ * totals then match: no count wraps. */
+static void test_salvage_duplicate_block(void **state)
+{
+    static const int all[] = {0, 1, 2, 3, 4};
+    salv_src_t src;
+    trace_salvage_t res;
+    (void)state;
+    salv_src(&src);
+    span_t dup[] = {{0, src.blk[3]}, {src.blk[2], src.len}}; /* block 2 twice */
+    salv_splice(&src, "dup.hst", dup, 2);
+    salvage("dup.hst", &res);
+    assert_int_equal(res.kept_blocks, 5);
+    assert_int_equal(res.kept_records, SALV_RECS);
+    assert_true(res.end_ok);
+    assert_int_equal(res.total_blocks, 5);
+    assert_int_equal(res.total_records, SALV_RECS);
+    assert_int_equal(res.lost_blocks, 0);
+    assert_int_equal(res.lost_records, 0);
+    assert_int_equal(res.dup_blocks, 1);
+    assert_int_equal(res.dup_records, 4096);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_int_equal(res.first_bad_offset, src.blk[3]);
+    assert_non_null(strstr(res.first_bad_why, "duplicate"));
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    /* the same block three times, the copies apart */
+    span_t dup3[] = {{0, src.blk[3]}, {src.blk[2], src.blk[4]}, {src.blk[2], src.len}};
+    salv_splice(&src, "dup3.hst", dup3, 3);
+    salvage("dup3.hst", &res);
+    assert_int_equal(res.kept_blocks, 5);
+    assert_int_equal(res.dup_blocks, 3); /* 2 twice, 3 once */
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    salv_src_free(&src);
+}
+
+/* Blocks out of sequence order are put back in order (and reported as damage); an end
+ * block that claims fewer blocks than were kept is not believed, and nothing wraps. */
+static void test_salvage_out_of_order(void **state)
+{
+    static const int all[] = {0, 1, 2, 3, 4};
+    salv_src_t src;
+    trace_salvage_t res;
+    (void)state;
+    salv_src(&src);
+    span_t swap[] = {{0, src.blk[1]}, {src.blk[2], src.blk[3]}, {src.blk[1], src.blk[2]},
+                     {src.blk[3], src.len}}; /* blocks 1 and 2 swapped */
+    salv_splice(&src, "swap.hst", swap, 4);
+    salvage("swap.hst", &res);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    assert_int_equal(res.kept_blocks, 5);
+    assert_int_equal(res.reordered_blocks, 1);
+    assert_int_equal(res.unordered_blocks, 0);
+    assert_int_equal(res.damaged_regions, 1); /* not "no damage found" */
+    assert_int_equal(res.first_bad_offset, src.blk[1] + (src.blk[3] - src.blk[2]));
+    assert_non_null(strstr(res.first_bad_why, "out of sequence order"));
+    assert_true(res.end_ok);
+    assert_int_equal(res.lost_blocks, 0);
+    span_t last[] = {{0, src.blk[1]}, {src.blk[2], src.blk[5]}, {src.blk[1], src.blk[2]},
+                     {src.blk[5], src.len}}; /* block 1 after block 4 */
+    salv_splice(&src, "late.hst", last, 4);
+    salvage("late.hst", &res);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    assert_int_equal(res.reordered_blocks, 1);
+    /* the end block says 2 blocks (8192 records), CRCs fixed: 5 were kept */
+    uint8_t *d = malloc(src.len);
+    assert_non_null(d);
+    memcpy(d, src.d, src.len);
+    uint8_t *e = d + src.blk[5];
+    trace_put_u64(e + 32 + 8, 8192);
+    trace_put_u64(e + 32 + 16, 2);
+    trace_put_u32(e + 24, trace_crc32(0, e + 32, 24));
+    trace_put_u32(e + 28, trace_crc32(0, e, 28));
+    put_bytes(tmp("liar.hst"), d, src.len);
+    free(d);
+    salvage("liar.hst", &res);
+    assert_int_equal(res.kept_blocks, 5);
+    assert_false(res.end_ok); /* so total - kept is never taken */
+    assert_true(res.totals_inconsistent);
+    assert_int_equal(res.total_blocks, TRACE_UNKNOWN_COUNT);
+    assert_int_equal(res.lost_blocks, 0);
+    assert_int_equal(res.lost_records, 0);
+    assert_int_equal(res.lost_blocks_min, 0);
+    assert_true(res.damaged_regions >= 1);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    salv_src_free(&src);
+}
+
+/* A block more than the window (1024 blocks) out of place is kept where it is, reported
+ * as damage; nothing is duplicated or lost. */
+static void test_salvage_far_out_of_order(void **state)
+{
+    trace_t *tr = make_trace(3000), *got;
+    uint8_t *d, *out;
+    size_t len, start, off, k = 0, blen = TRACE_BLK_OVERHEAD + TRACE_REC_BYTES;
+    trace_salvage_t res;
+    (void)state;
+    write_with_blocks(tmp("one.hst"), tr, 1, 0); /* 3000 blocks of one record */
+    assert_int_equal(hs_read_file(tmp("one.hst"), (char **)&d, &len), HS_OK);
+    start = TRACE_FILE_HDR_BYTES + trace_json_padded(trace_get_u32(d + 12));
+    out = malloc(len);
+    assert_non_null(out);
+    memcpy(out, d, start + blen); /* header, block 0, blocks 2.., block 1, end block */
+    off = start + blen;
+    memcpy(out + off, d + start + 2 * blen, 2998 * blen);
+    off += 2998 * blen;
+    memcpy(out + off, d + start + blen, blen);
+    off += blen;
+    memcpy(out + off, d + start + 3000 * blen, len - (start + 3000 * blen));
+    put_bytes(tmp("far.hst"), out, len);
+    salvage("far.hst", &res);
+    assert_int_equal(res.kept_blocks, 3000);
+    assert_int_equal(res.unordered_blocks, 1);
+    assert_int_equal(res.dup_blocks, 0);
+    assert_true(res.damaged_regions >= 1);
+    assert_true(res.end_ok);
+    assert_int_equal(res.lost_records, 0);
+    assert_int_equal(trace_load(tmp("s.hst"), &got), HS_OK);
+    assert_int_equal(got->n, 3000);
+    assert_memory_equal(&got->recs[0], &tr->recs[0], sizeof(trace_rec_t));
+    for (size_t i = 1; i < 2999; i++, k++) /* 2, 3, ... in order, then 1 */
+        assert_memory_equal(&got->recs[i], &tr->recs[i + 1], sizeof(trace_rec_t));
+    assert_memory_equal(&got->recs[2999], &tr->recs[1], sizeof(trace_rec_t));
+    assert_int_equal(k, 2998);
+    trace_free(got);
+    free(out);
+    free(d);
+    trace_free(tr);
+}
+
+/* A block whose header holds but whose payload is cut or damaged: its record count is
+ * known lost, in the report and in the output's dropped. A cut end block loses no record. */
+static void test_salvage_known_lost(void **state)
+{
+    static const int first2[] = {0, 1}, all_but_2[] = {0, 1, 3, 4}, all[] = {0, 1, 2, 3, 4};
+    salv_src_t src;
+    trace_salvage_t res;
+    (void)state;
+    salv_src(&src);
+    span_t cut[] = {{0, src.blk[2] + 37056}}; /* mid-block 2, its header intact */
+    salv_splice(&src, "cut.hst", cut, 1);
+    salvage("cut.hst", &res);
+    assert_int_equal(res.lost_records, 4096);
+    trace_free(assert_salvaged_blocks(&src, first2, 2, 7 + 4096));
+    assert_int_equal(res.kept_blocks, 2);
+    assert_false(res.end_ok);
+    assert_int_equal(res.lost_blocks, 1);
+    assert_int_equal(res.lost_blocks_min, 1);
+    assert_int_equal(res.first_bad_offset, src.blk[2]);
+    assert_non_null(strstr(res.first_bad_why, "4096 records"));
+    /* only the end block cut: no record block lost */
+    span_t endcut[] = {{0, src.len - 1}};
+    salv_splice(&src, "endcut.hst", endcut, 1);
+    salvage("endcut.hst", &res);
+    assert_int_equal(res.lost_blocks_min, 0);
+    assert_int_equal(res.lost_records, 0);
+    assert_false(res.end_ok);
+    assert_true(res.end_damaged);
+    assert_int_equal(res.kept_blocks, 5);
+    assert_non_null(strstr(res.first_bad_why, "end block"));
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    /* a record of block 2 damaged, the end block intact: the exact count */
+    uint8_t *d = malloc(src.len);
+    assert_non_null(d);
+    memcpy(d, src.d, src.len);
+    d[src.blk[2] + 32 + 5 * 32 + 17] ^= 0x01;
+    put_bytes(tmp("rec.hst"), d, src.len);
+    free(d);
+    salvage("rec.hst", &res);
+    assert_true(res.end_ok);
+    assert_int_equal(res.lost_blocks, 1);
+    assert_int_equal(res.lost_records, 4096);
+    trace_free(assert_salvaged_blocks(&src, all_but_2, 4, 7 + 4096));
+    /* a damaged copy of block 2 and an intact one: nothing lost, no duplicate kept */
+    span_t both[] = {{0, src.blk[3]}, {src.blk[2], src.blk[2] + 1000}, {src.blk[3], src.len}};
+    salv_splice(&src, "both.hst", both, 3);
+    salvage("both.hst", &res);
+    assert_int_equal(res.lost_records, 0);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    salv_src_free(&src);
+}
+
+/* The JSON header is kept whenever its own CRC holds (a damaged file-header CRC does not
+ * cost the provenance); a header really lost says "unknown", never this machine's name. */
+static void test_salvage_provenance(void **state)
+{
+    static const int all[] = {0, 1, 2, 3, 4};
+    salv_src_t src;
+    trace_salvage_t res;
+    trace_t *got;
+    char me[64] = "";
+    uint8_t *d;
+    (void)state;
+    salv_src(&src);
+    d = malloc(src.len);
+    assert_non_null(d);
+    memcpy(d, src.d, src.len);
+    d[28] ^= 0x01; /* the file header's CRC only */
+    put_bytes(tmp("fh.hst"), d, src.len);
+    salvage("fh.hst", &res);
+    assert_true(res.header_ok);
+    assert_false(res.file_header_ok);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_int_equal(res.first_bad_offset, 0);
+    assert_non_null(strstr(res.first_bad_why, "file header CRC at byte offset 28"));
+    got = assert_salvaged_blocks(&src, all, 5, 7);
+    src.tr->hdr.dropped = 7;
+    assert_same_hdr(&src.tr->hdr, &got->hdr); /* host, clock, mode, workload, extra */
+    trace_free(got);
+    memcpy(d, src.d, src.len);
+    d[40] ^= 0x20; /* inside the JSON: the header is lost */
+    put_bytes(tmp("json.hst"), d, src.len);
+    salvage("json.hst", &res);
+    assert_false(res.header_ok);
+    got = assert_salvaged_blocks(&src, all, 5, 7);
+    assert_int_equal(gethostname(me, sizeof(me) - 1), 0);
+    assert_string_equal(got->hdr.host, "unknown");
+    assert_string_not_equal(got->hdr.host, me);
+    assert_string_equal(got->hdr.producer, "unknown");
+    assert_string_equal(got->hdr.clock_source, "unknown");
+    assert_int_equal(got->hdr.mode, TRACE_MODE_CONVERTED);
+    trace_free(got);
+    free(d);
+    salv_src_free(&src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +833,11 @@ int main(void)
         cmocka_unit_test(test_gen_determinism),
         cmocka_unit_test(test_gen_workloads),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_salvage_duplicate_block),
+        cmocka_unit_test(test_salvage_out_of_order),
+        cmocka_unit_test(test_salvage_far_out_of_order),
+        cmocka_unit_test(test_salvage_known_lost),
+        cmocka_unit_test(test_salvage_provenance),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,10 +4,14 @@
  * block and offset) and checks each record's semantics. salvage maps the whole file and
  * walks it block by block; where a block is not intact it scans forward for the next
  * block magic whose header CRC holds (pcapng-style resynchronisation) and continues, so
- * one damaged byte costs one block, not the rest of the file. */
+ * one damaged byte costs one block, not the rest of the file. Blocks are kept by their
+ * sequence numbers: a seq kept already is a duplicate, dropped; blocks out of order are
+ * put back in order through a fixed window. Memory grows with the damage, never with
+ * the file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,36 +97,190 @@ hs_status_t trace_validate(const char *path, trace_validate_t *out)
 
 /* ---- salvage ---------------------------------------------------------------------- */
 
+/* A sequence number above this is damage that a header CRC happened to pass (a crafted
+ * file): real ones count blocks, and seq + 1 must not wrap. */
+#define SALV_SEQ_MAX (UINT64_C(1) << 62)
+/* Blocks held back to put a shuffled file back in sequence order (32 KiB whatever the
+ * file's size); a block further out of place is kept where it is, and reported. */
+#define SALV_WINDOW 1024
+
+/* Sequence numbers kept, as sorted disjoint runs [lo, hi): one run for an intact file and
+ * one more per gap, so this grows with the damage, not with the file. */
+typedef struct {
+    uint64_t lo, hi;
+} seq_run_t;
+
+typedef struct {
+    seq_run_t *v;
+    size_t n, cap;
+} seq_set_t;
+
+/* A block held back until the blocks before it in sequence are out (or given up). */
+typedef struct {
+    uint64_t seq, off;
+    uint32_t type, count;
+    int lost; /* its header held but its body did not: it only holds its place */
+} salv_pend_t;
+
+/* A block whose header held but whose body did not: its records are lost unless another
+ * copy of the same seq is kept. */
+typedef struct {
+    uint64_t seq;
+    uint32_t count;
+} salv_lost_t;
+
 typedef struct {
     const char *path;
     const uint8_t *map;
     uint64_t size;
     trace_hdr_t hdr;
-    uint64_t start;      /* first byte after the file header and JSON */
+    uint64_t start;        /* first byte after the file header and JSON */
     trace_end_t end;
-    uint64_t next_seq;
-    uint64_t pending_seq; /* 1 + sequence of a block whose header held but body did not */
+    uint64_t end_off;      /* byte offset of the (last) end block met */
+    trace_writer_t *w;
+    trace_rec_t *recs;     /* one block's records, decoded */
+    seq_set_t done;        /* seqs kept (record blocks) or met intact (other types) */
+    salv_pend_t *pend;     /* held back, sorted by seq, fewer than SALV_WINDOW */
+    size_t npend;
+    salv_lost_t *lost;
+    size_t nlost, caplost;
+    uint64_t next_seq;     /* the seq the output continues with */
+    uint64_t file_seq_end; /* 1 + the highest seq met so far, in file order */
+    uint64_t known_blocks; /* blocks known to exist, from the highest seq of an intact header */
+    uint64_t dup_seq, dup_off, reord_seq, reord_off, late_seq, late_off; /* firsts, for messages */
     int in_damage;
 } salv_t;
 
-static void salv_damage(salv_t *s, trace_salvage_t *res, uint64_t off, const char *why)
+static uint64_t u64_max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+/* a + b, saturating: a dropped count read from a file may be anything */
+static uint64_t u64_sat_add(uint64_t a, uint64_t b)
 {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Index of the first run ending after s (set->n when none). */
+static size_t seqset_find(const seq_set_t *set, uint64_t s)
+{
+    size_t lo = 0, hi = set->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (set->v[mid].hi > s)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+static int seqset_has(const seq_set_t *set, uint64_t s)
+{
+    size_t i = seqset_find(set, s);
+
+    return i < set->n && set->v[i].lo <= s;
+}
+
+/* Add s, which is not in the set: extend a neighbouring run (the usual case) or insert. */
+static hs_status_t seqset_add(seq_set_t *set, uint64_t s)
+{
+    size_t i = seqset_find(set, s);
+
+    if (i > 0 && set->v[i - 1].hi == s) {
+        set->v[i - 1].hi = s + 1;
+        if (i < set->n && set->v[i].lo == s + 1) { /* s closed the gap between two runs */
+            set->v[i - 1].hi = set->v[i].hi;
+            memmove(set->v + i, set->v + i + 1, (set->n - i - 1) * sizeof(*set->v));
+            set->n--;
+        }
+        return HS_OK;
+    }
+    if (i < set->n && set->v[i].lo == s + 1) {
+        set->v[i].lo = s;
+        return HS_OK;
+    }
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? 2 * set->cap : 16;
+        seq_run_t *v = realloc(set->v, cap * sizeof(*v));
+        if (!v)
+            return HS_ERR_NOMEM;
+        set->v = v;
+        set->cap = cap;
+    }
+    memmove(set->v + i + 1, set->v + i, (set->n - i) * sizeof(*set->v));
+    set->v[i] = (seq_run_t){s, s + 1};
+    set->n++;
+    return HS_OK;
+}
+
+static uint64_t seqset_count(const seq_set_t *set)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < set->n; i++)
+        n += set->v[i].hi - set->v[i].lo;
+    return n;
+}
+
+/* Start a damaged region at off (a no-op inside one); the first one's reason is kept. */
+__attribute__((format(printf, 4, 5)))
+static void salv_damage(salv_t *s, trace_salvage_t *res, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+
     if (s->in_damage)
         return;
     s->in_damage = 1;
-    if (res->damaged_regions++ == 0) {
-        res->first_bad_offset = off;
-        snprintf(res->first_bad_why, sizeof(res->first_bad_why), "%s", why);
+    if (res->damaged_regions++ != 0)
+        return;
+    res->first_bad_offset = off;
+    va_start(ap, fmt);
+    vsnprintf(res->first_bad_why, sizeof(res->first_bad_why), fmt, ap);
+    va_end(ap);
+}
+
+/* ---- salvage: the header ----------------------------------------------------------- */
+
+static void salv_header_lost(salv_t *s, trace_salvage_t *res, uint64_t off, const char *why)
+{
+    hs_log_warn("%s: %s; the header is lost: the output's provenance says \"unknown\"",
+                s->path, why);
+    salv_damage(s, res, off, "%s", why);
+}
+
+/* Keep the JSON header at byte offset 32 when its own CRC holds, whatever happened to the
+ * file header around it (len and crc are that header's fields, checked or not). */
+static int salv_json(salv_t *s, uint32_t len, uint32_t crc, char *why, size_t wl)
+{
+    const char *text = (const char *)s->map + TRACE_FILE_HDR_BYTES;
+    char perr[160];
+
+    if (len == 0 || len > TRACE_JSON_MAX_BYTES ||
+        TRACE_FILE_HDR_BYTES + trace_json_padded(len) > s->size) {
+        snprintf(why, wl, "JSON header length %" PRIu32 " (byte offset 12) out of range", len);
+        return -1;
     }
+    if (TRACE_CRC_BAD(trace_crc32(0, text, len), crc)) {
+        snprintf(why, wl, "JSON header at byte offset %d damaged: its CRC does not match",
+                 TRACE_FILE_HDR_BYTES);
+        return -1;
+    }
+    if (trace_hdr_from_json(text, len, &s->hdr, perr, sizeof(perr)) != 0) {
+        trace_hdr_release(&s->hdr);
+        trace_hdr_init_unknown(&s->hdr);
+        snprintf(why, wl, "JSON header at byte offset %d unusable: %s", TRACE_FILE_HDR_BYTES,
+                 perr);
+        return -1;
+    }
+    s->start = TRACE_FILE_HDR_BYTES + trace_json_padded(len);
+    return 0;
 }
 
 /* Returns -1 for a file this build must not reinterpret (future version). */
 static int salv_header(salv_t *s, trace_salvage_t *res)
 {
-    uint32_t len, crc;
-    char why[256];
+    uint32_t len = 0, crc = 0;
+    char why[256], jwhy[256];
 
-    trace_hdr_init(&s->hdr);
     s->start = 0;
     if (s->size >= TRACE_FILE_HDR_BYTES &&
         memcmp(s->map, TRACE_FILE_MAGIC, TRACE_FILE_MAGIC_LEN) == 0 &&
@@ -132,41 +290,46 @@ static int salv_header(salv_t *s, trace_salvage_t *res)
                      TRACE_FORMAT_VERSION);
         return -1;
     }
-    if (s->size < TRACE_FILE_HDR_BYTES ||
-        trace_filehdr_check(s->map, &len, &crc, why, sizeof(why)) != 0) {
-        if (s->size < TRACE_FILE_HDR_BYTES)
-            snprintf(why, sizeof(why), "file too short for a header");
-        hs_log_warn("%s: file header unusable (%s); using a default header", s->path, why);
-        salv_damage(s, res, 0, why);
+    if (s->size < TRACE_FILE_HDR_BYTES) {
+        salv_header_lost(s, res, 0, "file too short for a header");
         return 0;
     }
-    if (TRACE_FILE_HDR_BYTES + trace_json_padded(len) > s->size ||
-        trace_crc32(0, s->map + TRACE_FILE_HDR_BYTES, len) != crc ||
-        trace_hdr_from_json((const char *)s->map + TRACE_FILE_HDR_BYTES, len, &s->hdr, why,
-                            sizeof(why)) != 0) {
-        hs_log_warn("%s: JSON header at byte offset %d damaged; using a default header",
-                    s->path, TRACE_FILE_HDR_BYTES);
-        trace_hdr_release(&s->hdr);
-        trace_hdr_init(&s->hdr);
-        salv_damage(s, res, TRACE_FILE_HDR_BYTES, "JSON header damaged");
+    res->file_header_ok = trace_filehdr_check(s->map, &len, &crc, why, sizeof(why)) == 0;
+    if (!res->file_header_ok) { /* the JSON may be intact: try the fields as they stand */
+        len = trace_get_u32(s->map + 12);
+        crc = trace_get_u32(s->map + 16);
+    }
+    if (salv_json(s, len, crc, jwhy, sizeof(jwhy)) != 0) {
+        salv_header_lost(s, res, res->file_header_ok ? TRACE_FILE_HDR_BYTES : 0,
+                         res->file_header_ok ? jwhy : why);
         return 0;
     }
     res->header_ok = 1;
-    s->start = TRACE_FILE_HDR_BYTES + trace_json_padded(len);
+    if (!res->file_header_ok) {
+        hs_log_warn("%s: %s; the JSON header's own CRC holds: kept", s->path, why);
+        salv_damage(s, res, 0, "%s; the JSON header's own CRC holds: kept", why);
+    }
     return 0;
 }
 
-/* Is there an intact block at off? Fills h and why. */
-static int salv_block_ok(const salv_t *s, uint64_t off, trace_blk_t *h, char *why, size_t wl)
+/* ---- salvage: blocks in sequence order -------------------------------------------- */
+
+/* 0: an intact block at off; 1: its header holds (h is valid) but not the rest; -1: no
+ * usable block header at off. why says what is wrong. */
+static int salv_block_check(const salv_t *s, uint64_t off, trace_blk_t *h, char *why, size_t wl)
 {
     if (trace_blk_check_head(s->map + off, h, why, wl) != 0)
-        return 0;
+        return -1;
+    if (h->seq > SALV_SEQ_MAX) {
+        snprintf(why, wl, "implausible block sequence number %" PRIu64, h->seq);
+        return -1;
+    }
     if (h->total_len > s->size - off) {
         snprintf(why, wl, "truncated mid-block: %" PRIu64 " of %" PRIu32 " bytes present",
                  s->size - off, h->total_len);
-        return 0;
+        return 1;
     }
-    return trace_blk_check_body(h, s->map + off + TRACE_BLK_HDR_BYTES, why, wl) == 0;
+    return trace_blk_check_body(h, s->map + off + TRACE_BLK_HDR_BYTES, why, wl) == 0 ? 0 : 1;
 }
 
 /* Next offset after off where the block magic appears, or size. */
@@ -181,66 +344,308 @@ static uint64_t salv_resync(const salv_t *s, uint64_t off)
     return p ? (uint64_t)(p - s->map) : s->size;
 }
 
-static hs_status_t salv_walk(salv_t *s, trace_writer_t *w, trace_salvage_t *res)
+/* Index in the window of the first block with a seq >= seq. */
+static size_t pend_find(const salv_t *s, uint64_t seq)
 {
-    trace_rec_t *recs = malloc((size_t)TRACE_BLK_MAX_RECORDS * sizeof(*recs));
-    uint64_t off = s->start;
+    size_t lo = 0, hi = s->npend;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->pend[mid].seq >= seq)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Was an intact block of this seq kept, or is one held back? */
+static int salv_have(const salv_t *s, uint64_t seq)
+{
+    size_t i = pend_find(s, seq);
+
+    if (i < s->npend && s->pend[i].seq == seq && !s->pend[i].lost)
+        return 1;
+    return seqset_has(&s->done, seq);
+}
+
+/* Hold a block back (seq >= next_seq); an intact one replaces a placeholder of its seq. */
+static void pend_insert(salv_t *s, const salv_pend_t *p)
+{
+    size_t i = pend_find(s, p->seq);
+
+    if (i < s->npend && s->pend[i].seq == p->seq) {
+        if (s->pend[i].lost && !p->lost)
+            s->pend[i] = *p;
+        return;
+    }
+    memmove(s->pend + i + 1, s->pend + i, (s->npend - i) * sizeof(*s->pend));
+    s->pend[i] = *p;
+    s->npend++;
+}
+
+/* Write out one block's records (a placeholder only moves the sequence on). */
+static hs_status_t salv_emit(salv_t *s, trace_salvage_t *res, const salv_pend_t *p)
+{
+    hs_status_t st;
+
+    if (p->lost)
+        return HS_OK;
+    if (p->type == TRACE_BLK_RECORDS) {
+        trace_recs_decode(s->map + p->off + TRACE_BLK_HDR_BYTES, p->count, s->recs);
+        if ((st = trace_writer_append_many(s->w, s->recs, p->count)) != HS_OK)
+            return st;
+        res->kept_blocks++;
+        res->kept_records += p->count;
+    }
+    return seqset_add(&s->done, p->seq);
+}
+
+/* Write out the held-back blocks that continue the sequence; with the window full, or at
+ * the end (all), stop waiting for the gap before the first one. */
+static hs_status_t salv_drain(salv_t *s, trace_salvage_t *res, int all)
+{
+    size_t i = 0;
+    hs_status_t st = HS_OK;
+
+    while (st == HS_OK && i < s->npend &&
+           (all || s->pend[i].seq == s->next_seq || s->npend - i >= SALV_WINDOW)) {
+        st = salv_emit(s, res, &s->pend[i]);
+        s->next_seq = s->pend[i++].seq + 1;
+    }
+    memmove(s->pend, s->pend + i, (s->npend - i) * sizeof(*s->pend));
+    s->npend -= i;
+    return st;
+}
+
+static void salv_dup(salv_t *s, trace_salvage_t *res, uint64_t off, const trace_blk_t *h)
+{
+    if (res->dup_blocks++ == 0) {
+        s->dup_seq = h->seq;
+        s->dup_off = off;
+    }
+    res->dup_records += h->count;
+    res->skipped_bytes += h->total_len;
+    s->in_damage = 0; /* a region of its own */
+    salv_damage(s, res, off, "duplicate block: sequence number %" PRIu64 " already kept, "
+                "dropped", h->seq);
+}
+
+/* A block met after a higher seq: held back into place if its place is still to come,
+ * else (more than SALV_WINDOW blocks out of place) kept where it is. Both are damage. */
+static hs_status_t salv_misplaced(salv_t *s, trace_salvage_t *res, uint64_t off,
+                                  const salv_pend_t *p)
+{
+    int late = p->seq < s->next_seq;
+    uint64_t *first_seq = late ? &s->late_seq : &s->reord_seq;
+    uint64_t *first_off = late ? &s->late_off : &s->reord_off;
+
+    if ((late ? res->unordered_blocks++ : res->reordered_blocks++) == 0) {
+        *first_seq = p->seq;
+        *first_off = off;
+    }
+    s->in_damage = 0;
+    salv_damage(s, res, off, "block seq %" PRIu64 " out of sequence order (after seq %" PRIu64
+                "): %s", p->seq, s->file_seq_end - 1,
+                late ? "too far to put back, kept in file order" : "put back in order");
+    s->in_damage = 0; /* the block itself is intact */
+    if (late)
+        return salv_emit(s, res, p);
+    pend_insert(s, p);
+    return salv_drain(s, res, 0);
+}
+
+/* An intact block at off: kept in sequence order; dropped if its seq was kept already. */
+static hs_status_t salv_good_block(salv_t *s, trace_salvage_t *res, uint64_t off,
+                                   const trace_blk_t *h)
+{
+    salv_pend_t p = {h->seq, off, h->type, h->count, 0};
+    int misplaced = h->seq < s->file_seq_end;
+
+    if (h->type == TRACE_BLK_END) {
+        trace_end_decode(s->map + off + TRACE_BLK_HDR_BYTES, &s->end);
+        s->end_off = off;
+        s->known_blocks = u64_max(s->known_blocks, h->seq);
+        res->end_ok = 1;
+        s->in_damage = 0;
+        return HS_OK;
+    }
+    s->known_blocks = u64_max(s->known_blocks, h->seq + 1);
+    if (salv_have(s, h->seq)) {
+        salv_dup(s, res, off, h);
+        return HS_OK;
+    }
+    s->file_seq_end = u64_max(s->file_seq_end, h->seq + 1);
+    if (misplaced)
+        return salv_misplaced(s, res, off, &p);
+    s->in_damage = 0;
+    pend_insert(s, &p);
+    return salv_drain(s, res, 0);
+}
+
+static hs_status_t salv_lost_add(salv_t *s, uint64_t seq, uint32_t count)
+{
+    if (s->nlost == s->caplost) {
+        size_t cap = s->caplost ? 2 * s->caplost : 16;
+        salv_lost_t *v = realloc(s->lost, cap * sizeof(*v));
+        if (!v)
+            return HS_ERR_NOMEM;
+        s->lost = v;
+        s->caplost = cap;
+    }
+    s->lost[s->nlost++] = (salv_lost_t){seq, count};
+    return HS_OK;
+}
+
+/* A block whose header holds but whose body does not: its seq and record count are known,
+ * so its records are known lost (unless another copy of it is kept). */
+static hs_status_t salv_lost_block(salv_t *s, trace_salvage_t *res, uint64_t off,
+                                   const trace_blk_t *h, const char *why)
+{
+    salv_pend_t p = {h->seq, off, h->type, h->count, 1};
+    hs_status_t st = HS_OK;
+
+    if (h->type == TRACE_BLK_END) { /* not a record block: no record is lost with it */
+        res->end_damaged = 1;
+        s->end_off = off;
+        s->known_blocks = u64_max(s->known_blocks, h->seq);
+        salv_damage(s, res, off, "end block damaged: %s", why);
+        return HS_OK;
+    }
+    s->known_blocks = u64_max(s->known_blocks, h->seq + 1);
+    s->file_seq_end = u64_max(s->file_seq_end, h->seq + 1);
+    salv_damage(s, res, off, "block seq %" PRIu64 " (%" PRIu32 " records, header intact): %s",
+                h->seq, h->count, why);
+    if (h->type == TRACE_BLK_RECORDS)
+        st = salv_lost_add(s, h->seq, h->count);
+    if (st != HS_OK || h->seq < s->next_seq)
+        return st;
+    pend_insert(s, &p); /* holds its place, so the blocks after it need not wait */
+    return salv_drain(s, res, 0);
+}
+
+static hs_status_t salv_walk(salv_t *s, trace_salvage_t *res)
+{
+    uint64_t off = s->start, next;
     trace_blk_t h;
     char why[256];
     hs_status_t st = HS_OK;
+    int got;
 
-    if (!recs)
-        return HS_ERR_NOMEM;
-    while (off + TRACE_BLK_HDR_BYTES <= s->size && st == HS_OK) {
-        if (!salv_block_ok(s, off, &h, why, sizeof(why))) {
-            uint64_t next = salv_resync(s, off);
-            if (h.magic == TRACE_BLK_MAGIC && h.seq + 1 > s->pending_seq &&
-                trace_crc32(0, s->map + off, 28) == h.hdr_crc)
-                s->pending_seq = h.seq + 1; /* a block known by its intact header */
-            salv_damage(s, res, off, why);
-            res->skipped_bytes += next - off;
-            off = next;
+    while (st == HS_OK && off + TRACE_BLK_HDR_BYTES <= s->size) {
+        if ((got = salv_block_check(s, off, &h, why, sizeof(why))) == 0) {
+            st = salv_good_block(s, res, off, &h);
+            off += h.total_len;
             continue;
         }
-        s->in_damage = 0;
-        if (h.seq > s->next_seq)
-            res->lost_blocks_min += h.seq - s->next_seq;
-        s->next_seq = h.seq + 1;
-        if (h.type == TRACE_BLK_RECORDS) {
-            trace_recs_decode(s->map + off + TRACE_BLK_HDR_BYTES, h.count, recs);
-            st = trace_writer_append_many(w, recs, h.count);
-            res->kept_blocks++;
-            res->kept_records += h.count;
-        } else if (h.type == TRACE_BLK_END) {
-            trace_end_decode(s->map + off + TRACE_BLK_HDR_BYTES, &s->end);
-            res->end_ok = 1;
-        }
-        off += h.total_len;
+        next = salv_resync(s, off);
+        if (got == 1)
+            st = salv_lost_block(s, res, off, &h, why);
+        else
+            salv_damage(s, res, off, "%s", why);
+        res->skipped_bytes += next - off;
+        off = next;
     }
-    if (s->pending_seq > s->next_seq && !res->end_ok)
-        res->lost_blocks_min += s->pending_seq - s->next_seq;
+    if (st == HS_OK)
+        st = salv_drain(s, res, 1);
     if (off < s->size) { /* a tail shorter than a block header */
         salv_damage(s, res, off, "truncated: a partial block header at the end of the file");
         res->skipped_bytes += s->size - off;
     }
-    free(recs);
     return st;
 }
 
-static void salv_totals(const salv_t *s, trace_salvage_t *res, trace_writer_t *w)
-{
-    uint64_t lost = 0;
+/* ---- salvage: totals and report ---------------------------------------------------- */
 
+static int lost_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const salv_lost_t *)a)->seq, y = ((const salv_lost_t *)b)->seq;
+
+    return (x > y) - (x < y);
+}
+
+/* Records of the blocks known by their intact header alone (each seq once, none kept). */
+static uint64_t salv_known_lost(salv_t *s)
+{
+    uint64_t n = 0;
+
+    if (s->nlost)
+        qsort(s->lost, s->nlost, sizeof(*s->lost), lost_cmp);
+    for (size_t i = 0; i < s->nlost; i++)
+        if ((i == 0 || s->lost[i].seq != s->lost[i - 1].seq) &&
+            !seqset_has(&s->done, s->lost[i].seq))
+            n += s->lost[i].count;
+    return n;
+}
+
+/* An end block claiming less than was kept is not believed: lost = total - kept would wrap. */
+static void salv_end_inconsistent(salv_t *s, trace_salvage_t *res)
+{
+    hs_log_warn("%s: the end block at byte offset %" PRIu64 " says %" PRIu64 " blocks (%" PRIu64
+                " records) but %" PRIu64 " blocks (%" PRIu64 " records) were kept: its totals "
+                "are ignored", s->path, s->end_off, s->end.blocks, s->end.records,
+                res->kept_blocks, res->kept_records);
+    res->end_ok = 0;
+    res->totals_inconsistent = 1;
+    s->in_damage = 0;
+    salv_damage(s, res, s->end_off, "end block totals (%" PRIu64 " blocks, %" PRIu64
+                " records) below what was kept: ignored", s->end.blocks, s->end.records);
+}
+
+static void salv_totals(salv_t *s, trace_salvage_t *res)
+{
+    uint64_t done = seqset_count(&s->done), dropped = s->hdr.dropped;
+
+    res->lost_records = salv_known_lost(s);
+    res->lost_blocks = s->known_blocks > done ? s->known_blocks - done : 0;
     res->total_blocks = res->total_records = TRACE_UNKNOWN_COUNT;
+    if (res->end_ok && (s->end.blocks < res->kept_blocks || s->end.records < res->kept_records))
+        salv_end_inconsistent(s, res);
     if (res->end_ok) {
         res->total_blocks = s->end.blocks;
         res->total_records = s->end.records;
-        if (s->end.records > res->kept_records)
-            lost = s->end.records - res->kept_records;
-        if (s->end.blocks > res->kept_blocks + res->lost_blocks_min)
-            res->lost_blocks_min = s->end.blocks - res->kept_blocks;
+        res->lost_blocks = s->end.blocks - res->kept_blocks;
+        res->lost_records = s->end.records - res->kept_records;
+        dropped = s->end.dropped;
     }
-    trace_writer_set_dropped(w, (res->end_ok ? s->end.dropped : s->hdr.dropped) + lost);
+    res->lost_blocks_min = res->lost_blocks;
+    trace_writer_set_dropped(s->w, u64_sat_add(dropped, res->lost_records));
+}
+
+static const char *salv_end_state(const trace_salvage_t *res)
+{
+    if (res->totals_inconsistent)
+        return "inconsistent";
+    return res->end_damaged ? "damaged" : "missing";
+}
+
+/* Say on stderr what the counts alone do not: duplicates, order, what the end block's
+ * absence means for the totals. */
+static void salv_log(const salv_t *s, const trace_salvage_t *res)
+{
+    if (res->dup_blocks)
+        hs_log_warn("%s: dropped %" PRIu64 " duplicate block(s) (%" PRIu64 " records) whose "
+                    "sequence number was already kept; the first: seq %" PRIu64 " at byte "
+                    "offset %" PRIu64, s->path, res->dup_blocks, res->dup_records, s->dup_seq,
+                    s->dup_off);
+    if (res->reordered_blocks)
+        hs_log_warn("%s: %" PRIu64 " block(s) out of sequence order, put back in order; the "
+                    "first: seq %" PRIu64 " at byte offset %" PRIu64, s->path,
+                    res->reordered_blocks, s->reord_seq, s->reord_off);
+    if (res->unordered_blocks)
+        hs_log_warn("%s: %" PRIu64 " block(s) more than %d blocks out of sequence order, kept "
+                    "in file order (the output is out of order there); the first: seq %" PRIu64
+                    " at byte offset %" PRIu64, s->path, res->unordered_blocks, SALV_WINDOW,
+                    s->late_seq, s->late_off);
+    if (res->end_ok)
+        return;
+    if (!res->lost_blocks && !res->lost_records)
+        hs_log_warn("%s: end block %s: totals unknown; no record block is known lost", s->path,
+                    salv_end_state(res));
+    else
+        hs_log_warn("%s: end block %s: totals unknown; at least %" PRIu64 " record block(s) "
+                    "lost, %" PRIu64 " records known lost (added to the output's dropped count)",
+                    s->path, salv_end_state(res), res->lost_blocks, res->lost_records);
 }
 
 static hs_status_t salv_map(salv_t *s)
@@ -267,33 +672,51 @@ static hs_status_t salv_map(salv_t *s)
     return HS_OK;
 }
 
+static hs_status_t salv_alloc(salv_t *s)
+{
+    s->recs = malloc((size_t)TRACE_BLK_MAX_RECORDS * sizeof(*s->recs));
+    s->pend = malloc(SALV_WINDOW * sizeof(*s->pend));
+    return s->recs && s->pend ? HS_OK : HS_ERR_NOMEM;
+}
+
+static void salv_free(salv_t *s)
+{
+    free(s->recs);
+    free(s->pend);
+    free(s->lost);
+    free(s->done.v);
+}
+
 hs_status_t trace_salvage(const char *in, const char *out, trace_salvage_t *res)
 {
     salv_t s = {.path = in};
-    trace_writer_t *w = NULL;
     hs_status_t st;
 
     memset(res, 0, sizeof(*res));
     if ((st = salv_map(&s)) != HS_OK)
         return st;
-    trace_hdr_init(&s.hdr);
+    trace_hdr_init_unknown(&s.hdr);
     st = HS_ERR_INVALID;
     if (salv_header(&s, res) != 0)
         goto out;
-    if ((st = trace_writer_open(out, &s.hdr, &w)) != HS_OK)
+    if ((st = salv_alloc(&s)) != HS_OK)
         goto out;
-    if ((st = salv_walk(&s, w, res)) != HS_OK)
+    if ((st = trace_writer_open(out, &s.hdr, &s.w)) != HS_OK)
+        goto out;
+    if ((st = salv_walk(&s, res)) != HS_OK)
         goto out;
     if (!res->kept_blocks && !res->header_ok) {
         hs_log_error("%s: nothing to salvage: no intact header and no intact block", in);
         st = HS_ERR_INVALID;
         goto out;
     }
-    salv_totals(&s, res, w);
-    st = trace_writer_close(w);
-    w = NULL;
+    salv_totals(&s, res);
+    salv_log(&s, res);
+    st = trace_writer_close(s.w);
+    s.w = NULL;
 out:
-    trace_writer_abort(w);
+    trace_writer_abort(s.w);
+    salv_free(&s);
     trace_hdr_release(&s.hdr);
     munmap((void *)s.map, s.size);
     return st;

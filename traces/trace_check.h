@@ -24,23 +24,37 @@ hs_status_t trace_validate(const char *path, trace_validate_t *out);
 
 #define TRACE_UNKNOWN_COUNT UINT64_MAX
 
-/* What salvage kept and lost. Totals are TRACE_UNKNOWN_COUNT when the end block is lost. */
+/* What salvage kept and lost. Totals are TRACE_UNKNOWN_COUNT when the end block is lost.
+ * Counts never wrap: lost = total - kept only where the end block's totals cover what was
+ * kept (else end_ok is 0 and totals_inconsistent is set). */
 typedef struct {
-    int header_ok;          /* the JSON header was intact (else defaults were used) */
-    int end_ok;             /* the end block was found intact */
+    int header_ok;          /* the JSON header was intact (else provenance "unknown") */
+    int file_header_ok;     /* the 32-byte file header was intact (the JSON may outlive it) */
+    int end_ok;             /* an intact end block was found and its totals cover what was kept */
+    int end_damaged;        /* an end block's header held but the rest did not */
+    int totals_inconsistent; /* an intact end block claimed fewer blocks or records than kept */
     uint64_t kept_blocks, kept_records;
     uint64_t total_blocks, total_records; /* from the end block */
-    uint64_t lost_blocks_min;   /* lost blocks known from sequence gaps (a lower bound) */
-    uint64_t damaged_regions;   /* runs of bytes that were not an intact block */
+    uint64_t lost_blocks, lost_records; /* exact when end_ok; else known lost: lower bounds
+                                           (records of blocks whose header held) */
+    uint64_t lost_blocks_min;   /* = lost_blocks (kept for older callers) */
+    uint64_t dup_blocks, dup_records; /* blocks whose seq was already kept: dropped */
+    uint64_t reordered_blocks;  /* out of sequence order in the file, put back in order */
+    uint64_t unordered_blocks;  /* too far out of order to put back: kept in file order */
+    uint64_t damaged_regions;   /* runs of bytes not kept as an intact block in its place
+                                   (duplicates and blocks out of order count too) */
     uint64_t skipped_bytes;
     uint64_t first_bad_offset;  /* byte offset of the first damage (if any) */
     char first_bad_why[256];
 } trace_salvage_t;
 
 /* Copy every intact record block of in (resynchronising on the block magic after damage)
- * into a new, valid .hst file at out (atomic). The output's dropped count adds the records
- * known lost. Fails (HS_ERR_INVALID) only when nothing at all could be recovered or the
- * file is of a future format version. */
+ * into a new, valid .hst file at out (atomic), once per sequence number and in sequence
+ * order. The output's dropped count adds the records known lost (exactly when the end block
+ * survived, else those of blocks whose header held). The header comes from the JSON
+ * whenever its own CRC holds, else says "unknown" (trace_hdr_init_unknown). Fails
+ * (HS_ERR_INVALID) only when nothing at all could be recovered or the file is of a future
+ * format version. */
 hs_status_t trace_salvage(const char *in, const char *out, trace_salvage_t *res);
 
 #endif
