@@ -199,8 +199,8 @@ static void test_salvage(void **state)
     static const int all[] = {0, 1, 2, 3, 4};
     (void)state;
     assert_salvaged("rec.hst", all_but_2, 4, "kept 4 blocks (15904 records) of 5 blocks");
-    assert_salvaged("trunc.hst", first3, 3, "end block lost");
-    assert_salvaged("json.hst", all, 5, "header damaged, defaults used");
+    assert_salvaged("trunc.hst", first3, 3, "end block missing");
+    assert_salvaged("json.hst", all, 5, "header lost, provenance written as unknown");
     /* two damaged regions, one of them garbage inserted (shifts every later offset) */
     memcpy(d, g_orig, g_len);
     d[blk_off(1) + 100] ^= 0xff;
@@ -263,7 +263,7 @@ static void test_text_errors_name_line(void **state)
     assert_int_equal(run(&out, args), 1);
     assert_non_null(strstr(out, "bad.csv:3: column 'size_bytes'"));
     free(out);
-    assert_int_equal(hs_write_file_atomic(tmp("bad.txt"), "#, usec\n1, 3.2\n2, x\n"), HS_OK);
+    assert_int_equal(hs_write_file_atomic(tmp("bad.txt"), "#, usec\n1, 3.2\n2, 4.1\n"), HS_OK);
     snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("bad.txt"), tmp("bad.hst"));
     assert_int_equal(run(&out, args), 1);
     assert_non_null(strstr(out, "bad.txt:1: the samples"));
@@ -274,6 +274,185 @@ static void test_text_errors_name_line(void **state)
     assert_int_equal(run(&out, args), 1);
     assert_non_null(strstr(out, "bad.jsonl:1: key 'size_bytes'"));
     free(out);
+}
+
+/* Run args; assert the exit code and, when needle is given, that the output has it. */
+static void expect_run(int rc, const char *needle, const char *args)
+{
+    char *out = NULL;
+    int got = run(&out, args);
+    if (got != rc || (needle && !strstr(out, needle)))
+        fail_msg("%s: exit %d (expected %d), expected '%s' in: %s", args, got, rc,
+                 needle ? needle : "", out);
+    free(out);
+}
+
+/* trace validate on tmp(name): exit rc, output with needle. */
+static void validate_says(const char *name, int rc, const char *needle)
+{
+    char args[8400];
+    snprintf(args, sizeof(args), "trace validate %s", tmp(name));
+    expect_run(rc, needle, args);
+}
+
+/* The perftest sample with line lineno replaced by text, written as name. */
+static void put_perftest_with(const char *name, int lineno, const char *text)
+{
+    char *src = NULL, *p;
+    FILE *fp = fopen(tmp(name), "wb");
+    assert_non_null(fp);
+    assert_int_equal(hs_read_file(hs_test_src("traces/samples/perftest/ib_write_lat_U.txt"),
+                                  &src, NULL), HS_OK);
+    p = src;
+    for (int n = 1; *p; n++) {
+        char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (n == lineno)
+            fputs(text, fp);
+        else
+            assert_int_equal(fwrite(p, 1, len, fp), len);
+        fputc('\n', fp);
+        p += len + (nl != NULL);
+    }
+    assert_int_equal(fclose(fp), 0);
+    free(src);
+}
+
+/* A malformed sample anywhere in perftest -U output is refused naming its line (it was
+ * dropped silently, or reported at the next line as an index gap). */
+static void test_perftest_bad_sample(void **state)
+{
+    (void)state;
+    put_perftest_with("pt_ok.txt", 71, "49, 12.836");
+    validate_says("pt_ok.txt", 0, "ok: 98 records");
+    put_perftest_with("pt71.txt", 71, "49, abc"); /* the last sample of a group */
+    validate_says("pt71.txt", 1, "pt71.txt:71: latency 'abc' is not a number");
+    put_perftest_with("pt30.txt", 30, "8, abc");
+    validate_says("pt30.txt", 1, "pt30.txt:30: latency 'abc' is not a number");
+    put_perftest_with("pt30j.txt", 30, "8, 12.5 junk");
+    validate_says("pt30j.txt", 1, "pt30j.txt:30: latency '12.5 junk' is not a number");
+    put_perftest_with("pt122.txt", 122, "49, 2x"); /* the last sample of the file */
+    validate_says("pt122.txt", 1, "pt122.txt:122: latency '2x'");
+    put_perftest_with("pt71t.txt", 71, "abc"); /* not even shaped like a sample */
+    validate_says("pt71t.txt", 1, "pt71t.txt:71: expected a sample");
+}
+
+/* CSV and JSON Lines check the version of their first line as .hst checks its own. */
+static void test_text_version(void **state)
+{
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("v1.csv"), "# hintsim-trace v1 {}\n"
+                                          "t_post_ns,size_bytes\n1,2\n"), HS_OK);
+    validate_says("v1.csv", 0, "ok: 1 records");
+    assert_int_equal(hs_write_file_atomic(tmp("v2.csv"), "# hintsim-trace v2 {}\n"
+                                          "t_post_ns,size_bytes\n1,2\n"), HS_OK);
+    validate_says("v2.csv", 1, "v2.csv:1: format version 2; this build reads version 1");
+    assert_int_equal(hs_write_file_atomic(tmp("v99.csv"), "# hintsim-trace v99 {}\n"
+                                          "t_post_ns,size_bytes\n1,2\n"), HS_OK);
+    validate_says("v99.csv", 1, "v99.csv:1: format version 99; this build reads version 1");
+    assert_int_equal(hs_write_file_atomic(tmp("v2.jsonl"), "{\"hintsim_trace\":2,\"header\":{}}\n"
+                                          "{\"t_post_ns\":1,\"size_bytes\":2}\n"), HS_OK);
+    validate_says("v2.jsonl", 1, "v2.jsonl:1: format version 2; this build reads version 1");
+    assert_int_equal(hs_write_file_atomic(tmp("v1.jsonl"), "{\"hintsim_trace\":1,\"header\":{}}\n"
+                                          "{\"t_post_ns\":1,\"size_bytes\":2}\n"), HS_OK);
+    validate_says("v1.jsonl", 0, "ok: 1 records");
+}
+
+/* The first n lines of text as name, the last one without its newline and drop bytes. */
+static void put_cut(const char *name, const char *text, int n, size_t drop)
+{
+    const char *p = text;
+    for (int i = 0; i < n; i++) {
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    assert_true((size_t)(p - text) > drop + 1);
+    put(name, (const uint8_t *)text, (size_t)(p - text) - 1 - drop);
+}
+
+/* A last line without a newline is a file cut short, even when what is left still parses
+ * (flags "0x0008" cut to "0"); files the writers produce always end with one. */
+static void test_text_truncated(void **state)
+{
+    char args[8400], *csv = NULL, *jsonl = NULL;
+    size_t clen, jlen;
+    (void)state;
+    snprintf(args, sizeof(args), "trace gen -w kv -n 50 -s 1 -o %s", tmp("small.hst"));
+    expect_run(0, NULL, args);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("small.hst"), tmp("small.csv"));
+    expect_run(0, NULL, args);
+    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("small.csv"), tmp("small.jsonl"));
+    expect_run(0, NULL, args);
+    validate_says("small.csv", 0, "ok: 50 records");
+    validate_says("small.jsonl", 0, "ok: 50 records");
+    assert_int_equal(hs_read_file(tmp("small.csv"), &csv, &clen), HS_OK);
+    assert_int_equal(hs_read_file(tmp("small.jsonl"), &jsonl, &jlen), HS_OK);
+    assert_true(clen > 0 && csv[clen - 1] == '\n');
+    assert_true(jlen > 0 && jsonl[jlen - 1] == '\n');
+    put_cut("cut.csv", csv, 10, 5); /* line 10 ends ",0" instead of ",0x00NN" */
+    validate_says("cut.csv", 1, "cut.csv:10: truncated: no newline at the end of the file");
+    put_cut("cut.jsonl", jsonl, 5, 0); /* a whole object, but no newline */
+    validate_says("cut.jsonl", 1, "cut.jsonl:5: truncated: no newline at the end of the file");
+    free(csv);
+    free(jsonl);
+}
+
+/* Record-level errors of text forms name the line (blank and comment lines counted), and a
+ * JSON syntax error its column. */
+static void test_text_record_lines(void **state)
+{
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("late.csv"), "t_post_ns,t_done_ns,size_bytes\n"
+                                          "1,2,3\n\n# note\n5,3,3\n"), HS_OK);
+    validate_says("late.csv", 1, "late.csv:5: completion time 3 ns is before the post time 5 ns");
+    assert_int_equal(hs_write_file_atomic(tmp("late.jsonl"), "{\"t_post_ns\":1,\"size_bytes\":2}\n"
+                                          "{\"t_post_ns\":5,\"t_done_ns\":3,\"size_bytes\":2}\n"),
+                     HS_OK);
+    validate_says("late.jsonl", 1, "late.jsonl:2: completion time 3 ns is before");
+    assert_int_equal(hs_write_file_atomic(tmp("syn.jsonl"), "{\"t_post_ns\":1,\"size_bytes\":2}\n\n"
+                                          "{\"t_post_ns\":1,\"size_bytes\":2,}\n"), HS_OK);
+    validate_says("syn.jsonl", 1, "syn.jsonl:3: JSON syntax error at column 32");
+}
+
+/* What is wrong with a file that is no trace at all is named: empty, a directory, CSV
+ * records without the column line (which line was expected). */
+static void test_not_a_trace(void **state)
+{
+    (void)state;
+    put("empty.csv", (const uint8_t *)"", 0);
+    validate_says("empty.csv", 1, "empty.csv: empty file");
+    assert_int_equal(mkdir(tmp("dir.hst"), 0755), 0);
+    validate_says("dir.hst", 1, "dir.hst: is a directory");
+    assert_int_equal(hs_write_file_atomic(tmp("rows.csv"), "0,1,2\n5,6,7\n"), HS_OK);
+    validate_says("rows.csv", 1, "rows.csv:1: expected the column line \"t_post_ns,");
+    assert_int_equal(hs_write_file_atomic(tmp("rows.txt"), "0,1,2\n5,6,7\n"), HS_OK);
+    validate_says("rows.txt", 1, "rows.txt:1: expected the column line");
+    assert_int_equal(hs_write_file_atomic(tmp("hdronly.csv"), "# hintsim-trace v1 {}\n"), HS_OK);
+    validate_says("hdronly.csv", 1, "hdronly.csv:2: expected the column line");
+}
+
+/* Records without a header line have unknown provenance, not this machine's. */
+static void test_headerless_provenance(void **state)
+{
+    static const char *const names[] = {"nohdr.csv", "nohdr.jsonl"};
+    char args[8400], *out = NULL;
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("nohdr.csv"), "t_post_ns,size_bytes\n1,2\n"), HS_OK);
+    assert_int_equal(hs_write_file_atomic(tmp("nohdr.jsonl"), "{\"t_post_ns\":1,\"size_bytes\":2}\n"),
+                     HS_OK);
+    for (size_t i = 0; i < 2; i++) {
+        cJSON *o, *h;
+        snprintf(args, sizeof(args), "trace info --json %s", tmp(names[i]));
+        assert_int_equal(run(&out, args), 0);
+        o = cJSON_Parse(out);
+        assert_non_null(o);
+        h = cJSON_GetObjectItem(o, "header");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(h, "host")), "unknown");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(h, "producer")), "unknown");
+        cJSON_Delete(o);
+        free(out);
+    }
 }
 
 static void test_gen_cli(void **state)
@@ -385,6 +564,21 @@ static void test_no_partial_output(void **state)
     assert_int_equal(hs_test_run(NULL, "ls %s | grep -q '\\.tmp\\.'", g_dir), 1);
 }
 
+/* Parameters print as a user types them: 16M, 1048576, never 1.67772e+07. */
+static void test_workloads_values(void **state)
+{
+    (void)state;
+    char *out = NULL;
+
+    assert_int_equal(run(&out, "trace workloads --verbose"), 0);
+    assert_non_null(strstr(out, "grad_bytes       16M "));
+    assert_null(strstr(out, "e+0"));
+    free(out);
+    assert_int_equal(run(&out, "trace gen -w phased -n 10 --set cycles=99999999 -o /dev/null"), 1);
+    assert_non_null(strstr(out, "in 1..1048576"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,10 +589,17 @@ int main(void)
         cmocka_unit_test(test_salvage_refusals),
         cmocka_unit_test(test_convert_roundtrip),
         cmocka_unit_test(test_text_errors_name_line),
+        cmocka_unit_test(test_perftest_bad_sample),
+        cmocka_unit_test(test_text_version),
+        cmocka_unit_test(test_text_truncated),
+        cmocka_unit_test(test_text_record_lines),
+        cmocka_unit_test(test_not_a_trace),
+        cmocka_unit_test(test_headerless_provenance),
         cmocka_unit_test(test_gen_cli),
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_usage_and_missing),
         cmocka_unit_test(test_no_partial_output),
+        cmocka_unit_test(test_workloads_values),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -195,6 +195,15 @@ void trace_filehdr_encode(uint32_t json_len, uint32_t json_crc, uint8_t out[TRAC
     trace_put_u32(out + 28, trace_crc32(0, out, 28));
 }
 
+int trace_version_check(uint64_t version, const char *where, char *why, size_t whylen)
+{
+    if (version == TRACE_FORMAT_VERSION)
+        return 0;
+    snprintf(why, whylen, "format version %" PRIu64 "%s; this build reads version %d%s", version,
+             where, TRACE_FORMAT_VERSION, version > TRACE_FORMAT_VERSION ? " (upgrade hintsim)" : "");
+    return -1;
+}
+
 int trace_filehdr_check(const uint8_t raw[TRACE_FILE_HDR_BYTES], uint32_t *json_len,
                         uint32_t *json_crc, char *why, size_t whylen)
 {
@@ -205,12 +214,8 @@ int trace_filehdr_check(const uint8_t raw[TRACE_FILE_HDR_BYTES], uint32_t *json_
                  "(expected \\x89HST\\r\\n\\x1a\\n)");
         return -1;
     }
-    if (version != TRACE_FORMAT_VERSION) {
-        snprintf(why, whylen, "format version %" PRIu32 " at byte offset 8; this build reads "
-                 "version %d%s", version, TRACE_FORMAT_VERSION,
-                 version > TRACE_FORMAT_VERSION ? " (upgrade hintsim)" : "");
+    if (trace_version_check(version, " at byte offset 8", why, whylen) != 0)
         return -1;
-    }
     crc = trace_crc32(0, raw, 28);
     if (TRACE_CRC_BAD(crc, trace_get_u32(raw + 28))) {
         snprintf(why, whylen, "file header CRC at byte offset 28 is 0x%08" PRIx32

@@ -99,6 +99,10 @@ void trace_filehdr_encode(uint32_t json_len, uint32_t json_crc, uint8_t out[TRAC
  * reason, including the byte offset, into why. */
 int trace_filehdr_check(const uint8_t raw[TRACE_FILE_HDR_BYTES], uint32_t *json_len,
                         uint32_t *json_crc, char *why, size_t whylen);
+/* The version check every form of a trace makes (.hst, CSV, JSON Lines): 0 when this build
+ * reads version, else -1 with "format version N<where>; this build reads version 1" in why.
+ * where says where the number was found (" at byte offset 8"), "" when the caller names it. */
+int trace_version_check(uint64_t version, const char *where, char *why, size_t whylen);
 /* Bytes of JSON plus padding that follow the file header. */
 static inline uint64_t trace_json_padded(uint32_t json_len) { return ((uint64_t)json_len + 7) & ~7ULL; }
 

@@ -1,6 +1,7 @@
 /* trace_io.c - trace_load and trace_save: whole traces in any supported format.
  * Input formats are recognised by content (the .hst magic, the CSV or JSON Lines first
  * line, perftest's report lines), output formats by extension. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,16 @@
 #include "common/hs_util.h"
 #include "traces/trace_convert.h"
 #include "traces/trace_format.h"
+
+/* A first line that starts with a digit and has a comma: CSV records without their column
+ * line (the CSV reader then says which line it expected). */
+static int looks_like_records(const char *p, size_t len)
+{
+    const char *nl = memchr(p, '\n', len);
+    size_t n = nl ? (size_t)(nl - p) : len;
+
+    return n > 0 && isdigit((unsigned char)p[0]) && memchr(p, ',', n) != NULL;
+}
 
 trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
 {
@@ -26,7 +37,7 @@ trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
     if (memmem(head, len, "#, usec", 7) || memmem(head, len, "#, cycles", 9) ||
         memmem(head, len, "#bytes", 6) || memmem(head, len, "Latency Test", 12))
         return TRACE_FMT_PERFTEST;
-    if (memmem(head, len, "t_post_ns", 9))
+    if (memmem(head, len, "t_post_ns", 9) || looks_like_records(head + i, len - i))
         return TRACE_FMT_CSV;
     return TRACE_FMT_UNKNOWN;
 }
@@ -90,10 +101,56 @@ out:
     return st;
 }
 
+#define HEAD_BYTES 4096 /* what the format is recognised from */
+
+/* The first bytes of fp, to recognise the format by; a directory, an unreadable file and
+ * an empty one are named as such. fp is left at its start. */
+static hs_status_t read_head(FILE *fp, const char *path, char *head, size_t *len)
+{
+    struct stat sb;
+
+    if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        hs_log_error("%s: is a directory, not a trace file", path);
+        return HS_ERR_IO;
+    }
+    *len = fread(head, 1, HEAD_BYTES, fp);
+    if (ferror(fp)) {
+        hs_log_error("%s: cannot read: %s", path, strerror(errno));
+        return HS_ERR_IO;
+    }
+    if (*len == 0) {
+        hs_log_error("%s: empty file: not a trace", path);
+        return HS_ERR_INVALID;
+    }
+    rewind(fp);
+    return HS_OK;
+}
+
+/* Content not recognised: a .csv or .jsonl name picks its reader (which names the line it
+ * expected), a .hst name the .hst reader (which names the magic); else say what is known. */
+static trace_fmt_t fmt_unknown(const char *path, const char *head, size_t len)
+{
+    trace_fmt_t fmt = trace_fmt_from_ext(path);
+    size_t i = 0;
+
+    if (fmt != TRACE_FMT_UNKNOWN)
+        return fmt;
+    while (i < len && isspace((unsigned char)head[i]))
+        i++;
+    if (i == len && len < HEAD_BYTES)
+        hs_log_error("%s: only blank lines: not a trace", path);
+    else
+        hs_log_error("%s: not a trace: neither .hst (magic at byte offset 0), CSV (first line "
+                     "\"# hintsim-trace v1 ...\" or the column line \"t_post_ns,...\"), JSON Lines "
+                     "nor perftest -U output", path);
+    return TRACE_FMT_UNKNOWN;
+}
+
 hs_status_t trace_load(const char *path, trace_t **out)
 {
-    char head[4096];
-    size_t len;
+    char head[HEAD_BYTES];
+    size_t len = 0;
+    trace_fmt_t fmt;
     FILE *fp = fopen(path, "rb");
     hs_status_t st;
 
@@ -101,9 +158,12 @@ hs_status_t trace_load(const char *path, trace_t **out)
         hs_log_error("%s: cannot open: %s", path, strerror(errno));
         return HS_ERR_IO;
     }
-    len = fread(head, 1, sizeof(head), fp);
-    rewind(fp);
-    switch (trace_fmt_sniff(head, len)) {
+    if ((st = read_head(fp, path, head, &len)) != HS_OK)
+        goto out;
+    fmt = trace_fmt_sniff(head, len);
+    if (fmt == TRACE_FMT_UNKNOWN)
+        fmt = fmt_unknown(path, head, len);
+    switch (fmt) {
     case TRACE_FMT_HST:
         fclose(fp);
         return load_hst(path, out);
@@ -117,10 +177,9 @@ hs_status_t trace_load(const char *path, trace_t **out)
         st = trace_perftest_read(fp, path, out);
         break;
     default:
-        hs_log_error("%s: not a trace: neither .hst (magic at byte offset 0), CSV, JSON Lines "
-                     "nor perftest -U output", path);
         st = HS_ERR_INVALID;
     }
+out:
     fclose(fp);
     return st;
 }

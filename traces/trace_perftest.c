@@ -12,7 +12,7 @@
  *
  * The result is a ping-pong trace: posts back to back (each post at the previous
  * completion), completion = post + the printed latency, size from the summary line. */
-#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -65,16 +65,47 @@ static void pt_banner(pt_state_t *s, const char *line)
         s->have_inline = 1;
 }
 
-/* "i, value": returns 1 if the line is a sample, 0 if not, -1 on a malformed one. */
+/* Whether line is shaped like a sample: digits, then a comma (perftest prints "%d, %g"). */
+static int pt_is_sample(const char *line)
+{
+    const char *p = line + strspn(line, " \t");
+    size_t digits = strspn(p, "0123456789");
+
+    return digits > 0 && p[digits + strspn(p + digits, " \t")] == ',';
+}
+
+/* Parse a line pt_is_sample accepted; -1 with why naming the field that is not a number. */
+static int pt_parse_sample(const char *line, uint64_t *idx, double *us, char *why, size_t wl)
+{
+    const char *comma = strchr(line, ',');
+    const char *v = comma + 1 + strspn(comma + 1, " \t");
+    char *end;
+
+    errno = 0;
+    *idx = strtoull(line, &end, 10);
+    if (errno) {
+        snprintf(why, wl, "sample index '%.*s' is out of range", (int)(comma - line), line);
+        return -1;
+    }
+    *us = strtod(v, &end);
+    if (end == v || end[strspn(end, " \t")] != '\0') {
+        snprintf(why, wl, "latency '%.40s' is not a number (expected \"index, usec\")", v);
+        return -1;
+    }
+    return 0;
+}
+
+/* A sample line: 1 when taken, 0 if the line is not shaped like one, -1 on a bad one. */
 static int pt_sample(pt_state_t *s, const char *line, char *why, size_t wl)
 {
     uint64_t idx;
     double us;
-    int used = 0;
     trace_rec_t rec = {0};
 
-    if (sscanf(line, "%" SCNu64 ", %lf %n", &idx, &us, &used) != 2 || line[used] != '\0')
+    if (!pt_is_sample(line))
         return 0;
+    if (pt_parse_sample(line, &idx, &us, why, wl) != 0)
+        return -1;
     if (idx != s->next_index) {
         snprintf(why, wl, "sample index %" PRIu64 ", expected %" PRIu64, idx, s->next_index);
         return -1;
@@ -90,6 +121,28 @@ static int pt_sample(pt_state_t *s, const char *line, char *why, size_t wl)
     s->t_ns = rec.t_done_ns;
     s->next_index++;
     return trace_push(s->tr, &rec) == HS_OK ? 1 : (snprintf(why, wl, "out of memory"), -1);
+}
+
+/* Inside the sorted copy (-H): 1 for a sample skipped, 0 when the copy has ended, -1 on a
+ * malformed sample (checked like the first list's). */
+static int pt_skip(pt_state_t *s, const char *line, char *why, size_t wl)
+{
+    uint64_t idx;
+    double us;
+
+    if (pt_is_sample(line))
+        return pt_parse_sample(line, &idx, &us, why, wl) == 0 ? 1 : -1;
+    s->skip_list = 0;
+    return 0;
+}
+
+/* What perftest may print inside a list besides samples and the summary: blank lines, its
+ * rule of dashes and its column line. */
+static int pt_list_noise(const char *line)
+{
+    const char *p = line + strspn(line, " \t");
+
+    return *p == '\0' || *p == '-' || strstr(p, "#bytes") != NULL;
 }
 
 /* The summary line " 2       1000   ..." closes a group: give its samples their size. */
@@ -135,19 +188,19 @@ static int pt_line(pt_state_t *s, char *line, char *why, size_t wl)
         s->first_sample_line = s->lineno;
         return 0;
     }
-    if (s->skip_list) {
-        uint64_t idx;
-        double us;
-        if (sscanf(line, "%" SCNu64 ", %lf", &idx, &us) == 2)
-            return 0;
-        s->skip_list = 0;
-    }
+    if (s->skip_list && (rc = pt_skip(s, line, why, wl)) != 0)
+        return rc < 0 ? -1 : 0;
     if (s->next_index) {
         rc = pt_sample(s, line, why, wl);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
         if (pt_summary(s, line))
             return 0;
+        if (!pt_list_noise(line)) { /* a sample cut or mangled beyond recognition */
+            snprintf(why, wl, "expected a sample \"index, usec\" or the summary line "
+                     "\"#bytes #iterations ...\", found '%.40s'", line);
+            return -1;
+        }
     }
     pt_banner(s, line);
     return 0;

@@ -6,7 +6,9 @@
  *        t_done_ns or "unknown" means not known.
  * JSONL: {"hintsim_trace":1,"header":{...}} then one object per record. Integers above
  *        2^53 (not exact as JSON numbers) are written as decimal strings and read back.
- * Every error names the file and the line (and the column or key). */
+ * Both: the first line's version is checked like .hst's; every line must end with a newline
+ * (a last line without one is a file cut short). Every error names the file and the line
+ * (and the column or key). */
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
@@ -18,7 +20,9 @@
 #include "traces/trace_convert.h"
 #include "traces/trace_format.h"
 
-#define CSV_MAGIC "# hintsim-trace v1 "
+#define CSV_PREFIX "# hintsim-trace "
+#define CSV_MAGIC CSV_PREFIX "v1 "
+#define CSV_COLUMNS "t_post_ns,t_done_ns,size_bytes,qp,opcode,status,flags"
 #define MAX53 9007199254740992ULL
 
 /* ---- shared field parsing --------------------------------------------------------- */
@@ -105,12 +109,83 @@ static char *trim(char *s)
     return s;
 }
 
+/* ---- reading lines ---------------------------------------------------------------- */
+
+/* A text trace read line by line; lineno counts every line, blank ones included. */
+typedef struct {
+    FILE *fp;
+    const char *path;
+    char *line;
+    size_t cap;
+    unsigned long lineno;
+} text_in_t;
+
+/* The next line without its line end: 1 with a line, 0 at the end of the file, -1 with
+ * why for a last line without a newline (a file cut short), a NUL byte or a read error. */
+static int text_next(text_in_t *in, char *why, size_t wl)
+{
+    ssize_t n = getline(&in->line, &in->cap, in->fp);
+
+    if (n < 0) {
+        if (!ferror(in->fp))
+            return 0;
+        snprintf(why, wl, "read error after this line: %s", strerror(errno));
+        return -1;
+    }
+    in->lineno++;
+    if (strlen(in->line) != (size_t)n) {
+        snprintf(why, wl, "NUL byte at column %zu: not a text file", strlen(in->line) + 1);
+        return -1;
+    }
+    if (in->line[n - 1] != '\n') {
+        snprintf(why, wl, "truncated: no newline at the end of the file");
+        return -1;
+    }
+    chomp(in->line);
+    return 1;
+}
+
+static hs_status_t text_fail(const text_in_t *in, const char *why)
+{
+    hs_log_error("%s:%lu: %s", in->path, in->lineno, why);
+    return HS_ERR_INVALID;
+}
+
+/* A new trace for a text file: until its header line says otherwise, nothing is known of
+ * where the records came from (never this machine's name). */
+static hs_status_t text_trace_new(trace_t **out)
+{
+    hs_status_t st = trace_new(out);
+
+    if (st == HS_OK)
+        trace_hdr_init_unknown(&(*out)->hdr);
+    return st;
+}
+
+/* What makes a record meaningless to every consumer (both path bits, completion before
+ * post), named with its line. An unknown opcode number is kept: the writers carry raw
+ * values, and validate reports it. */
+static int rec_sane(const trace_rec_t *r, char *why, size_t wl)
+{
+    trace_rec_t known = *r;
+
+    known.opcode = TRACE_OP_OTHER;
+    return trace_rec_check(&known, why, wl);
+}
+
 /* ---- CSV -------------------------------------------------------------------------- */
 
 typedef struct {
     int map[COL_N + 1]; /* file column -> COL_* */
     int n;
 } csv_cols_t;
+
+typedef struct {
+    text_in_t in;
+    trace_t *tr;
+    csv_cols_t cols;
+    int started; /* a non-blank line was seen (the header line must be the first) */
+} csv_rd_t;
 
 static int csv_columns(char *line, csv_cols_t *cols, char *why, size_t wl)
 {
@@ -124,7 +199,8 @@ static int csv_columns(char *line, csv_cols_t *cols, char *why, size_t wl)
         while (c < COL_N && strcmp(g_cols[c], name) != 0)
             c++;
         if (c == COL_N || seen[c] || cols->n == COL_N) {
-            snprintf(why, wl, "column '%s' is %s", name, c == COL_N ? "unknown" : "repeated");
+            snprintf(why, wl, "column '%s' is %s (the column line names some of %s)", name,
+                     c == COL_N ? "unknown" : "repeated", CSV_COLUMNS);
             return -1;
         }
         seen[c] = 1;
@@ -164,62 +240,91 @@ static int csv_record(char *line, const csv_cols_t *cols, trace_rec_t *rec, char
         snprintf(why, wl, "%d columns, the column line has %d", i + 1, cols->n);
         return -1;
     }
-    return 0;
+    return rec_sane(rec, why, wl);
 }
 
-static int csv_header_line(char *line, trace_t *tr, char *why, size_t wl)
+/* "# hintsim-trace v<N> <header JSON>": another version is refused before its JSON is read. */
+static int csv_header_line(const char *line, trace_t *tr, char *why, size_t wl)
 {
-    const char *json = line + strlen(CSV_MAGIC);
+    const char *p = line + strlen(CSV_PREFIX);
+    char *json = NULL;
+    unsigned long long v = 0;
+
+    errno = 0;
+    if (*p == 'v' && isdigit((unsigned char)p[1]))
+        v = strtoull(p + 1, &json, 10);
+    if (!json || errno || (*json != ' ' && *json != '\0')) {
+        snprintf(why, wl, "expected \"%sv%d <header JSON>\"", CSV_PREFIX, TRACE_FORMAT_VERSION);
+        return -1;
+    }
+    if (trace_version_check(v, "", why, wl) != 0)
+        return -1;
     return trace_hdr_from_json(json, strlen(json), &tr->hdr, why, wl);
+}
+
+/* Records before the column line: say which line was expected. */
+static int csv_columns_expected(const char *line, char *why, size_t wl)
+{
+    snprintf(why, wl, "expected the column line \"%s\" (or some of its columns), found a record "
+             "'%.40s'", CSV_COLUMNS, line);
+    return -1;
+}
+
+/* One line: the header line (first), a comment, the column line, or a record (*is_rec). */
+static int csv_line(csv_rd_t *r, trace_rec_t *rec, int *is_rec, char *why, size_t wl)
+{
+    char *line = r->in.line;
+    int first = !r->started;
+
+    *is_rec = 0;
+    if (!*trim(line))
+        return 0;
+    r->started = 1;
+    if (first && strncmp(line, CSV_PREFIX, strlen(CSV_PREFIX)) == 0)
+        return csv_header_line(line, r->tr, why, wl);
+    if (line[0] == '#')
+        return 0;
+    if (!r->cols.n && isdigit((unsigned char)*trim(line)))
+        return csv_columns_expected(line, why, wl);
+    if (!r->cols.n)
+        return csv_columns(line, &r->cols, why, wl);
+    if (csv_record(line, &r->cols, rec, why, wl) != 0)
+        return -1;
+    *is_rec = 1;
+    return 0;
 }
 
 hs_status_t trace_csv_read(FILE *fp, const char *path, trace_t **out)
 {
-    char *line = NULL, why[512];
-    size_t cap = 0;
-    unsigned long lineno = 0;
-    csv_cols_t cols = {.n = 0};
-    trace_t *tr = NULL;
+    csv_rd_t r = {.in = {.fp = fp, .path = path}};
     trace_rec_t rec;
-    hs_status_t st = trace_new(&tr);
+    char why[512];
+    int rc, is_rec = 0;
+    hs_status_t st = text_trace_new(&r.tr);
 
     if (st != HS_OK)
         return st;
-    tr->hdr.mode = TRACE_MODE_CONVERTED;
-    while (getline(&line, &cap, fp) != -1) {
-        lineno++;
-        chomp(line);
-        if (strncmp(line, CSV_MAGIC, strlen(CSV_MAGIC)) == 0 && lineno == 1) {
-            if (csv_header_line(line, tr, why, sizeof(why)) != 0)
-                goto bad;
-            continue;
-        }
-        if (line[0] == '#' || !*trim(line))
-            continue;
-        if (!cols.n) {
-            if (csv_columns(line, &cols, why, sizeof(why)) != 0)
-                goto bad;
-            continue;
-        }
-        if (csv_record(line, &cols, &rec, why, sizeof(why)) != 0)
-            goto bad;
-        if ((st = trace_push(tr, &rec)) != HS_OK)
+    while ((rc = text_next(&r.in, why, sizeof(why))) > 0) {
+        if ((rc = csv_line(&r, &rec, &is_rec, why, sizeof(why))) != 0)
+            break;
+        if (is_rec && (st = trace_push(r.tr, &rec)) != HS_OK)
             goto out;
     }
-    if (!cols.n) {
-        hs_log_error("%s: no column line (expected e.g. \"t_post_ns,size_bytes\")", path);
+    if (rc < 0) {
+        st = text_fail(&r.in, why);
+        goto out;
+    }
+    if (!r.cols.n) {
+        hs_log_error("%s:%lu: expected the column line \"%s\", found the end of the file", path,
+                     r.in.lineno + 1, CSV_COLUMNS);
         st = HS_ERR_INVALID;
         goto out;
     }
-    *out = tr;
-    tr = NULL;
-    goto out;
-bad:
-    hs_log_error("%s:%lu: %s", path, lineno, why);
-    st = HS_ERR_INVALID;
+    *out = r.tr;
+    r.tr = NULL;
 out:
-    free(line);
-    trace_free(tr);
+    free(r.in.line);
+    trace_free(r.tr);
     return st;
 }
 
@@ -232,7 +337,7 @@ hs_status_t trace_csv_write(FILE *fp, const trace_t *tr)
         return st;
     fprintf(fp, "%s%s\n", CSV_MAGIC, json);
     free(json);
-    fprintf(fp, "t_post_ns,t_done_ns,size_bytes,qp,opcode,status,flags\n");
+    fprintf(fp, "%s\n", CSV_COLUMNS);
     for (size_t i = 0; i < tr->n; i++) {
         const trace_rec_t *r = &tr->recs[i];
         char done[24] = "", op[8];
@@ -289,62 +394,100 @@ static int jsonl_field(const cJSON *o, int c, trace_rec_t *rec, char *why, size_
     return rec_set(rec, c, text, why, wl);
 }
 
-static int jsonl_line(const char *line, trace_t *tr, int first, trace_rec_t *rec, int *is_rec,
-                      char *why, size_t wl)
+/* One line as a JSON object (nothing may follow it); a syntax error names its column. */
+static cJSON *jsonl_parse(const char *line, char *why, size_t wl)
 {
-    cJSON *o = cJSON_Parse(line);
-    int rc = -1;
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithOpts(line, &end, 1);
 
-    *is_rec = 0;
-    if (!o || !cJSON_IsObject(o)) {
-        snprintf(why, wl, "not a JSON object");
-        goto out;
+    if (!o) {
+        if (end)
+            snprintf(why, wl, "JSON syntax error at column %td", end - line + 1);
+        else
+            snprintf(why, wl, "JSON syntax error");
+        return NULL;
     }
-    if (first && cJSON_GetObjectItemCaseSensitive(o, "hintsim_trace")) {
-        rc = trace_hdr_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "header"), &tr->hdr, why, wl);
-        goto out;
+    if (!cJSON_IsObject(o)) {
+        snprintf(why, wl, "expected a JSON object, found %s",
+                 cJSON_IsArray(o) ? "an array" : "a single value");
+        cJSON_Delete(o);
+        return NULL;
     }
+    return o;
+}
+
+/* {"hintsim_trace":<version>,"header":{...}}: another version is refused before the header. */
+static int jsonl_header(const cJSON *o, trace_t *tr, char *why, size_t wl)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "hintsim_trace");
+
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > (double)UINT32_MAX ||
+        v->valuedouble != floor(v->valuedouble)) {
+        snprintf(why, wl, "key 'hintsim_trace' must be the format version, an integer");
+        return -1;
+    }
+    if (trace_version_check((uint64_t)v->valuedouble, "", why, wl) != 0)
+        return -1;
+    return trace_hdr_from_cjson(cJSON_GetObjectItemCaseSensitive(o, "header"), &tr->hdr, why, wl);
+}
+
+static int jsonl_record(const cJSON *o, trace_rec_t *rec, char *why, size_t wl)
+{
     rec_defaults(rec);
     for (int c = 0; c < COL_N; c++)
         if (jsonl_field(o, c, rec, why, wl) != 0)
-            goto out;
-    *is_rec = 1;
-    rc = 0;
-out:
+            return -1;
+    return rec_sane(rec, why, wl);
+}
+
+/* One non-blank line: the header line (if first) or a record (*is_rec). */
+static int jsonl_line(const char *line, trace_t *tr, int first, trace_rec_t *rec, int *is_rec,
+                      char *why, size_t wl)
+{
+    cJSON *o = jsonl_parse(line, why, wl);
+    int rc;
+
+    *is_rec = 0;
+    if (!o)
+        return -1;
+    if (first && cJSON_GetObjectItemCaseSensitive(o, "hintsim_trace")) {
+        rc = jsonl_header(o, tr, why, wl);
+    } else {
+        rc = jsonl_record(o, rec, why, wl);
+        *is_rec = rc == 0;
+    }
     cJSON_Delete(o);
     return rc;
 }
 
 hs_status_t trace_jsonl_read(FILE *fp, const char *path, trace_t **out)
 {
-    char *line = NULL, why[512];
-    size_t cap = 0;
-    unsigned long lineno = 0;
+    text_in_t in = {.fp = fp, .path = path};
+    char why[512];
     trace_t *tr = NULL;
     trace_rec_t rec;
-    int is_rec;
-    hs_status_t st = trace_new(&tr);
+    int rc, is_rec, started = 0;
+    hs_status_t st = text_trace_new(&tr);
 
     if (st != HS_OK)
         return st;
-    tr->hdr.mode = TRACE_MODE_CONVERTED;
-    while (getline(&line, &cap, fp) != -1) {
-        lineno++;
-        chomp(line);
-        if (!*trim(line))
+    while ((rc = text_next(&in, why, sizeof(why))) > 0) {
+        if (!*trim(in.line))
             continue;
-        if (jsonl_line(line, tr, lineno == 1, &rec, &is_rec, why, sizeof(why)) != 0) {
-            hs_log_error("%s:%lu: %s", path, lineno, why);
-            st = HS_ERR_INVALID;
-            goto out;
-        }
+        if ((rc = jsonl_line(in.line, tr, !started, &rec, &is_rec, why, sizeof(why))) != 0)
+            break;
+        started = 1;
         if (is_rec && (st = trace_push(tr, &rec)) != HS_OK)
             goto out;
+    }
+    if (rc < 0) {
+        st = text_fail(&in, why);
+        goto out;
     }
     *out = tr;
     tr = NULL;
 out:
-    free(line);
+    free(in.line);
     trace_free(tr);
     return st;
 }
