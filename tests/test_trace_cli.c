@@ -577,6 +577,10 @@ static void test_workloads_values(void **state)
     assert_int_equal(run(&out, "trace gen -w phased -n 10 --set cycles=99999999 -o /dev/null"), 1);
     assert_non_null(strstr(out, "in 1..1048576"));
     free(out);
+    /* a _min above its _max is refused (it was accepted and generated anyway) */
+    assert_int_equal(run(&out, "trace gen -w burst -n 10 --set burst_min=8192 -o /dev/null"), 1);
+    assert_non_null(strstr(out, "burst_min 8192 is above burst_max 4096"));
+    free(out);
 }
 
 int main(void)

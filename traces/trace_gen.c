@@ -425,6 +425,27 @@ static hs_status_t gen_header(trace_hdr_t *h, const trace_gen_workload_t *wl, ui
     return h->extra_json ? HS_OK : HS_ERR_NOMEM;
 }
 
+/* A pair of parameters X_min and X_max must bound a range (X_min <= X_max). */
+static hs_status_t check_ranges(const trace_gen_workload_t *wl, const double *wp)
+{
+    for (size_t i = 0; wl->params[i].key; i++) {
+        const char *k = wl->params[i].key;
+        size_t len = strlen(k);
+        if (len < 5 || strcmp(k + len - 4, "_min") != 0)
+            continue;
+        for (size_t j = 0; wl->params[j].key; j++) {
+            const char *m = wl->params[j].key;
+            if (strlen(m) == len && strncmp(m, k, len - 4) == 0 &&
+                strcmp(m + len - 4, "_max") == 0 && wp[i] > wp[j]) {
+                hs_log_error("--set: %s %.0f is above %s %.0f: expected %s <= %s", k, wp[i], m,
+                             wp[j], k, m);
+                return HS_ERR_INVALID;
+            }
+        }
+    }
+    return HS_OK;
+}
+
 static hs_status_t gen_params(const trace_gen_workload_t *wl, const char *const *sets,
                               size_t nsets, double *wp, double *cp)
 {
@@ -435,7 +456,7 @@ static hs_status_t gen_params(const trace_gen_workload_t *wl, const char *const 
     for (size_t i = 0; i < nsets; i++)
         if (param_apply(wl, sets[i], wp, cp) != HS_OK)
             return HS_ERR_INVALID;
-    return HS_OK;
+    return check_ranges(wl, wp);
 }
 
 static void gen_seed(trace_gen_ctx_t *g, const trace_gen_workload_t *wl, uint64_t seed)
