@@ -352,30 +352,32 @@ hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_o
     const char *name = o && o->trace_name ? o->trace_name : "the trace";
     int closed = o && o->mode == PRED_CLOSED;
 
+    /* records are named by their index in the file (the trace may have been sorted) */
     for (size_t i = 0; i < tr->n; i++) {
         const trace_rec_t *r = &tr->recs[i];
+        size_t fi = trace_file_index(tr, i);
         if (r->size_bytes > PRED_MAX_MSG_BYTES) {
             hs_log_error("%s: record %zu: size %llu bytes: a replay takes messages of up to "
-                         "2^40 bytes (1 TiB)", name, i, (unsigned long long)r->size_bytes);
+                         "2^40 bytes (1 TiB)", name, fi, (unsigned long long)r->size_bytes);
             return HS_ERR_INVALID;
         }
         if (wrs_of(r->size_bytes, p->ll_seg_bytes) > UINT32_MAX ||
             wrs_of(r->size_bytes, p->bw_seg_bytes) > UINT32_MAX) {
             hs_log_error("%s: record %zu: size %llu bytes needs more than 2^32 - 1 work "
-                         "requests of ll.seg_bytes=%.0f / bw.seg_bytes=%.0f", name, i,
+                         "requests of ll.seg_bytes=%.0f / bw.seg_bytes=%.0f", name, fi,
                          (unsigned long long)r->size_bytes, p->ll_seg_bytes, p->bw_seg_bytes);
             return HS_ERR_INVALID;
         }
         if (!closed && i && r->t_post_ns < tr->recs[i - 1].t_post_ns) {
             hs_log_error("%s: record %zu: posted at %llu ns, before record %zu (%llu ns): an "
-                         "open-loop replay needs the records in post order", name, i,
-                         (unsigned long long)r->t_post_ns, i - 1,
+                         "open-loop replay needs the records in post order", name, fi,
+                         (unsigned long long)r->t_post_ns, trace_file_index(tr, i - 1),
                          (unsigned long long)tr->recs[i - 1].t_post_ns);
             return HS_ERR_INVALID;
         }
         if (closed && i + 1 < tr->n && r->t_done_ns == TRACE_TIME_UNKNOWN) {
             hs_log_error("%s: closed-loop replay needs completion times: record %zu has none "
-                         "(use --mode open)", name, i);
+                         "(use --mode open)", name, fi);
             return HS_ERR_INVALID;
         }
     }

@@ -414,6 +414,17 @@ static void test_cli_trace_checks(void **state)
                 assert_int_equal(trace_push(rings, &tr->recs[base + 2 * k + ring]), HS_OK);
     assert_int_equal(rings->n, tr->n);
     assert_int_equal(trace_save(mixed, rings), HS_OK);
+    /* an error in a sorted trace names the record as it is in the file */
+    char rbig[512];
+    snprintf(rbig, sizeof(rbig), "%s/rings_big.hst", dir);
+    uint64_t was = rings->recs[57].size_bytes;
+    rings->recs[57].size_bytes = (uint64_t)1 << 44;
+    assert_int_equal(trace_save(rbig, rings), HS_OK);
+    rings->recs[57].size_bytes = was;
+    assert_int_equal(hs_test_run(&out, "%s model %s --profile seed000", hs_test_bin(), rbig), 1);
+    assert_non_null(strstr(out, "out of post order"));
+    assert_non_null(strstr(out, "record 57: size 17592186044416"));
+    free(out);
     assert_int_equal(pred_check_trace(rings, p, &open), HS_ERR_INVALID);
     assert_int_equal(pred_check_trace(rings, p, &closed), HS_OK);
     assert_int_equal(pred_run(&model_engine_ops, rings, p, &open, 0, 0, &res), HS_ERR_INVALID);

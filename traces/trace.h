@@ -97,7 +97,15 @@ typedef struct {
     trace_rec_t *recs; /* owned */
     size_t n;
     size_t cap;
+    size_t *file_idx;  /* owned; NULL, or after trace_sort_posts moved records, each record's
+                        * index in the file (for messages: trace_file_index) */
 } trace_t;
+
+/* Record i's index in the file it was loaded from (i unless trace_sort_posts moved it). */
+static inline size_t trace_file_index(const trace_t *tr, size_t i)
+{
+    return tr->file_idx ? tr->file_idx[i] : i;
+}
 
 #define TRACE_FORMAT_VERSION 1
 
@@ -120,7 +128,8 @@ void trace_free(trace_t *tr);
 /* Put the records in ascending post time, ties in file order (a stable sort), unless they
  * are already (the interposer drains several threads' rings in turn, so its files need not
  * be); *moved gets the records posted before the one in front of them (0: tr untouched).
- * O(n) (radix); HS_ERR_NOMEM leaves tr as it was. */
+ * Each record's index in the file is kept (trace_file_index) for messages. O(n) (radix);
+ * HS_ERR_NOMEM leaves tr as it was. Records pushed afterwards have no file index. */
 hs_status_t trace_sort_posts(trace_t *tr, size_t *moved);
 /* Say on stderr that path's records were put in post order (trace_sort_posts). */
 void trace_note_sorted(const char *path, size_t moved);

@@ -97,6 +97,7 @@ void trace_free(trace_t *tr)
         return;
     trace_hdr_release(&tr->hdr);
     free(tr->recs);
+    free(tr->file_idx);
     free(tr);
 }
 
@@ -144,22 +145,29 @@ hs_status_t trace_sort_posts(trace_t *tr, size_t *moved)
         return HS_OK;
     post_key_t *a = hs_alloc_big(n * sizeof(*a)), *b = hs_alloc_big(n * sizeof(*b));
     trace_rec_t *out = hs_alloc_big(n * sizeof(*out));
-    if (!a || !b || !out)
+    size_t *idx = hs_alloc_big(n * sizeof(*idx));
+    if (!a || !b || !out || !idx)
         goto out;
     for (size_t i = 0; i < n; i++)
         a[i] = (post_key_t){tr->recs[i].t_post_ns - lo, i};
     const post_key_t *s = radix_keys(a, b, n, 64u - (unsigned)__builtin_clzll(hi - lo));
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         out[i] = tr->recs[s[i].idx];
+        idx[i] = trace_file_index(tr, s[i].idx);
+    }
     free(tr->recs);
+    free(tr->file_idx);
     tr->recs = out;
     tr->cap = n;
+    tr->file_idx = idx;
     out = NULL;
+    idx = NULL;
     st = HS_OK;
 out:
     free(a);
     free(b);
     free(out);
+    free(idx);
     return st;
 }
 
