@@ -172,7 +172,8 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
             fprintf(f, "- %s\n", r->warnings[i]);
     }
     md_all(f, r, tr->n);
-    fprintf(f, "\n%zu candidates evaluated on %u threads in %.2f s.\n", r->n, r->threads_used,
+    fprintf(f, "\n%zu candidate%s evaluated on %u threads in %.2f s.\n", r->n,
+            r->n == 1 ? "" : "s", r->threads_used,
             r->wall_s);
     if (ferror(f)) {
         hs_log_error("%s: write failed", path);

@@ -37,6 +37,8 @@ typedef struct {
     int runner_idx;         /* index of the runner-up; -1 if none */
     const char *objective;  /* "p99", "p50", "mean", "throughput", "balanced"; NULL = unknown */
     const char *why;        /* one sentence: which cost term decides; NULL = none */
+    char *const *warnings;  /* what the report warns about (recommend's); may be NULL */
+    size_t nwarnings;
     /* For the per-size cost curves of both paths: the engine to replay single-size
      * messages through (model_engine_ops or sim_engine_ops); NULL skips that figure. */
     const pred_engine_ops_t *cost_engine;

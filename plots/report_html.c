@@ -122,6 +122,15 @@ static void write_summary(FILE *fp, const plot_input_t *in)
         esc(fp, in->why);
         fputs("</p>\n", fp);
     }
+    if (in->nwarnings) {
+        fputs("<p>Warnings:</p>\n<ul>\n", fp);
+        for (size_t i = 0; i < in->nwarnings; i++) {
+            fputs("<li>", fp);
+            esc(fp, in->warnings[i]);
+            fputs("</li>\n", fp);
+        }
+        fputs("</ul>\n", fp);
+    }
     fputs("</div>\n", fp);
 }
 

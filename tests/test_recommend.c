@@ -482,6 +482,8 @@ static void test_cli_report_failures(void **state)
     trace_t *tr = mk(2000, 5000, sizes, 2);
     struct stat sb;
 
+    for (size_t i = 0; i < tr->n; i++) /* all cold: a warning every report must carry */
+        tr->recs[i].flags |= TRACE_F_COLD;
     snprintf(path, sizeof(path), "%s/t.hst", dir);
     assert_int_equal(trace_save(path, tr), HS_OK);
     trace_free(tr);
@@ -490,6 +492,15 @@ static void test_cli_report_failures(void **state)
     assert_non_null(strstr(out, "why:"));
     assert_non_null(strstr(out, "tables only"));
     free(out);
+    /* the warnings are in every form of the report (report.html once had none) */
+    const char *forms[] = {"report.json", "report.md", "report.html"};
+    for (int f = 0; f < 3; f++) {
+        char rp[600];
+        snprintf(rp, sizeof(rp), "%s/a/%s", dir, forms[f]);
+        assert_int_equal(hs_test_run(&out, "cat %s", rp), 0);
+        assert_non_null(strstr(out, "flagged cold-start: ranked on them all"));
+        free(out);
+    }
     assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/nonexistent %s recommend %s --profile "
                                  "seed003 -o %s/b --json", hs_test_bin(), path, dir), 0);
     assert_non_null(strstr(out, "\"recommended\""));
