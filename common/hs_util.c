@@ -123,20 +123,19 @@ hs_status_t hs_parse_double(const char *text, double *out)
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
 {
     static const char units[] = "BKMGT";
-    double v = (double)bytes;
     int u = 0;
 
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
+    while (u < 4 && bytes >> (10 * (u + 1)))
         u++;
-    }
-    if (u == 0 || v == (double)(uint64_t)v) {
-        snprintf(buf, buflen, "%llu%c", (unsigned long long)v, units[u]);
+    uint64_t unit = 1ull << (10 * u);
+    if (bytes % unit == 0) { /* exact, in integers: 16K, 3T, 16777216T */
+        snprintf(buf, buflen, "%llu%c", (unsigned long long)(bytes / unit), units[u]);
         return;
     }
     /* a short form only when it is exact (1.5M); else the bytes (4093 B is not "4K") */
-    snprintf(buf, buflen, "%.3g%c", v, units[u]);
-    if (ldexp(strtod(buf, NULL), 10 * u) != (double)bytes)
+    snprintf(buf, buflen, "%.3g%c", (double)bytes / (double)unit, units[u]);
+    double back = ldexp(strtod(buf, NULL), 10 * u);
+    if (bytes >= (1ull << 53) || back != (double)bytes)
         snprintf(buf, buflen, "%lluB", (unsigned long long)bytes);
 }
 

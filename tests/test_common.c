@@ -84,6 +84,15 @@ static void test_format_size(void **state)
     assert_string_equal(buf, "1048575B");
     hs_format_size(3ull << 40, buf, sizeof(buf));
     assert_string_equal(buf, "3T");
+    /* above 2^53 a double cannot tell: the bytes (2^64 - 1 read "16777216T") */
+    hs_format_size(UINT64_MAX, buf, sizeof(buf));
+    assert_string_equal(buf, "18446744073709551615B");
+    hs_format_size((1ull << 53) + 1, buf, sizeof(buf));
+    assert_string_equal(buf, "9007199254740993B");
+    hs_format_size(1ull << 60, buf, sizeof(buf));
+    assert_string_equal(buf, "1048576T");
+    hs_format_size(0, buf, sizeof(buf));
+    assert_string_equal(buf, "0B");
 }
 
 struct opts {
