@@ -564,6 +564,37 @@ static void test_no_partial_output(void **state)
     assert_int_equal(hs_test_run(NULL, "ls %s | grep -q '\\.tmp\\.'", g_dir), 1);
 }
 
+/* A CSV or JSON Lines file saved with a UTF-8 byte-order mark (spreadsheets do) loads as
+ * the same file without it (its first column was "unknown", and a .jsonl read as CSV). */
+static void test_text_bom(void **state)
+{
+    (void)state;
+    char *out = NULL, cmd[3 * sizeof(g_dir)];
+    const char *ext[] = {"csv", "jsonl"};
+
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof(cmd), "trace gen -w kv -n 50 -s 3 -o %s/plain.%s", g_dir, ext[k]);
+        assert_int_equal(run(NULL, cmd), 0);
+        snprintf(cmd, sizeof(cmd), "sh -c \"printf '\\357\\273\\277' | cat - %s/plain.%s > "
+                 "%s/bom.%s\"", g_dir, ext[k], g_dir, ext[k]);
+        assert_int_equal(hs_test_run(NULL, "%s", cmd), 0);
+        snprintf(cmd, sizeof(cmd), "trace convert %s/bom.%s -o %s/bom_%s.hst", g_dir, ext[k],
+                 g_dir, ext[k]);
+        assert_int_equal(run(&out, cmd), 0);
+        free(out);
+        trace_t *a, *b;
+        snprintf(cmd, sizeof(cmd), "%s/plain.%s", g_dir, ext[k]);
+        assert_int_equal(trace_load(cmd, &a), HS_OK);
+        snprintf(cmd, sizeof(cmd), "%s/bom_%s.hst", g_dir, ext[k]);
+        assert_int_equal(trace_load(cmd, &b), HS_OK);
+        assert_int_equal(a->n, b->n);
+        assert_memory_equal(a->recs, b->recs, a->n * sizeof(*a->recs));
+        assert_string_equal(a->hdr.workload, b->hdr.workload);
+        trace_free(a);
+        trace_free(b);
+    }
+}
+
 /* Parameters print as a user types them: 16M, 1048576, never 1.67772e+07. */
 static void test_workloads_values(void **state)
 {
@@ -604,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_usage_and_missing),
         cmocka_unit_test(test_no_partial_output),
         cmocka_unit_test(test_workloads_values),
+        cmocka_unit_test(test_text_bom),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

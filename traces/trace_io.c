@@ -28,6 +28,8 @@ trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
 
     if (len >= TRACE_FILE_MAGIC_LEN && memcmp(head, TRACE_FILE_MAGIC, TRACE_FILE_MAGIC_LEN) == 0)
         return TRACE_FMT_HST;
+    if (len >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 BOM (spreadsheets) */
+        i = 3;
     while (i < len && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
         i++;
     if (i < len && head[i] == '{')

@@ -141,6 +141,8 @@ static int text_next(text_in_t *in, char *why, size_t wl)
         snprintf(why, wl, "truncated: no newline at the end of the file");
         return -1;
     }
+    if (in->lineno == 1 && n >= 3 && memcmp(in->line, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 BOM */
+        memmove(in->line, in->line + 3, (size_t)n - 2);
     chomp(in->line);
     return 1;
 }
