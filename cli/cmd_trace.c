@@ -137,6 +137,10 @@ static void salvage_report(const char *in, const char *out, const trace_salvage_
     if (r->dup_blocks)
         printf("; %" PRIu64 " duplicate block(s) dropped (%" PRIu64 " records)", r->dup_blocks,
                r->dup_records);
+    if (r->dup_end_blocks)
+        printf("; %" PRIu64 " duplicate end block(s) dropped", r->dup_end_blocks);
+    if (r->end_misplaced)
+        printf("; end block out of place (record blocks after it)");
     if (r->reordered_blocks)
         printf("; %" PRIu64 " block(s) out of sequence order put back in order",
                r->reordered_blocks);

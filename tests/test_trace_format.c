@@ -817,6 +817,132 @@ static void test_salvage_provenance(void **state)
     salv_src_free(&src);
 }
 
+/* An end block duplicated, or with record blocks after it, is damage (validate rejects
+ * both): the copy is dropped, the misplaced one noted; every record is kept. */
+static void test_salvage_end_block_misplaced(void **state)
+{
+    static const int all[] = {0, 1, 2, 3, 4};
+    salv_src_t src;
+    trace_salvage_t res;
+    (void)state;
+    salv_src(&src);
+    span_t dup[] = {{0, src.len}, {src.blk[5], src.len}};
+    salv_splice(&src, "dupend.hst", dup, 2);
+    salvage("dupend.hst", &res);
+    assert_int_equal(res.dup_end_blocks, 1);
+    assert_false(res.end_misplaced);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_int_equal(res.first_bad_offset, src.len);
+    assert_non_null(strstr(res.first_bad_why, "duplicate end block"));
+    assert_true(res.end_ok);
+    assert_int_equal(res.lost_blocks, 0);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    span_t first[] = {{0, src.blk[0]}, {src.blk[5], src.len}, {src.blk[0], src.blk[5]}};
+    salv_splice(&src, "endfirst.hst", first, 3);
+    salvage("endfirst.hst", &res);
+    assert_true(res.end_misplaced);
+    assert_int_equal(res.dup_end_blocks, 0);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_int_equal(res.first_bad_offset, src.blk[0]);
+    assert_non_null(strstr(res.first_bad_why, "end block"));
+    assert_non_null(strstr(res.first_bad_why, "out of place"));
+    assert_true(res.end_ok);
+    assert_int_equal(res.lost_blocks, 0);
+    assert_int_equal(res.reordered_blocks + res.unordered_blocks, 0);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    span_t last[] = {{0, src.blk[4]}, {src.blk[5], src.len}, {src.blk[4], src.blk[5]}};
+    salv_splice(&src, "endlast.hst", last, 3);
+    salvage("endlast.hst", &res);
+    assert_true(res.end_misplaced);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_int_equal(res.first_bad_offset, src.blk[4]);
+    assert_true(res.end_ok);
+    trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    salv_src_free(&src);
+}
+
+/* A record block cut out of the file is a sequence gap: damage naming the missing seqs. */
+static void test_salvage_missing_block(void **state)
+{
+    static const int no2[] = {0, 1, 3, 4}, no12[] = {0, 3, 4}, no4[] = {0, 1, 2, 3};
+    salv_src_t src;
+    trace_salvage_t res;
+    (void)state;
+    salv_src(&src);
+    span_t gap[] = {{0, src.blk[2]}, {src.blk[3], src.len}};
+    salv_splice(&src, "gap.hst", gap, 2);
+    salvage("gap.hst", &res);
+    assert_true(res.end_ok);
+    assert_int_equal(res.lost_blocks, 1);
+    assert_int_equal(res.lost_records, 4096);
+    assert_int_equal(res.damaged_regions, 1); /* not "no damage found" */
+    assert_int_equal(res.first_bad_offset, src.blk[2]);
+    assert_non_null(strstr(res.first_bad_why, "block seq 2 missing"));
+    trace_free(assert_salvaged_blocks(&src, no2, 4, 7 + 4096));
+    span_t gap2[] = {{0, src.blk[1]}, {src.blk[3], src.len}};
+    salv_splice(&src, "gap2.hst", gap2, 2);
+    salvage("gap2.hst", &res);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_non_null(strstr(res.first_bad_why, "seq 1 to 2 missing"));
+    trace_free(assert_salvaged_blocks(&src, no12, 3, 7 + 8192));
+    span_t tail[] = {{0, src.blk[4]}, {src.blk[5], src.len}}; /* the last one */
+    salv_splice(&src, "gaptail.hst", tail, 2);
+    salvage("gaptail.hst", &res);
+    assert_int_equal(res.damaged_regions, 1);
+    assert_int_equal(res.first_bad_offset, src.blk[4]);
+    assert_non_null(strstr(res.first_bad_why, "block seq 4 missing"));
+    trace_free(assert_salvaged_blocks(&src, no4, 4, 7 + 3616));
+    salv_src_free(&src);
+}
+
+/* A damaged copy of a block before its intact copy: damage, but no order is broken. */
+static void test_salvage_damaged_copy_first(void **state)
+{
+    static const int all[] = {0, 1, 2, 3, 4};
+    salv_src_t src;
+    trace_salvage_t res;
+    uint8_t *d;
+    (void)state;
+    salv_src(&src);
+    for (int k = 0; k < 3; k += 2) { /* block 0, then block 2 */
+        size_t at = src.blk[k], blen = src.blk[k + 1] - at;
+        d = malloc(src.len + blen);
+        assert_non_null(d);
+        memcpy(d, src.d, at);
+        memcpy(d + at, src.d + at, blen);
+        d[at + 100] ^= 0xff; /* payload: its header holds */
+        memcpy(d + at + blen, src.d + at, src.len - at);
+        put_bytes(tmp("dmgdup.hst"), d, src.len + blen);
+        free(d);
+        salvage("dmgdup.hst", &res);
+        assert_int_equal(res.reordered_blocks, 0);
+        assert_int_equal(res.unordered_blocks, 0);
+        assert_int_equal(res.dup_blocks, 0);
+        assert_int_equal(res.damaged_regions, 1);
+        assert_int_equal(res.first_bad_offset, at);
+        assert_true(res.end_ok);
+        assert_int_equal(res.lost_records, 0);
+        trace_free(assert_salvaged_blocks(&src, all, 5, 7));
+    }
+    salv_src_free(&src);
+}
+
+/* A file cut inside the JSON header says so (not "length out of range"). */
+static void test_salvage_cut_json(void **state)
+{
+    salv_src_t src;
+    trace_salvage_t res;
+    (void)state;
+    salv_src(&src);
+    span_t cut[] = {{0, 300}};
+    salv_splice(&src, "cutjson.hst", cut, 1);
+    assert_int_equal(trace_salvage(tmp("cutjson.hst"), tmp("s.hst"), &res), HS_ERR_INVALID);
+    assert_false(res.header_ok);
+    assert_non_null(strstr(res.first_bad_why, "truncated"));
+    assert_null(strstr(res.first_bad_why, "out of range"));
+    salv_src_free(&src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -838,6 +964,10 @@ int main(void)
         cmocka_unit_test(test_salvage_far_out_of_order),
         cmocka_unit_test(test_salvage_known_lost),
         cmocka_unit_test(test_salvage_provenance),
+        cmocka_unit_test(test_salvage_end_block_misplaced),
+        cmocka_unit_test(test_salvage_missing_block),
+        cmocka_unit_test(test_salvage_damaged_copy_first),
+        cmocka_unit_test(test_salvage_cut_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -120,6 +120,7 @@ typedef struct {
     uint64_t seq, off;
     uint32_t type, count;
     int lost; /* its header held but its body did not: it only holds its place */
+    int after_bad; /* damaged bytes came just before it (they may explain a gap before it) */
 } salv_pend_t;
 
 /* A block whose header held but whose body did not: its records are lost unless another
@@ -136,7 +137,10 @@ typedef struct {
     trace_hdr_t hdr;
     uint64_t start;        /* first byte after the file header and JSON */
     trace_end_t end;
-    uint64_t end_off;      /* byte offset of the (last) end block met */
+    uint64_t end_off;      /* byte offset of the first intact end block (else a damaged one) */
+    uint64_t end_seq;      /* its seq: the record blocks before it are 0 .. end_seq - 1 */
+    int end_seen, end_after_bad; /* an intact end block met; damaged bytes just before it */
+    int bad_bytes;         /* damaged bytes since the last intact block */
     trace_writer_t *w;
     trace_rec_t *recs;     /* one block's records, decoded */
     seq_set_t done;        /* seqs kept (record blocks) or met intact (other types) */
@@ -145,7 +149,8 @@ typedef struct {
     salv_lost_t *lost;
     size_t nlost, caplost;
     uint64_t next_seq;     /* the seq the output continues with */
-    uint64_t file_seq_end; /* 1 + the highest seq met so far, in file order */
+    uint64_t file_seq_end; /* 1 + the highest seq of an intact record block met so far */
+    uint64_t out_seq_end;  /* 1 + the highest seq of a record block written out */
     uint64_t known_blocks; /* blocks known to exist, from the highest seq of an intact header */
     uint64_t dup_seq, dup_off, reord_seq, reord_off, late_seq, late_off; /* firsts, for messages */
     int in_damage;
@@ -254,9 +259,13 @@ static int salv_json(salv_t *s, uint32_t len, uint32_t crc, char *why, size_t wl
     const char *text = (const char *)s->map + TRACE_FILE_HDR_BYTES;
     char perr[160];
 
-    if (len == 0 || len > TRACE_JSON_MAX_BYTES ||
-        TRACE_FILE_HDR_BYTES + trace_json_padded(len) > s->size) {
+    if (len == 0 || len > TRACE_JSON_MAX_BYTES) {
         snprintf(why, wl, "JSON header length %" PRIu32 " (byte offset 12) out of range", len);
+        return -1;
+    }
+    if (TRACE_FILE_HDR_BYTES + trace_json_padded(len) > s->size) {
+        snprintf(why, wl, "truncated in the JSON header at byte offset %" PRIu64 " (header says "
+                 "%" PRIu32 " bytes from offset %d)", s->size, len, TRACE_FILE_HDR_BYTES);
         return -1;
     }
     if (TRACE_CRC_BAD(trace_crc32(0, text, len), crc)) {
@@ -397,8 +406,41 @@ static hs_status_t salv_emit(salv_t *s, trace_salvage_t *res, const salv_pend_t 
             return st;
         res->kept_blocks++;
         res->kept_records += p->count;
+        s->out_seq_end = u64_max(s->out_seq_end, p->seq + 1);
     }
     return seqset_add(&s->done, p->seq);
+}
+
+/* A damaged region that is not a run of bytes: started outside any run, which it leaves
+ * as it was. */
+__attribute__((format(printf, 4, 5)))
+static void salv_note(salv_t *s, trace_salvage_t *res, uint64_t off, const char *fmt, ...)
+{
+    int was = s->in_damage;
+    char why[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    s->in_damage = 0;
+    salv_damage(s, res, off, "%s", why);
+    s->in_damage = was;
+}
+
+/* Seqs [lo, hi) given up: no copy of them was met. Damage of its own unless damaged bytes
+ * just before off (where they belonged) explain it. */
+static void salv_gap(salv_t *s, trace_salvage_t *res, uint64_t lo, uint64_t hi, uint64_t off,
+                     int after_bad)
+{
+    if (after_bad || lo >= hi)
+        return;
+    if (hi - lo == 1)
+        salv_note(s, res, off, "block seq %" PRIu64 " missing: a sequence gap before byte "
+                  "offset %" PRIu64, lo, off);
+    else
+        salv_note(s, res, off, "blocks seq %" PRIu64 " to %" PRIu64 " missing: a sequence gap "
+                  "before byte offset %" PRIu64, lo, hi - 1, off);
 }
 
 /* Write out the held-back blocks that continue the sequence; with the window full, or at
@@ -410,6 +452,8 @@ static hs_status_t salv_drain(salv_t *s, trace_salvage_t *res, int all)
 
     while (st == HS_OK && i < s->npend &&
            (all || s->pend[i].seq == s->next_seq || s->npend - i >= SALV_WINDOW)) {
+        if (s->pend[i].seq > s->next_seq)
+            salv_gap(s, res, s->next_seq, s->pend[i].seq, s->pend[i].off, s->pend[i].after_bad);
         st = salv_emit(s, res, &s->pend[i]);
         s->next_seq = s->pend[i++].seq + 1;
     }
@@ -436,7 +480,7 @@ static void salv_dup(salv_t *s, trace_salvage_t *res, uint64_t off, const trace_
 static hs_status_t salv_misplaced(salv_t *s, trace_salvage_t *res, uint64_t off,
                                   const salv_pend_t *p)
 {
-    int late = p->seq < s->next_seq;
+    int late = p->seq < s->out_seq_end;
     uint64_t *first_seq = late ? &s->late_seq : &s->reord_seq;
     uint64_t *first_off = late ? &s->late_off : &s->reord_off;
 
@@ -449,28 +493,58 @@ static hs_status_t salv_misplaced(salv_t *s, trace_salvage_t *res, uint64_t off,
                 "): %s", p->seq, s->file_seq_end - 1,
                 late ? "too far to put back, kept in file order" : "put back in order");
     s->in_damage = 0; /* the block itself is intact */
-    if (late)
+    if (late || p->seq < s->next_seq) /* written now: in order unless late */
         return salv_emit(s, res, p);
     pend_insert(s, p);
     return salv_drain(s, res, 0);
 }
 
 /* An intact block at off: kept in sequence order; dropped if its seq was kept already. */
+/* A record block (intact or not) after the end block: the end block is out of place. */
+static void salv_after_end(salv_t *s, trace_salvage_t *res, uint64_t off, uint64_t seq)
+{
+    if (!s->end_seen || res->end_misplaced)
+        return;
+    res->end_misplaced = 1;
+    salv_note(s, res, s->end_off, "end block (seq %" PRIu64 ") out of place: block seq %" PRIu64
+              " at byte offset %" PRIu64 " follows it", s->end_seq, seq, off);
+}
+
+/* The first intact end block gives the totals; a later one is a duplicate, dropped. */
+static void salv_end_block(salv_t *s, trace_salvage_t *res, uint64_t off, const trace_blk_t *h)
+{
+    if (s->end_seen) {
+        res->dup_end_blocks++;
+        res->skipped_bytes += h->total_len;
+        s->in_damage = 0;
+        salv_damage(s, res, off, "duplicate end block (seq %" PRIu64 "): dropped", h->seq);
+        return;
+    }
+    trace_end_decode(s->map + off + TRACE_BLK_HDR_BYTES, &s->end);
+    s->end_seen = 1;
+    s->end_off = off;
+    s->end_seq = h->seq;
+    s->end_after_bad = s->bad_bytes;
+    s->known_blocks = u64_max(s->known_blocks, h->seq);
+    res->end_ok = 1;
+    s->in_damage = 0;
+}
+
+/* An intact block at off: kept in sequence order; dropped if its seq was kept already. */
 static hs_status_t salv_good_block(salv_t *s, trace_salvage_t *res, uint64_t off,
                                    const trace_blk_t *h)
 {
-    salv_pend_t p = {h->seq, off, h->type, h->count, 0};
+    salv_pend_t p = {h->seq, off, h->type, h->count, 0, s->bad_bytes};
     int misplaced = h->seq < s->file_seq_end;
 
     if (h->type == TRACE_BLK_END) {
-        trace_end_decode(s->map + off + TRACE_BLK_HDR_BYTES, &s->end);
-        s->end_off = off;
-        s->known_blocks = u64_max(s->known_blocks, h->seq);
-        res->end_ok = 1;
-        s->in_damage = 0;
+        salv_end_block(s, res, off, h);
+        s->bad_bytes = 0;
         return HS_OK;
     }
+    s->bad_bytes = 0;
     s->known_blocks = u64_max(s->known_blocks, h->seq + 1);
+    salv_after_end(s, res, off, h->seq);
     if (salv_have(s, h->seq)) {
         salv_dup(s, res, off, h);
         return HS_OK;
@@ -479,6 +553,8 @@ static hs_status_t salv_good_block(salv_t *s, trace_salvage_t *res, uint64_t off
     if (misplaced)
         return salv_misplaced(s, res, off, &p);
     s->in_damage = 0;
+    if (h->seq < s->next_seq) /* only a damaged copy held its place: nothing after it is out */
+        return salv_emit(s, res, &p);
     pend_insert(s, &p);
     return salv_drain(s, res, 0);
 }
@@ -502,18 +578,19 @@ static hs_status_t salv_lost_add(salv_t *s, uint64_t seq, uint32_t count)
 static hs_status_t salv_lost_block(salv_t *s, trace_salvage_t *res, uint64_t off,
                                    const trace_blk_t *h, const char *why)
 {
-    salv_pend_t p = {h->seq, off, h->type, h->count, 1};
+    salv_pend_t p = {h->seq, off, h->type, h->count, 1, s->bad_bytes};
     hs_status_t st = HS_OK;
 
     if (h->type == TRACE_BLK_END) { /* not a record block: no record is lost with it */
         res->end_damaged = 1;
-        s->end_off = off;
+        if (!s->end_seen)
+            s->end_off = off;
         s->known_blocks = u64_max(s->known_blocks, h->seq);
         salv_damage(s, res, off, "end block damaged: %s", why);
         return HS_OK;
     }
     s->known_blocks = u64_max(s->known_blocks, h->seq + 1);
-    s->file_seq_end = u64_max(s->file_seq_end, h->seq + 1);
+    salv_after_end(s, res, off, h->seq);
     salv_damage(s, res, off, "block seq %" PRIu64 " (%" PRIu32 " records, header intact): %s",
                 h->seq, h->count, why);
     if (h->type == TRACE_BLK_RECORDS)
@@ -543,11 +620,14 @@ static hs_status_t salv_walk(salv_t *s, trace_salvage_t *res)
             st = salv_lost_block(s, res, off, &h, why);
         else
             salv_damage(s, res, off, "%s", why);
+        s->bad_bytes = 1;
         res->skipped_bytes += next - off;
         off = next;
     }
     if (st == HS_OK)
         st = salv_drain(s, res, 1);
+    if (st == HS_OK && s->end_seen && !res->end_misplaced) /* blocks cut before the end */
+        salv_gap(s, res, s->next_seq, s->end_seq, s->end_off, s->end_after_bad);
     if (off < s->size) { /* a tail shorter than a block header */
         salv_damage(s, res, off, "truncated: a partial block header at the end of the file");
         res->skipped_bytes += s->size - off;

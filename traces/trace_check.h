@@ -39,10 +39,13 @@ typedef struct {
                                            (records of blocks whose header held) */
     uint64_t lost_blocks_min;   /* = lost_blocks (kept for older callers) */
     uint64_t dup_blocks, dup_records; /* blocks whose seq was already kept: dropped */
+    uint64_t dup_end_blocks;    /* intact end blocks after the first: dropped */
+    int end_misplaced;          /* record blocks followed the end block (it must be last) */
     uint64_t reordered_blocks;  /* out of sequence order in the file, put back in order */
     uint64_t unordered_blocks;  /* too far out of order to put back: kept in file order */
     uint64_t damaged_regions;   /* runs of bytes not kept as an intact block in its place
-                                   (duplicates and blocks out of order count too) */
+                                   (duplicates, blocks out of order, a misplaced end block
+                                   and sequence gaps without damaged bytes count too) */
     uint64_t skipped_bytes;
     uint64_t first_bad_offset;  /* byte offset of the first damage (if any) */
     char first_bad_why[256];
