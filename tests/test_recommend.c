@@ -431,6 +431,13 @@ static void test_cli_trace_checks(void **state)
     size_t moved = 0;
     assert_int_equal(trace_sort_posts(rings, &moved), HS_OK);
     assert_true(moved > 0);
+    /* trace info says how many, as the sort counts them */
+    assert_int_equal(hs_test_run(&out, "%s trace info %s --json", hs_test_bin(), mixed), 0);
+    cJSON *info = cJSON_Parse(out);
+    free(out);
+    assert_non_null(info);
+    assert_int_equal((size_t)cJSON_GetObjectItem(info, "out_of_post_order")->valuedouble, moved);
+    cJSON_Delete(info);
     for (size_t i = 0; i < tr->n; i++)
         assert_memory_equal(&rings->recs[i], &tr->recs[i], sizeof(tr->recs[i]));
     assert_int_equal(trace_sort_posts(rings, &moved), HS_OK);

@@ -58,8 +58,10 @@ hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out)
     memset(&s, 0, sizeof(s));
     s.records = tr->n;
     s.size_min = s.t_first_post_ns = tr->n ? UINT64_MAX : 0;
-    for (size_t i = 0; i < tr->n; i++)
+    for (size_t i = 0; i < tr->n; i++) {
         stats_one(&s, &tr->recs[i]);
+        s.unordered += i && tr->recs[i].t_post_ns < tr->recs[i - 1].t_post_ns;
+    }
     if (tr->n) {
         if (!(sizes = hs_alloc_big(tr->n * sizeof(*sizes))))
             return HS_ERR_NOMEM;
@@ -118,6 +120,10 @@ void trace_stats_print(FILE *fp, const char *path, const trace_t *tr, const trac
             "\n", s->cold, s->errors, s->inline_n, s->qps);
     fprintf(fp, "path       LL %" PRIu64 "  BW %" PRIu64 "  unknown %" PRIu64 "\n", s->path_ll,
             s->path_bw, s->path_unknown);
+    if (s->unordered)
+        fprintf(fp, "order      %" PRIu64 " records posted before the record ahead of them "
+                "(several threads' rings): model, sim and recommend replay them in post "
+                "order\n", s->unordered);
     fprintf(fp, "size histogram (power-of-two buckets):\n");
     for (unsigned k = 0; k < TRACE_STATS_BUCKETS; k++) {
         if (!s->hist[k])
@@ -177,6 +183,7 @@ char *trace_stats_json(const char *path, const trace_t *tr, const trace_stats_t 
     cJSON_AddNumberToObject(o, "errors", (double)s->errors);
     cJSON_AddNumberToObject(o, "inline", (double)s->inline_n);
     cJSON_AddNumberToObject(o, "qps", (double)s->qps);
+    cJSON_AddNumberToObject(o, "out_of_post_order", (double)s->unordered);
     path_o = cJSON_AddObjectToObject(o, "path_split");
     cJSON_AddNumberToObject(path_o, "ll", (double)s->path_ll);
     cJSON_AddNumberToObject(path_o, "bw", (double)s->path_bw);
