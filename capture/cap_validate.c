@@ -421,13 +421,10 @@ static cJSON *report_json(vctx_t *v)
 
 static hs_status_t load_trace(vctx_t *v)
 {
-    hs_status_t st = trace_load(v->o->trace_path, &v->tr);
-    size_t moved;
+    hs_status_t st = trace_load_posts(v->o->trace_path, 1, &v->tr);
 
-    if (st != HS_OK || (st = trace_sort_posts(v->tr, &moved)) != HS_OK)
+    if (st != HS_OK)
         return st;
-    if (moved)
-        trace_note_sorted(v->o->trace_path, moved);
     if (v->o->limit && v->o->limit < v->tr->n)
         v->tr->n = v->o->limit;
     if (v->tr->n == 0) {

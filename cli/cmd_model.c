@@ -78,7 +78,7 @@ static const hs_cmd_spec_t g_sim_spec = {
 int cli_trace_open(const char *path, trace_t **out)
 {
     trace_t *tr = NULL;
-    hs_status_t st = trace_load(path, &tr);
+    hs_status_t st = trace_load_posts(path, 1, &tr);
 
     if (st != HS_OK)
         return hs_status_exit_code(st);
@@ -87,13 +87,6 @@ int cli_trace_open(const char *path, trace_t **out)
         trace_free(tr);
         return 1;
     }
-    size_t moved;
-    if ((st = trace_sort_posts(tr, &moved)) != HS_OK) {
-        trace_free(tr);
-        return hs_status_exit_code(st);
-    }
-    if (moved)
-        trace_note_sorted(path, moved);
     *out = tr;
     return 0;
 }

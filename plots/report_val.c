@@ -86,11 +86,8 @@ static hs_status_t load_inputs(const cJSON *report, const char *profile,
     st = profile_load(profile ? profile : "generic", p);
     for (size_t i = 0; st == HS_OK && sets && i < sets->n; i++)
         st = profile_set(*p, sets->v[i]);
-    if (st == HS_OK)
-        st = trace_load(*path, tr);
-    size_t moved; /* in the order validate replayed it (it said so then) */
-    if (st == HS_OK)
-        st = trace_sort_posts(*tr, &moved);
+    if (st == HS_OK) /* in the order validate replayed it (it said so then) */
+        st = trace_load_posts(*path, 0, tr);
     return st;
 }
 

@@ -221,15 +221,10 @@ hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out)
     if (!m->traces || !m->profiles)
         goto fail;
     for (size_t i = 0; i < g->ntraces; i++) {
-        if ((st = trace_load(g->traces[i].path, &m->traces[i])) != HS_OK) {
+        if ((st = trace_load_posts(g->traces[i].path, 1, &m->traces[i])) != HS_OK) {
             hs_log_error("%s: traces[%zu]: cannot load '%s'", g->path, i, g->traces[i].label);
             goto fail;
         }
-        size_t moved;
-        if ((st = trace_sort_posts(m->traces[i], &moved)) != HS_OK)
-            goto fail;
-        if (moved)
-            trace_note_sorted(g->traces[i].path, moved);
     }
     out->ops = &g_eval_model_ops;
     out->ctx = m;

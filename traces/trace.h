@@ -125,14 +125,17 @@ hs_status_t trace_push(trace_t *tr, const trace_rec_t *rec);
 /* Make room for at least n records in all (a large array on huge pages: hs_mem.h). */
 hs_status_t trace_reserve(trace_t *tr, size_t n);
 void trace_free(trace_t *tr);
+/* How many records are posted before the record ahead of them (0: in post order). */
+size_t trace_unordered(const trace_t *tr);
 /* Put the records in ascending post time, ties in file order (a stable sort), unless they
  * are already (the interposer drains several threads' rings in turn, so its files need not
- * be); *moved gets the records posted before the one in front of them (0: tr untouched).
- * Each record's index in the file is kept (trace_file_index) for messages. O(n) (radix);
- * HS_ERR_NOMEM leaves tr as it was. Records pushed afterwards have no file index. */
+ * be); *moved gets trace_unordered's count (0: tr untouched). Each record's index in the
+ * file is kept (trace_file_index) for messages. O(n) (radix); HS_ERR_NOMEM leaves tr as it
+ * was. Records pushed afterwards have no file index. */
 hs_status_t trace_sort_posts(trace_t *tr, size_t *moved);
-/* Say on stderr that path's records were put in post order (trace_sort_posts). */
-void trace_note_sorted(const char *path, size_t moved);
+/* trace_load, then trace_sort_posts: what every replay reads (model, sim, recommend, sweep,
+ * validate); with note, say on stderr (hs_log_info) when records were moved. */
+hs_status_t trace_load_posts(const char *path, int note, trace_t **out);
 
 /* ---- files ---------------------------------------------------------------------- */
 

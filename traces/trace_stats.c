@@ -58,10 +58,9 @@ hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out)
     memset(&s, 0, sizeof(s));
     s.records = tr->n;
     s.size_min = s.t_first_post_ns = tr->n ? UINT64_MAX : 0;
-    for (size_t i = 0; i < tr->n; i++) {
+    for (size_t i = 0; i < tr->n; i++)
         stats_one(&s, &tr->recs[i]);
-        s.unordered += i && tr->recs[i].t_post_ns < tr->recs[i - 1].t_post_ns;
-    }
+    s.unordered = trace_unordered(tr);
     if (tr->n) {
         if (!(sizes = hs_alloc_big(tr->n * sizeof(*sizes))))
             return HS_ERR_NOMEM;

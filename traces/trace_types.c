@@ -128,21 +128,28 @@ static post_key_t *radix_keys(post_key_t *a, post_key_t *b, size_t n, unsigned b
     return a;
 }
 
+size_t trace_unordered(const trace_t *tr)
+{
+    size_t bad = 0;
+
+    for (size_t i = 1; i < tr->n; i++)
+        bad += tr->recs[i].t_post_ns < tr->recs[i - 1].t_post_ns;
+    return bad;
+}
+
 hs_status_t trace_sort_posts(trace_t *tr, size_t *moved)
 {
-    size_t n = tr->n, bad = 0;
+    size_t n = tr->n;
     uint64_t lo = UINT64_MAX, hi = 0;
     hs_status_t st = HS_ERR_NOMEM;
 
+    if ((*moved = trace_unordered(tr)) == 0)
+        return HS_OK;
     for (size_t i = 0; i < n; i++) {
         uint64_t t = tr->recs[i].t_post_ns;
-        bad += i && t < tr->recs[i - 1].t_post_ns;
         lo = t < lo ? t : lo;
         hi = t > hi ? t : hi;
     }
-    *moved = bad;
-    if (bad == 0)
-        return HS_OK;
     post_key_t *a = hs_alloc_big(n * sizeof(*a)), *b = hs_alloc_big(n * sizeof(*b));
     trace_rec_t *out = hs_alloc_big(n * sizeof(*out));
     size_t *idx = hs_alloc_big(n * sizeof(*idx));
@@ -171,9 +178,20 @@ out:
     return st;
 }
 
-void trace_note_sorted(const char *path, size_t moved)
+hs_status_t trace_load_posts(const char *path, int note, trace_t **out)
 {
-    hs_log_info("%s: %zu record%s out of post order (posted before the record ahead in the "
-                "file, as from several threads' rings): replayed in post order", path, moved,
-                moved == 1 ? "" : "s");
+    trace_t *tr = NULL;
+    size_t moved;
+    hs_status_t st = trace_load(path, &tr);
+
+    if (st == HS_OK && (st = trace_sort_posts(tr, &moved)) != HS_OK)
+        trace_free(tr);
+    if (st != HS_OK)
+        return st;
+    if (moved && note)
+        hs_log_info("%s: %zu record%s out of post order (posted before the record ahead in "
+                    "the file, as from several threads' rings): replayed in post order", path,
+                    moved, moved == 1 ? "" : "s");
+    *out = tr;
+    return HS_OK;
 }
