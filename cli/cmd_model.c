@@ -500,11 +500,9 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
         (rc = cli_trace_open(pos[0], &j.tr)) != 0)
         goto out;
     j.quiet = o.quiet;
-    if (!j.po.include_cold && pred_all_cold(j.tr)) {
+    if (!j.po.include_cold && pred_all_cold(j.tr)) /* pred_summarize counts them in */
         hs_log_warn("%s: every one of the %zu messages is flagged cold-start: counted in the "
                     "figures, as with --include-cold", pos[0], j.tr->n);
-        j.po.include_cold = 1;
-    }
     /* the sim engine forks a simulator per hint: from one thread only (a child forked while
      * another thread holds an allocator lock can wait on it forever: ASan's does) */
     j.threads = is_sim ? 1 : pred_threads((unsigned)o.threads);

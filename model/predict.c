@@ -140,8 +140,9 @@ static void fill_main(const lat_hist_t *h, const lat_hist_t *cold, pred_result_t
     out->cold_max_us = cold->n ? cold->max_us : 0;
 }
 
-/* Walk the messages once: main, cold and per-class histograms, bytes and LL count. */
-static void summarize_walk(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
+/* Walk the messages once: main, cold and per-class histograms, bytes and LL count;
+ * cold-start messages go apart unless include_cold. */
+static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw,
                            lat_hist_t *h, lat_hist_t *cold, lat_hist_t *cls,
                            double *bytes, uint64_t *nll)
 {
@@ -150,7 +151,7 @@ static void summarize_walk(const trace_t *tr, const pred_opts_t *o, const pred_r
         double us = raw->lat_us[i];
         if (isnan(us))
             continue; /* not measured (validate) */
-        if ((r->flags & TRACE_F_COLD) && !o->include_cold) {
+        if ((r->flags & TRACE_F_COLD) && !include_cold) {
             hist_add(cold, us);
             continue;
         }
@@ -180,7 +181,8 @@ hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_r
     for (k = 0; k < PRED_NCLASSES; k++)
         if (hist_init(&cls[k]))
             goto out;
-    summarize_walk(tr, o, raw, &h, &cold, cls, &bytes, &nll);
+    /* a trace of cold-start messages only is summarised on them: apart, none would be left */
+    summarize_walk(tr, o->include_cold || pred_all_cold(tr), raw, &h, &cold, cls, &bytes, &nll);
     out->hint_bytes = hint_bytes;
     fill_main(&h, &cold, out);
     span_us = raw->t_last_done_us - raw->t_first_post_us;

@@ -118,8 +118,8 @@ hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const
  * the trace (o->trace_name) and the first record that fails, logged; else HS_OK. */
 hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_opts_t *o);
 /* Whether every record of tr is flagged cold-start: then, cold-start messages being
- * reported apart by default, no message would be left in the figures (callers count them
- * in, as include_cold does, and say so). */
+ * reported apart by default, no message would be left in the figures, so pred_summarize
+ * counts them in as include_cold does (callers say so). Stops at the first steady one. */
 int pred_all_cold(const trace_t *tr);
 /* The threads pred_run_hints is given: asked, or one per online CPU when asked is 0. */
 unsigned pred_threads(unsigned asked);

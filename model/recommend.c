@@ -137,6 +137,12 @@ hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out
 
 /* ---- ranking --------------------------------------------------------------------- */
 
+/* Whether two objective values are equal for ranking (to REC_TIE_REL). */
+static int rec_tie(double va, double vb)
+{
+    return fabs(va - vb) <= REC_TIE_REL * fmax(fabs(va), fabs(vb));
+}
+
 /* 1 if a ranks before b under obj (ties: the smaller hint, seed 000's "median plus a bit,
  * not the maximum"). best_gbps is for balanced. */
 static int rec_before(rec_objective_t obj, const pred_result_t *a, const pred_result_t *b,
@@ -150,9 +156,8 @@ static int rec_before(rec_objective_t obj, const pred_result_t *a, const pred_re
         if (ea != eb)
             return ea;
     }
-    if (fabs(va - vb) > REC_TIE_REL * fmax(fabs(va), fabs(vb))) {
+    if (!rec_tie(va, vb))
         return obj == REC_OBJ_THROUGHPUT ? va > vb : va < vb;
-    }
     return a->hint_bytes < b->hint_bytes;
 }
 
@@ -186,14 +191,13 @@ static void costs_array(const pred_costs_t *c, double v[5])
     v[4] = c->base_us;
 }
 
-/* The cost term whose total differs most between results w and u (index into g_terms). */
-static size_t separating_term(const pred_result_t *w, const pred_result_t *u)
+/* The cost term whose total differs most between cost arrays cw and cu (index into
+ * g_terms). */
+static size_t separating_term(const double cw[5], const double cu[5])
 {
-    double cw[5], cu[5], best = -1;
+    double best = -1;
     size_t k = 4;
 
-    costs_array(&w->costs, cw);
-    costs_array(&u->costs, cu);
     for (size_t t = 0; t < 5; t++)
         if (fabs(cu[t] - cw[t]) > best) {
             best = fabs(cu[t] - cw[t]);
@@ -218,16 +222,16 @@ static void explain(rec_report_t *r, size_t nmsg)
     }
     rec_label_hint(w->hint_bytes, hw, sizeof(hw));
     rec_label_hint(u->hint_bytes, hu, sizeof(hu));
-    if (fabs(vw - vu) <= REC_TIE_REL * fmax(fabs(vw), fabs(vu))) {
+    if (rec_tie(vw, vu)) {
         snprintf(r->why, sizeof(r->why), "hints %s and %s tie on %s (%.6g and %.6g): the "
                  "smaller hint is recommended (seed 000: cover the median plus a bit, not the "
                  "maximum); no cost term separates them", hw, hu, obj, vw, vu);
         r->why_term = "tie";
         return;
     }
-    size_t k = separating_term(w, u);
     costs_array(&w->costs, cw);
     costs_array(&u->costs, cu);
+    size_t k = separating_term(cw, cu);
     r->why_term = g_term_keys[k];
     if (r->objective == REC_OBJ_THROUGHPUT) {
         snprintf(r->why, sizeof(r->why),
@@ -428,16 +432,13 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
 }
 
 hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                    const rec_opts_t *opts, rec_report_t *out)
+                    const rec_opts_t *o, rec_report_t *out)
 {
     uint64_t *hints = NULL, t0 = hs_now_ns();
-    rec_opts_t eff = *opts;
-    const rec_opts_t *o = &eff;
-    int cold_only = !opts->pred.include_cold && pred_all_cold(tr);
+    int cold_only = !o->pred.include_cold && pred_all_cold(tr); /* pred_summarize counts them */
     hs_status_t st;
 
     memset(out, 0, sizeof(*out));
-    eff.pred.include_cold |= cold_only;
     out->objective = o->objective;
     if (tr->n == 0) {
         hs_log_error("the trace has no records: nothing to recommend");

@@ -199,6 +199,13 @@ static void test_all_cold(void **state)
     assert_true(r.results[r.winner].p99_us == inc.results[inc.winner].p99_us);
     assert_true(has_warning(&r, "flagged cold-start: ranked on them all"));
     assert_false(has_warning(&inc, "flagged cold-start: ranked on them all"));
+    /* the summariser does it, so every caller gets it (sweep, the report's figures) */
+    pred_opts_t po = {.mode = PRED_CLOSED};
+    pred_result_t one;
+    assert_int_equal(pred_run(&model_engine_ops, tr, p, &po, 0, 0, &one), HS_OK);
+    assert_int_equal(one.count, tr->n);
+    assert_true(one.p99_us > 0);
+    pred_result_release(&one);
     rec_report_release(&r);
     rec_report_release(&inc);
     /* one steady message is enough to rank on it, the others apart as before */
