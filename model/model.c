@@ -610,6 +610,211 @@ static __attribute__((noinline)) void entry_apply(mdl_state_t *s, mdl_path_t *pa
     s->entry_hits++;
 }
 
+/* ---- a link-bound message in closed form (MODEL.md section 3) ------------------------ */
+
+/* Where every chunk of a segmented message starts on the link the moment the link frees
+ * (its post, delayed by the slot wait, is early enough: a saturated path), the chunks do
+ * not wait for one another: full chunk q ends q + 1 link times S after the link's free time
+ * L0, so its batch closes at L0 + (q + 1) S + latency. chunks_bound replays such a message
+ * on copies: the slot waits pop, in order, the batches queued before it, the open batch (as
+ * closed by its timer, which the first chunk's batch_add does) and its own batches, and
+ * where a chunk's wait ended at the report of a batch it popped, the next chunks repeat
+ * that step one S later as long as the batches they pop continue that spacing (a run of
+ * the previous message's batches, or its own), so they are jumped. Nothing changes unless
+ * every chunk was link-bound; returns whether it applied. */
+typedef struct {
+    const mdl_batch_t *ring;
+    uint64_t head, mask, nold, nv; /* ring batches before the message, plus the open one */
+    uint32_t window, batch, open_nwr;
+    double ev, open_close, L0, S, lf; /* own batch q closes at L0 + (q + 1) S + lf */
+    double cpu, last_r;  /* the CPU's free time; report of the batch the last wait popped */
+    uint64_t h;          /* the next batch to pop, counted from the ring's head */
+    uint32_t used;       /* slots held */
+    int stalled;
+} bound_t;
+
+/* The close and WRs of batch h: an old one, the open one, or an own one. */
+static HS_HOT double bound_close(const bound_t *b, uint64_t h, uint32_t *nwr)
+{
+    if (h >= b->nv) {
+        *nwr = b->batch;
+        return b->L0 + (double)(int64_t)(h - b->nv + 1) * b->S + b->lf;
+    }
+    if (h < b->nold) {
+        const mdl_batch_t *x = &b->ring[(b->head + h) & b->mask];
+        *nwr = x->nwr;
+        return x->close_ns;
+    }
+    *nwr = b->open_nwr;
+    return b->open_close;
+}
+
+/* slots_acquire of a chunk of n WRs from t_ch on, the first avail batches queued; returns
+ * the post time, or -1 when they run out (not modelled here). */
+static HS_HOT double bound_acquire(bound_t *b, uint32_t n, double t_ch, uint64_t avail)
+{
+    double close;
+    uint32_t nwr;
+
+    for (; b->h < avail; b->h++) { /* reap_due: every batch reported by t_ch */
+        close = bound_close(b, b->h, &nwr);
+        if (close + b->ev > t_ch)
+            break;
+        b->cpu = (b->cpu > close ? b->cpu : close) + b->ev;
+        b->used -= nwr;
+    }
+    double t = t_ch > b->cpu ? t_ch : b->cpu;
+    b->last_r = -1;
+    while (b->used + n > b->window) {
+        if (b->h >= avail)
+            return -1;
+        close = bound_close(b, b->h++, &nwr);
+        b->last_r = close + b->ev;
+        b->cpu = (b->cpu > close ? b->cpu : close) + b->ev;
+        b->used -= nwr;
+        if (b->last_r > t) {
+            t = b->last_r;
+            b->stalled = 1;
+        }
+    }
+    t = t > b->cpu ? t : b->cpu;
+    b->used += n;
+    return t;
+}
+
+/* chunk_hw of a chunk posted at t on a link free at link (no perturbation window):
+ * whether it is link-bound (starts at link and ends S later). */
+static HS_HOT int bound_post(bound_t *b, const chunk_cost_t *cc, double dma, double t,
+                             double link)
+{
+    b->cpu = t + cc->post_ns;
+    return t + cc->post_share_ns + dma <= link &&
+           !(cc->nwr > 1 && b->cpu + dma + cc->ser_share_ns > link + cc->ser_ns);
+}
+
+/* After full chunk j's wait ended at the report of batch h - 1 (posted at that report),
+ * how many of the want further full chunks repeat its step one S later: the batches from
+ * h on continue the spacing S with E WRs each (own batches always do), the slots held
+ * make each wait pop exactly one, and each stays link-bound (its post + DMA before the
+ * link frees, chunk_hw's CPU bound): both hold when they hold for chunk j + 1, with end_j
+ * the link's free time after chunk j. consts: S > P and S >= event + P. */
+static HS_HOT uint64_t bound_run(const bound_t *b, const chunk_cost_t *full, double dma,
+                                 double end_j, uint64_t want)
+{
+    double r = b->last_r, prev = r - b->ev, tol = mdl_time_tol(r);
+    uint64_t k = 0;
+
+    if (b->used + b->batch <= b->window || r + b->S + full->post_share_ns + dma > end_j ||
+        r + full->post_ns + dma + full->ser_share_ns > end_j)
+        return 0;
+    while (k < want) {
+        uint64_t h = b->h + k;
+        if (h > b->nv)
+            return want; /* own batches after an own one */
+        uint32_t nwr;
+        double c = bound_close(b, h, &nwr);
+        if (nwr != b->batch || !mdl_same_time(c - prev, b->S, tol))
+            break;
+        prev = c;
+        k++;
+    }
+    return k;
+}
+
+/* Whether chunks_bound can apply to a message of nfull full chunks from t0 on: its first
+ * chunk, posted at t0 at the earliest, must start when the link frees, and full chunk
+ * j >= B, which pops own batch j - B by its post (at most B = window / batch full
+ * batches are held), posts at that batch's report at the earliest: L0 + (j - B + 1) S +
+ * latency + event, and must start at L0 + j S. */
+static HS_HOT int bound_may(const mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *full,
+                            double dma, double lat, double t0, uint64_t nfull)
+{
+    uint32_t B = pa->window / pa->batch;
+
+    return t0 + full->post_share_ns + dma <= s->link_free_ns &&
+           (nfull <= B || lat + pa->fixed_ns + pa->event_ns + full->post_share_ns + dma <=
+                              (double)(B - 1) * full->ser_ns);
+}
+
+static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa,
+                                                  const chunk_cost_t *full,
+                                                  const chunk_cost_t *last, uint64_t nfull,
+                                                  double dma, double lat, size_t i, double t0,
+                                                  double tref_ns, chunks_rec_t *rec)
+{
+    uint64_t open = pa->open_n > 0;
+    double S = full->ser_ns;
+    bound_t b = {pa->ring, pa->head, pa->mask, pa->count, pa->count + open, pa->window,
+                 pa->batch, pa->open_n, pa->event_ns, open ? pa->timer_close_ns : 0,
+                 s->link_free_ns, S, lat + pa->fixed_ns, s->cpu_free_ns, -1, 0, pa->used, 0};
+
+    /* no perturbation window ahead; an open batch without a timer would take the first
+     * chunk in (one batch of both) */
+    if (mdl_next_edge(s, t0) != HUGE_VAL || (open && !(pa->period_ns > 0)))
+        return 0;
+    int consts = S > full->post_ns && S >= b.ev + full->post_ns;
+    double t_first = 0, t_ch = t0;
+    uint64_t jumped = 0;
+    for (uint64_t j = 0; j < nfull; j++) {
+        double t = bound_acquire(&b, full->nwr, t_ch, b.nv + j);
+        double end_j = b.L0 + (double)(int64_t)(j + 1) * S;
+        if (t < 0 || !bound_post(&b, full, dma, t, b.L0 + (double)(int64_t)j * S))
+            return 0;
+        if (j == 0) {
+            t_first = t;
+            if (open && b.h <= b.nold && !(end_j + b.lf > b.open_close))
+                return 0; /* the open batch would take the first chunk in */
+            /* forced closed and popped by the first wait: the memo cannot know its close */
+            rec->entry_ok = !(open && b.h > b.nold);
+        }
+        t_ch = b.cpu;
+        uint64_t m = consts && b.last_r == t ? bound_run(&b, full, dma, end_j, nfull - 1 - j) : 0;
+        if (m) {
+            uint32_t nwr;
+            b.h += m;
+            j += m;
+            b.last_r = bound_close(&b, b.h - 1, &nwr) + b.ev;
+            b.cpu = t_ch = b.last_r + full->post_ns;
+            b.stalled = 1;
+            jumped += m;
+        }
+    }
+    /* the last chunk: the rest of the WRs */
+    uint64_t avail = b.nv + nfull;
+    double link = b.L0 + (double)(int64_t)nfull * S;
+    double t_last = bound_acquire(&b, last->nwr, t_ch, avail);
+    if (t_last < 0 || !bound_post(&b, last, dma, t_last, link))
+        return 0;
+    double hw_last = link + last->ser_ns + b.lf + pa->split_ns;
+
+    /* commit: the open batch closes by its timer (as the first chunk's batch_add does),
+     * the popped batches go, the own batches not popped are queued */
+    if (open)
+        batch_close(s, pa, b.open_close);
+    for (uint64_t h = b.h > b.nv ? b.h : b.nv; h < avail; h++)
+        pa->ring[(b.head + h) & b.mask] = (mdl_batch_t){
+            b.L0 + (double)(int64_t)(h - b.nv + 1) * S + b.lf, b.batch};
+    note_report(s, pa, link + b.lf + b.ev);
+    pa->head = (uint32_t)((b.head + b.h) & b.mask);
+    pa->count = (uint32_t)(avail - b.h);
+    pa->used = b.used;
+    pa->pushes += nfull;
+    pa->head_r_ns = pa->count ? pa->ring[pa->head].close_ns + b.ev : HUGE_VAL;
+    s->cpu_free_ns = b.cpu;
+    s->link_free_ns = link + last->ser_ns;
+    s->cost_ns.queue += t_first - t0;
+    s->chunks_skipped += jumped;
+    s->stalls += (uint64_t)b.stalled;
+    s->bound_hits++;
+    batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
+    rec->stalled = b.stalled;
+    rec->hw = hw_last;
+    rec->t_last = t_last;
+    if (open)
+        rec->entry_close = b.open_close;
+    return 1;
+}
+
 /* The chunks of message i (nwr > batch WRs, left bytes) on pa (index k), the first from t0
  * on (its reaping at t0 done): at most a batch each, the first and the last through the
  * general step, the full ones between with no open batch (chunk_full; with every_chunk, the
@@ -631,6 +836,14 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
 
     chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                pa->batch, &full);
+    /* a saturated path: the whole message in closed form (chunks_bound; bound_may) */
+    if (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, (nwr - 1) / pa->batch)) {
+        uint64_t nfull = (nwr - 1) / pa->batch, lb = left - nfull * full_bytes;
+        chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
+                   (uint32_t)(nwr - nfull * pa->batch), &last);
+        if (chunks_bound(s, pa, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec))
+            return;
+    }
     /* on an idle path: the start an earlier message kept (then nothing to keep), or keep
      * this one's (e stays set while it is being kept) */
     mdl_entry_t *e = skip ? entry_of(s, pa, k, t0, &full, lat, dma) : NULL;

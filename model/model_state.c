@@ -89,6 +89,7 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->pathv = raw->path;
     s->mode = o ? o->mode : PRED_OPEN;
     s->every_chunk = o ? o->every_chunk : 0;
+    s->no_bound = o ? o->no_bound : 0;
     s->hint = hint_bytes;
     s->t0_ns = tr->recs[0].t_post_ns;
     s->cur = 0; /* replay_loop routes the first message */
@@ -131,6 +132,7 @@ void mdl_state_finish(mdl_state_t *s)
     s->raw->chunks_skipped = s->chunks_skipped;
     s->raw->memo_hits = s->memo_hits;
     s->raw->entry_hits = s->entry_hits;
+    s->raw->bound_hits = s->bound_hits;
 }
 
 void mdl_state_release(mdl_state_t *s)

@@ -148,11 +148,13 @@ typedef struct {
     mdl_costs_ns_t cost_ns;
     mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries */
     int every_chunk;        /* pred_opts_t.every_chunk */
+    int no_bound;           /* pred_opts_t.no_bound */
     uint64_t chunks_skipped;
     mdl_memo_t *memo;       /* MDL_MEMO_SLOTS per path, direct-mapped by size */
     uint64_t memo_hits;
     mdl_entry_t *entry;     /* one per path */
     uint64_t entry_hits;
+    uint64_t bound_hits;    /* messages chunks_bound replayed */
 } mdl_state_t;
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */

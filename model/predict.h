@@ -29,6 +29,8 @@ typedef struct {
     int every_chunk;      /* model only: replay every chunk of every segmented message
                            * through the general step, no steady-state skip, no memo (what
                            * the shortcuts are tested against) */
+    int no_bound;         /* model only: no closed form for link-bound segmented messages
+                           * (tests: the skip and the memo on their own) */
     const char *trace_name; /* the trace's file, for messages (NULL: "the trace") */
 } pred_opts_t;
 
@@ -62,6 +64,8 @@ typedef struct {
                               * (the memo; 0 with pred_opts_t.every_chunk) */
     uint64_t entry_hits;     /* model: segmented messages whose start on an idle path was an
                               * earlier one's shifted (0 with pred_opts_t.every_chunk) */
+    uint64_t bound_hits;     /* model: segmented messages replayed in closed form, every
+                              * chunk link-bound (0 with pred_opts_t.every_chunk) */
 } pred_raw_t;
 
 typedef struct {
