@@ -834,8 +834,16 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     chunk_cost_t full, last;
     mdl_track_t track = {0};
 
-    chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
-               pa->batch, &full);
+    mdl_full_t *fc = &s->full[k];
+    if (fc->npb_ns != z->npb_ns) {
+        chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
+                   pa->batch, &full);
+        *fc = (mdl_full_t){z->npb_ns, full.post_ns, full.post_share_ns, full.ser_ns,
+                           full.ser_share_ns};
+    } else {
+        full = (chunk_cost_t){fc->post_ns, fc->post_share_ns, fc->ser_ns, fc->ser_share_ns,
+                              pa->batch};
+    }
     /* a saturated path: the whole message in closed form (chunks_bound; bound_may) */
     if (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, (nwr - 1) / pa->batch)) {
         uint64_t nfull = (nwr - 1) / pa->batch, lb = left - nfull * full_bytes;

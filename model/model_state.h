@@ -63,6 +63,13 @@ typedef struct {
     double post_ns[2], post_share_ns[2], ser_share_ns[2];
 } mdl_size_t;
 
+/* A full chunk's costs on a path (model.c, chunk_cost), kept for the link ns per byte they
+ * were computed at (it changes with the message's size only under bw factors). */
+typedef struct {
+    double npb_ns; /* 0: none kept (a link ns per byte is > 0) */
+    double post_ns, post_share_ns, ser_ns, ser_share_ns;
+} mdl_full_t;
+
 /* A path's pipeline seen from a time t0 (every time relative to it): what a segmented
  * message's replay reads, and what it leaves (model_memo.c). */
 #define MDL_MEMO_RING 64 /* closed batches at most */
@@ -155,6 +162,7 @@ typedef struct {
     mdl_entry_t *entry;     /* one per path */
     uint64_t entry_hits;
     uint64_t bound_hits;    /* messages chunks_bound replayed */
+    mdl_full_t full[2];     /* each path's full chunk costs, last computed */
 } mdl_state_t;
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */
