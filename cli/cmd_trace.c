@@ -254,6 +254,12 @@ static int trace_gen_cmd(int argc, char **argv)
         rc = 2;
         goto out;
     }
+    if (!trace_gen_find(o.workload)) { /* a name from a fixed list: a usage error, as --mode's */
+        fprintf(stderr, "hintsim: --workload '%s': unknown workload (see 'hintsim trace "
+                "workloads')\nusage: %s\n", o.workload, g_gen_spec.usage);
+        rc = 2;
+        goto out;
+    }
     st = trace_gen_run(o.workload, o.count, o.seed, o.set.v, o.set.n, o.out);
     rc = exit_of(st);
     if (st == HS_OK)

@@ -11,7 +11,9 @@
  * full ones between the first and the last through chunk_full, the others through
  * chunk_step, jumping over the chunks that repeat the last one (chunks_skip: the ring
  * shifted when it is one run of equally spaced batches, rolled while the batches the next
- * chunks pop continue the spacing); MODEL.md section 3. Speed: model/README.md,
+ * chunks pop continue the spacing); on a saturated path, where every chunk starts when the
+ * link frees, the whole message in closed form (chunks_bound); MODEL.md section 3. Speed:
+ * model/README.md,
  * bench/bench_model.c. */
 #include "model/model.h"
 

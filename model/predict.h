@@ -57,7 +57,8 @@ typedef struct {
     uint64_t sq_full_stalls; /* posts that waited for a free send-queue slot */
     pred_costs_t costs;
     uint64_t chunks_skipped; /* model: chunks of segmented messages not replayed one by one:
-                              * those the steady-state skip jumped over (also in the replays
+                              * those the steady-state skip or the closed form for link-bound
+                              * messages jumped over (also in the replays
                               * the memo applied again) and those of a start on an idle path
                               * applied again (0 with pred_opts_t.every_chunk) */
     uint64_t memo_hits;      /* model: segmented messages replayed as an earlier one shifted

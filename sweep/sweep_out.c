@@ -6,6 +6,7 @@
 #include "sweep/sweep_out.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -348,6 +349,56 @@ static hs_status_t drop_one(const sweep_grid_t *g, const sweep_plan_t *plan, con
     return HS_OK;
 }
 
+/* Whether name is one of the files sweep_plot_all writes: heatmap.{dat,gp,png} and
+ * best_hint_KEY.{dat,gp,png}. */
+static int is_plot_file(const char *name)
+{
+    static const char *const ext[] = {".dat", ".gp", ".png"};
+    size_t n = strlen(name);
+
+    for (size_t e = 0; e < 3; e++) {
+        size_t k = strlen(ext[e]);
+        if (n > k && strcmp(name + n - k, ext[e]) == 0)
+            return (n == k + 7 && strncmp(name, "heatmap", 7) == 0) ||
+                   (n > k + 10 && strncmp(name, "best_hint_", 10) == 0);
+    }
+    return 0;
+}
+
+/* Remove the plots sweep_plot_all wrote in DIR/plots (another grid's, made from a merged
+ * output just removed), and the folder when nothing else is in it. */
+static hs_status_t drop_plots(const char *dir)
+{
+    char pdir[4096], path[4400];
+    DIR *d;
+    struct dirent *e;
+    hs_status_t st = HS_OK;
+    int n = 0;
+
+    snprintf(pdir, sizeof(pdir), "%s/plots", dir);
+    if (!(d = opendir(pdir)))
+        return HS_OK; /* none */
+    while ((e = readdir(d)) != NULL) {
+        if (!is_plot_file(e->d_name))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", pdir, e->d_name);
+        if (unlink(path) != 0 && errno != ENOENT) {
+            hs_log_error("%s: cannot remove it: %s", path, strerror(errno));
+            st = HS_ERR_IO;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (st == HS_OK && n) {
+        hs_log_info("%s: removed %d plot file%s of the merged output removed", pdir, n,
+                    n == 1 ? "" : "s");
+        if (rmdir(pdir) != 0 && errno != ENOTEMPTY && errno != EEXIST)
+            hs_log_info("%s: left in place: %s", pdir, strerror(errno));
+    }
+    return st;
+}
+
 hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan,
                                  const char *dir, int *removed)
 {
@@ -356,5 +407,7 @@ hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan
     *removed = 0;
     if ((st = drop_one(g, plan, dir, "sweep.csv", csv_belongs, removed)) != HS_OK)
         return st;
-    return drop_one(g, plan, dir, "sweep.json", json_belongs, removed);
+    if ((st = drop_one(g, plan, dir, "sweep.json", json_belongs, removed)) != HS_OK)
+        return st;
+    return *removed ? drop_plots(dir) : HS_OK;
 }

@@ -21,7 +21,8 @@ hs_status_t sweep_out_write(const sweep_grid_t *g, const sweep_plan_t *plan,
                             const sweep_result_t *res, const char *dir);
 
 /* Remove DIR/sweep.csv and DIR/sweep.json unless they are this plan's merged outputs
- * (another grid's, or damaged), so that a merge left incomplete leaves no stale result.
+ * (another grid's, or damaged), so that a merge left incomplete leaves no stale result;
+ * when one is removed, so are the plots in DIR/plots (the files sweep_plot_all writes).
  * Each is renamed aside and checked there: a merge that another process (a Slurm task)
  * commits meanwhile is put back, not lost. *removed counts the files removed. */
 hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan,

@@ -430,7 +430,11 @@ static void test_stale_merge_dropped(void **state)
     test_sweep_write(path, "{\"profiles\": [\"generic\"],\n"
                            " \"vary\": {\"ll.depth\": [16, 64, 128], \"bw.depth\": [128, 512]},\n"
                            " \"hints\": [0, 4096, \"auto\"], \"objective\": \"p99\"}");
-    assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local stale", f->dir), 0);
+    /* the old grid's plots (whether or not gnuplot made the fixture's), and a file of the
+     * user's in the same folder */
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local stale && mkdir -p stale/plots && "
+                                 "touch stale/plots/heatmap.png stale/plots/best_hint_bw.depth.dat "
+                                 "stale/plots/notes.txt", f->dir), 0);
     assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
                                  "-o stale --slice 0/2 --json --no-plots", f->dir,
                                  hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
@@ -440,6 +444,11 @@ static void test_stale_merge_dropped(void **state)
     snprintf(path, sizeof(path), "%s/stale", f->dir);
     assert_false(exists(path, "sweep.csv"));
     assert_false(exists(path, "sweep.json"));
+    /* its plots went with them (they stayed); what sweep does not write stays */
+    assert_false(exists(path, "plots/heatmap.png"));
+    assert_false(exists(path, "plots/best_hint_bw.depth.dat"));
+    assert_false(exists(path, "plots/best_hint_ll.depth.png"));
+    assert_true(exists(path, "plots/notes.txt"));
     assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
                                  "-o stale --slice 0/2 --no-plots", f->dir, hs_test_bin(),
                                  hs_test_src("traces/samples/kv.hst")), 0);

@@ -526,6 +526,8 @@ static void test_usage_and_missing(void **state)
     assert_int_equal(run(NULL, "trace gen -o x.hst"), 2);
     assert_int_equal(run(NULL, "trace gen -w kv"), 2);
     assert_int_equal(run(NULL, "trace gen -w kv -n abc -o x.hst"), 2);
+    /* an unknown workload is a usage error like a bad --count (it exited 1) */
+    assert_int_equal(run(NULL, "trace gen -w nope -n 10 -o x.hst"), 2);
     assert_int_equal(run(NULL, "trace convert a.hst"), 2);
     assert_int_equal(run(NULL, "trace salvage a.hst"), 2);
     assert_int_equal(run(NULL, "trace info --help"), 0);
