@@ -616,10 +616,38 @@ static void test_workloads_values(void **state)
     free(out);
 }
 
+/* validate names a text record with an unknown opcode number by its line (it named the
+ * record's index), while loading it for other commands keeps it (round trips carry raw
+ * values). */
+static void test_validate_opcode_line(void **state)
+{
+    (void)state;
+    static const char csv[] = "t_post_ns,size_bytes,opcode\n\n0,64,send\n# a comment\n"
+                              "100,64,9\n";
+    static const char jsonl[] = "{\"t_post_ns\":0,\"size_bytes\":64}\n\n"
+                                "{\"t_post_ns\":100,\"size_bytes\":64,\"opcode\":9}\n";
+    char *out = NULL, args[4400];
+
+    put("op9.csv", (const uint8_t *)csv, sizeof(csv) - 1);
+    put("op9.jsonl", (const uint8_t *)jsonl, sizeof(jsonl) - 1);
+    snprintf(args, sizeof(args), "trace validate %s", tmp("op9.csv"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "op9.csv:5: unknown opcode 9"));
+    free(out);
+    snprintf(args, sizeof(args), "trace validate %s", tmp("op9.jsonl"));
+    assert_int_equal(run(&out, args), 1);
+    assert_non_null(strstr(out, "op9.jsonl:3: unknown opcode 9"));
+    free(out);
+    snprintf(args, sizeof(args), "trace info %s", tmp("op9.csv"));
+    assert_int_equal(run(&out, args), 0);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_intact),
+        cmocka_unit_test(test_validate_opcode_line),
         cmocka_unit_test(test_damage_kinds),
         cmocka_unit_test(test_damage_crafted),
         cmocka_unit_test(test_salvage),

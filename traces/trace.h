@@ -177,6 +177,11 @@ void trace_reader_close(trace_reader_t *r);
 /* Load a whole trace from any supported file: .hst, .csv, .jsonl, or perftest raw
  * output (detected by content). Errors are logged naming the file and offset/line. */
 hs_status_t trace_load(const char *path, trace_t **out);
+/* trace_load with TRACE_READ_* flags. TRACE_READ_STRICT: a CSV or JSONL record that
+ * trace_rec_check refuses fails the load, named by its line (an unknown opcode number is
+ * otherwise kept: the writers carry raw values; trace validate refuses it). */
+#define TRACE_READ_STRICT 1u
+hs_status_t trace_load_flags(const char *path, unsigned flags, trace_t **out);
 /* Save a trace; the format follows the extension (.hst, .csv, .jsonl). Atomic. */
 hs_status_t trace_save(const char *path, const trace_t *tr);
 

@@ -86,7 +86,8 @@ hs_status_t trace_validate(const char *path, trace_validate_t *out)
     memset(out, 0, sizeof(*out));
     if (got == sizeof(magic) && memcmp(magic, TRACE_FILE_MAGIC, sizeof(magic)) == 0)
         return validate_hst(path, out);
-    if ((st = trace_load(path, &tr)) != HS_OK)
+    /* text: a record with an unknown opcode number fails the load, named by its line */
+    if ((st = trace_load_flags(path, TRACE_READ_STRICT, &tr)) != HS_OK)
         return st;
     st = validate_records(path, tr->recs, tr->n, 0, NULL);
     out->records = tr->n;

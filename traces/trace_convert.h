@@ -22,9 +22,12 @@ trace_fmt_t trace_fmt_sniff(const char *head, size_t len);
 /* The output format for a path's extension (.hst, .csv, .jsonl), or TRACE_FMT_UNKNOWN. */
 trace_fmt_t trace_fmt_from_ext(const char *path);
 
-/* Parse from an open stream; path is only used in messages. *out is a new trace. */
+/* Parse from an open stream; path is only used in messages. *out is a new trace. The
+ * _flags forms take TRACE_READ_* flags (trace.h). */
 hs_status_t trace_csv_read(FILE *fp, const char *path, trace_t **out);
 hs_status_t trace_jsonl_read(FILE *fp, const char *path, trace_t **out);
+hs_status_t trace_csv_read_flags(FILE *fp, const char *path, unsigned flags, trace_t **out);
+hs_status_t trace_jsonl_read_flags(FILE *fp, const char *path, unsigned flags, trace_t **out);
 hs_status_t trace_perftest_read(FILE *fp, const char *path, trace_t **out);
 
 /* Write to an open stream (the caller makes it atomic). Returns HS_ERR_IO on a short write. */

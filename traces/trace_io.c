@@ -150,6 +150,11 @@ static trace_fmt_t fmt_unknown(const char *path, const char *head, size_t len)
 
 hs_status_t trace_load(const char *path, trace_t **out)
 {
+    return trace_load_flags(path, 0, out);
+}
+
+hs_status_t trace_load_flags(const char *path, unsigned flags, trace_t **out)
+{
     char head[HEAD_BYTES];
     size_t len = 0;
     trace_fmt_t fmt;
@@ -170,10 +175,10 @@ hs_status_t trace_load(const char *path, trace_t **out)
         fclose(fp);
         return load_hst(path, out);
     case TRACE_FMT_CSV:
-        st = trace_csv_read(fp, path, out);
+        st = trace_csv_read_flags(fp, path, flags, out);
         break;
     case TRACE_FMT_JSONL:
-        st = trace_jsonl_read(fp, path, out);
+        st = trace_jsonl_read_flags(fp, path, flags, out);
         break;
     case TRACE_FMT_PERFTEST:
         st = trace_perftest_read(fp, path, out);

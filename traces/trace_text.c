@@ -296,7 +296,19 @@ static int csv_line(csv_rd_t *r, trace_rec_t *rec, int *is_rec, char *why, size_
     return 0;
 }
 
+/* With TRACE_READ_STRICT, what trace_rec_check refuses in a record rec_sane let through
+ * (an unknown opcode number): 0 or -1 with why. */
+static int rec_strict(const trace_rec_t *r, unsigned flags, char *why, size_t wl)
+{
+    return (flags & TRACE_READ_STRICT) ? trace_rec_check(r, why, wl) : 0;
+}
+
 hs_status_t trace_csv_read(FILE *fp, const char *path, trace_t **out)
+{
+    return trace_csv_read_flags(fp, path, 0, out);
+}
+
+hs_status_t trace_csv_read_flags(FILE *fp, const char *path, unsigned flags, trace_t **out)
 {
     csv_rd_t r = {.in = {.fp = fp, .path = path}};
     trace_rec_t rec;
@@ -307,7 +319,8 @@ hs_status_t trace_csv_read(FILE *fp, const char *path, trace_t **out)
     if (st != HS_OK)
         return st;
     while ((rc = text_next(&r.in, why, sizeof(why))) > 0) {
-        if ((rc = csv_line(&r, &rec, &is_rec, why, sizeof(why))) != 0)
+        if ((rc = csv_line(&r, &rec, &is_rec, why, sizeof(why))) != 0 ||
+            (is_rec && (rc = rec_strict(&rec, flags, why, sizeof(why))) != 0))
             break;
         if (is_rec && (st = trace_push(r.tr, &rec)) != HS_OK)
             goto out;
@@ -464,6 +477,11 @@ static int jsonl_line(const char *line, trace_t *tr, int first, trace_rec_t *rec
 
 hs_status_t trace_jsonl_read(FILE *fp, const char *path, trace_t **out)
 {
+    return trace_jsonl_read_flags(fp, path, 0, out);
+}
+
+hs_status_t trace_jsonl_read_flags(FILE *fp, const char *path, unsigned flags, trace_t **out)
+{
     text_in_t in = {.fp = fp, .path = path};
     char why[512];
     trace_t *tr = NULL;
@@ -476,7 +494,8 @@ hs_status_t trace_jsonl_read(FILE *fp, const char *path, trace_t **out)
     while ((rc = text_next(&in, why, sizeof(why))) > 0) {
         if (!*trim(in.line))
             continue;
-        if ((rc = jsonl_line(in.line, tr, !started, &rec, &is_rec, why, sizeof(why))) != 0)
+        if ((rc = jsonl_line(in.line, tr, !started, &rec, &is_rec, why, sizeof(why))) != 0 ||
+            (is_rec && (rc = rec_strict(&rec, flags, why, sizeof(why))) != 0))
             break;
         started = 1;
         if (is_rec && (st = trace_push(tr, &rec)) != HS_OK)
