@@ -120,6 +120,12 @@ hs_status_t hs_parse_double(const char *text, double *out)
     return HS_OK;
 }
 
+void hs_size_class_bounds(unsigned k, uint64_t *lo, uint64_t *hi)
+{
+    *lo = k == 0 ? 0 : k == 1 ? 2 : (1ULL << (k - 1)) + 1;
+    *hi = k == 0 ? 1 : k >= 64 ? UINT64_MAX : 1ULL << k;
+}
+
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
 {
     static const char units[] = "BKMGT";

@@ -27,6 +27,17 @@ hs_status_t hs_parse_u64(const char *text, uint64_t *out);
 /* Format a byte count for people: 8 -> "8B", 16384 -> "16K", 1572864 -> "1.5M". */
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen);
 
+/* Power-of-two size classes, as hints split sizes (a size <= hint takes the LL path):
+ * class 0 holds sizes 0 and 1, class 1 size 2, class k >= 2 sizes (2^(k-1), 2^k];
+ * HS_SIZE_CLASSES in all. model's by-size results and trace info's histogram use them. */
+#define HS_SIZE_CLASSES 65
+static inline unsigned hs_size_class(uint64_t size)
+{
+    return size <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(size - 1);
+}
+/* The smallest and largest size of class k. */
+void hs_size_class_bounds(unsigned k, uint64_t *lo, uint64_t *hi);
+
 /* qsort comparator for uint64_t, ascending. */
 int hs_cmp_u64(const void *a, const void *b);
 

@@ -746,9 +746,12 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
 {
     uint64_t open = pa->open_n > 0;
     double S = full->ser_ns;
-    bound_t b = {pa->ring, pa->head, pa->mask, pa->count, pa->count + open, pa->window,
-                 pa->batch, pa->open_n, pa->event_ns, open ? pa->timer_close_ns : 0,
-                 s->link_free_ns, S, lat + pa->fixed_ns, s->cpu_free_ns, -1, 0, pa->used, 0};
+    bound_t b = {.ring = pa->ring, .head = pa->head, .mask = pa->mask, .nold = pa->count,
+                 .nv = pa->count + open, .window = pa->window, .batch = pa->batch,
+                 .open_nwr = pa->open_n, .ev = pa->event_ns,
+                 .open_close = open ? pa->timer_close_ns : 0, .L0 = s->link_free_ns, .S = S,
+                 .lf = lat + pa->fixed_ns, .cpu = s->cpu_free_ns, .last_r = -1,
+                 .used = pa->used};
 
     /* no perturbation window ahead; an open batch without a timer would take the first
      * chunk in (one batch of both) */

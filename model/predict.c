@@ -14,12 +14,13 @@
 
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
+#include "common/hs_util.h"
 
 #define PRED_BINS_PER_OCTAVE 128
 #define PRED_MIN_US (1.0 / 1024.0) /* ~1 ns */
 #define PRED_OCTAVES 64            /* 1 ns .. 2^54 us (~570 years); above, the last bin */
 #define PRED_NBINS (PRED_BINS_PER_OCTAVE * PRED_OCTAVES + 1)
-#define PRED_NCLASSES 65
+#define PRED_NCLASSES HS_SIZE_CLASSES
 
 typedef struct {
     uint32_t *bins; /* PRED_NBINS counts */
@@ -91,10 +92,6 @@ static double hist_pct(const lat_hist_t *h, double q)
     return h->max_us;
 }
 
-static unsigned size_class(uint64_t size)
-{
-    return size <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(size - 1);
-}
 
 void pred_result_release(pred_result_t *r)
 {
@@ -116,8 +113,7 @@ static hs_status_t fill_classes(lat_hist_t *cls, pred_result_t *out)
         if (!cls[k].n)
             continue;
         pred_class_t *c = &out->classes[out->nclasses++];
-        c->min_bytes = k == 0 ? 0 : k == 1 ? 2 : (1ULL << (k - 1)) + 1;
-        c->max_bytes = k == 0 ? 1 : k == 64 ? UINT64_MAX : 1ULL << k;
+        hs_size_class_bounds(k, &c->min_bytes, &c->max_bytes);
         c->count = cls[k].n;
         c->p50_us = hist_pct(&cls[k], 0.50);
         c->p99_us = hist_pct(&cls[k], 0.99);
@@ -157,7 +153,7 @@ static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t
         }
         size_t bin = hist_bin(us);
         hist_add_bin(h, bin, us);
-        hist_add_bin(&cls[size_class(r->size_bytes)], bin, us);
+        hist_add_bin(&cls[hs_size_class(r->size_bytes)], bin, us);
         *bytes += (double)r->size_bytes;
         *nll += raw->path && raw->path[i] == TRACE_F_PATH_LL;
     }

@@ -10,20 +10,9 @@
 #include "common/hs_util.h"
 #include "traces/trace_format.h"
 
-static unsigned bucket_of(uint64_t size)
-{
-    return size ? 64u - (unsigned)__builtin_clzll(size) : 0u;
-}
-
-void trace_stats_bucket(unsigned k, uint64_t *lo, uint64_t *hi)
-{
-    *lo = k ? 1ULL << (k - 1) : 0;
-    *hi = k ? (k == 64 ? UINT64_MAX : (1ULL << k) - 1) : 0;
-}
-
 static void stats_one(trace_stats_t *s, const trace_rec_t *r)
 {
-    s->hist[bucket_of(r->size_bytes)]++;
+    s->hist[hs_size_class(r->size_bytes)]++;
     s->total_bytes += (double)r->size_bytes;
     if (r->size_bytes < s->size_min)
         s->size_min = r->size_bytes;
@@ -123,15 +112,15 @@ void trace_stats_print(FILE *fp, const char *path, const trace_t *tr, const trac
         fprintf(fp, "order      %" PRIu64 " records posted before the record ahead of them "
                 "(several threads' rings): model, sim and recommend replay them in post "
                 "order\n", s->unordered);
-    fprintf(fp, "size histogram (power-of-two buckets):\n");
+    fprintf(fp, "size histogram (power-of-two classes, as model's; a size <= hint goes LL):\n");
     for (unsigned k = 0; k < TRACE_STATS_BUCKETS; k++) {
         if (!s->hist[k])
             continue;
-        trace_stats_bucket(k, &lo, &hi);
-        hs_format_size(lo, a, sizeof(a));
-        hs_format_size(hi + (k ? 1 : 0), b, sizeof(b));
-        fprintf(fp, "  [%6s, %6s%s %10" PRIu64 "  %5.1f%%\n", a, b, k ? ")" : "]", s->hist[k],
-                100.0 * (double)s->hist[k] / (double)s->records);
+        hs_size_class_bounds(k, &lo, &hi);
+        hs_format_size(k >= 2 ? lo - 1 : lo, a, sizeof(a));
+        hs_format_size(hi, b, sizeof(b));
+        fprintf(fp, "  %s%6s, %6s] %10" PRIu64 "  %5.1f%%\n", k >= 2 ? "(" : "[", a, b,
+                s->hist[k], 100.0 * (double)s->hist[k] / (double)s->records);
     }
 }
 
@@ -144,7 +133,7 @@ static cJSON *hist_json(const trace_stats_t *s)
         cJSON *b;
         if (!s->hist[k])
             continue;
-        trace_stats_bucket(k, &lo, &hi);
+        hs_size_class_bounds(k, &lo, &hi);
         b = cJSON_CreateObject();
         cJSON_AddNumberToObject(b, "min_bytes", (double)lo);
         cJSON_AddNumberToObject(b, "max_bytes", (double)hi);

@@ -6,9 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/hs_util.h"
 #include "traces/trace.h"
 
-#define TRACE_STATS_BUCKETS 65 /* bucket 0: size 0; bucket k: [2^(k-1), 2^k - 1] */
+#define TRACE_STATS_BUCKETS HS_SIZE_CLASSES /* hs_size_class: (2^(k-1), 2^k] */
 
 typedef struct {
     uint64_t records;
@@ -27,8 +28,6 @@ typedef struct {
 
 /* Compute the summary of tr (O(n log n) for the median). */
 hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out);
-/* Bounds of histogram bucket k. */
-void trace_stats_bucket(unsigned k, uint64_t *lo, uint64_t *hi);
 /* Human-readable report (header + summary) to fp. */
 void trace_stats_print(FILE *fp, const char *path, const trace_t *tr, const trace_stats_t *s);
 /* The same as a JSON object text (malloc'ed, caller frees); NULL on allocation failure. */
