@@ -221,9 +221,10 @@ static HS_HOT const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
     return z;
 }
 
-/* Hardware completion of a chunk posted at t_post. */
+/* Hardware completion of a chunk posted at t_post; split: the split cost when it is a
+ * segmented message's last chunk (inside what the perturbation inflates, MODEL.md 3, 4). */
 static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *cc,
-                              double dma, double lat, double t_post)
+                              double dma, double lat, double split, double t_post)
 {
     double nic, start, end;
 
@@ -236,7 +237,7 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + lat + pa->fixed_ns;
+    double hw = end + lat + pa->fixed_ns + split;
     if (mdl_in_window(s, t_post)) {
         /* the message's own latency, not the link queueing in front of it */
         double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
@@ -271,7 +272,7 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     s->cost_ns.queue += t - t0;
     /* one WR: its shares of the post and of the link time are the whole (chunk_cost) */
     chunk_cost_t cc = {z->post_ns[k], z->post_ns[k], z->ser_ns, z->ser_ns, 1};
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t);
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, 0, t);
     if (b1)
         batch_one(s, pa, hw, i, tref_ns);
     else
@@ -290,7 +291,7 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
     double t_post = slots_acquire(s, pa, nwr, t0, &stalled, 1);
     chunk_cost_t cc = {z->post_ns[k], z->post_share_ns[k], z->ser_ns, z->ser_share_ns[k], nwr};
     s->cost_ns.queue += t_post - t0;
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, t_post) + pa->split_ns;
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, pa->split_ns, t_post);
     batch_add(s, pa, nwr, hw, i, 1, tref_ns);
     s->stalls += (uint64_t)stalled;
 }
@@ -500,7 +501,7 @@ static HS_HOT double chunk_step(mdl_state_t *s, mdl_path_t *pa, const chunk_cost
                                 double tref_ns, int *stalled, double *t_post, int *regular)
 {
     *t_post = slots_acquire(s, pa, cc->nwr, t0, stalled, 1);
-    double hw = chunk_hw(s, pa, cc, dma, lat, *t_post) + (is_last ? pa->split_ns : 0);
+    double hw = chunk_hw(s, pa, cc, dma, lat, is_last ? pa->split_ns : 0, *t_post);
     uint64_t pushes = pa->pushes;
     batch_add(s, pa, cc->nwr, hw, i, is_last, tref_ns);
     *regular = pa->pushes == pushes + 1 &&
@@ -516,7 +517,7 @@ static HS_HOT double chunk_full(mdl_state_t *s, mdl_path_t *pa, const chunk_cost
                                 double dma, double lat, double t0, int *stalled, double *t_post)
 {
     *t_post = slots_acquire(s, pa, cc->nwr, t0, stalled, 0);
-    double hw = chunk_hw(s, pa, cc, dma, lat, *t_post);
+    double hw = chunk_hw(s, pa, cc, dma, lat, 0, *t_post);
     ring_push(pa, hw, cc->nwr);
     note_report(s, pa, hw + pa->event_ns);
     return hw;
