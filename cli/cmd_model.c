@@ -230,6 +230,22 @@ static uint64_t trace_max_size(const trace_t *tr)
     return m;
 }
 
+#define CURVE_RANGES 16       /* size ranges listed at most */
+#define CURVE_TPUT_REL 0.001  /* a stream "beats" another by more than this (not rounding) */
+
+/* key: [[lo, hi], ...] in o. */
+static void add_ranges(cJSON *o, const char *key, const uint64_t (*r)[2], size_t nr)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, key);
+
+    for (size_t i = 0; arr && i < nr; i++) {
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)r[i][0]));
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)r[i][1]));
+        cJSON_AddItemToArray(arr, pair);
+    }
+}
+
 /* Curves: text table or a "curves" member of root. */
 static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
 {
@@ -242,11 +258,29 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
     if (st != HS_OK)
         return hs_status_exit_code(st);
     uint64_t bw_lo = 0, bw_hi = 0; /* sizes at which a BW stream beats an LL stream */
-    for (size_t i = 0; i < n; i++)
-        if (pts[i].bw_gbps > pts[i].ll_gbps * 1.001) {
-            bw_lo = bw_lo ? bw_lo : pts[i].size_bytes;
-            bw_hi = pts[i].size_bytes;
-        }
+    uint64_t *sz = calloc(n, sizeof(*sz)), lat_r[CURVE_RANGES][2], tput_r[CURVE_RANGES][2];
+    double *v = calloc(4 * n, sizeof(*v));
+    if (!sz || !v) {
+        free(sz);
+        free(v);
+        free(pts);
+        return hs_status_exit_code(HS_ERR_NOMEM);
+    }
+    for (size_t i = 0; i < n; i++) {
+        sz[i] = pts[i].size_bytes;
+        v[i] = pts[i].ll_lat_us, v[n + i] = pts[i].bw_lat_us;
+        v[2 * n + i] = pts[i].bw_gbps, v[3 * n + i] = pts[i].ll_gbps;
+    }
+    /* BW's latency lower at all; its stream faster by more than 0.1% (not a rounding) */
+    size_t nlat = model_curve_ranges(sz, v, v + n, n, 0, lat_r, CURVE_RANGES);
+    size_t ntput = model_curve_ranges(sz, v + 2 * n, v + 3 * n, n, CURVE_TPUT_REL, tput_r,
+                                      CURVE_RANGES);
+    free(sz);
+    free(v);
+    if (ntput) {
+        bw_lo = tput_r[0][0];
+        bw_hi = tput_r[ntput - 1][1];
+    }
     if (root) {
         cJSON *c = cJSON_AddObjectToObject(root, "curves");
         cJSON *arr = c ? cJSON_AddArrayToObject(c, "points") : NULL;
@@ -263,6 +297,8 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
             cJSON_AddNumberToObject(c, "crossover_bytes", (double)cross);
             cJSON_AddNumberToObject(c, "bw_faster_stream_min_bytes", (double)bw_lo);
             cJSON_AddNumberToObject(c, "bw_faster_stream_max_bytes", (double)bw_hi);
+            add_ranges(c, "bw_lower_latency_ranges", lat_r, nlat);
+            add_ranges(c, "bw_faster_stream_ranges", tput_r, ntput);
         }
     } else {
         char s[32];
@@ -274,17 +310,18 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
             printf("%8s %12.3f %12.3f %10.3f %10.3f\n", s, pts[i].ll_lat_us, pts[i].bw_lat_us,
                    pts[i].ll_gbps, pts[i].bw_gbps);
         }
-        rec_format_hint(cross, s, sizeof(s));
-        printf(cross ? "crossover: the BW path has the lower latency from %s on\n"
-                     : "crossover: none (the LL path is faster at every size%s)\n",
-               cross ? s : "");
-        char s2[32];
-        rec_format_hint(bw_lo, s, sizeof(s));
-        rec_format_hint(bw_hi, s2, sizeof(s2));
-        if (bw_lo)
-            printf("throughput: a BW stream beats an LL stream for sizes %s - %s\n", s, s2);
+        char txt[512];
+        model_curve_ranges_text(lat_r, nlat, txt, sizeof(txt));
+        if (nlat)
+            printf("crossover: the BW path has the lower latency at %s\n", txt);
         else
-            printf("throughput: the LL path streams at least as fast at every size\n");
+            printf("crossover: none (the LL path is as fast or faster at every size)\n");
+        model_curve_ranges_text(tput_r, ntput, txt, sizeof(txt));
+        if (ntput)
+            printf("throughput: a BW stream beats an LL stream by more than 0.1%% at %s\n", txt);
+        else
+            printf("throughput: the LL path streams within 0.1%% of the BW path or faster at "
+                   "every size\n");
     }
     free(pts);
     return 0;

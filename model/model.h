@@ -20,6 +20,13 @@ typedef struct {
 hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_t **out,
                          size_t *n_out, uint64_t *crossover_bytes);
 
+/* The size ranges over which a[i] > b[i] * (1 + rel), sizes ascending (n points): at most
+ * max [lo, hi] pairs into r (consecutive sizes form one range); returns how many. */
+size_t model_curve_ranges(const uint64_t *sizes, const double *a, const double *b, size_t n,
+                          double rel, uint64_t (*r)[2], size_t max);
+/* Ranges as people read them: "256B - 1M", "8M", "1K - 4K, 8M" ("" when nr is 0). */
+void model_curve_ranges_text(const uint64_t (*r)[2], size_t nr, char *buf, size_t len);
+
 /* Offered load of a trace against the modelled link, for the open-loop overload check. */
 typedef struct {
     double bytes;         /* every record's payload */

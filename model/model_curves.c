@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/recommend.h"
 
 #define CURVE_STREAM 256
 
@@ -42,6 +43,42 @@ static hs_status_t one_point(const profile_t *p, uint64_t size, uint64_t hint, d
     *gbps = r.throughput_gbps;
     pred_result_release(&r);
     return HS_OK;
+}
+
+size_t model_curve_ranges(const uint64_t *sizes, const double *a, const double *b, size_t n,
+                          double rel, uint64_t (*r)[2], size_t max)
+{
+    size_t nr = 0;
+    int in = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (!(a[i] > b[i] * (1 + rel))) {
+            in = 0;
+        } else if (in) {
+            r[nr - 1][1] = sizes[i];
+        } else if (nr < max) {
+            r[nr][0] = r[nr][1] = sizes[i];
+            nr++;
+            in = 1;
+        }
+    }
+    return nr;
+}
+
+void model_curve_ranges_text(const uint64_t (*r)[2], size_t nr, char *buf, size_t len)
+{
+    size_t off = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < nr && off < len; i++) {
+        char lo[32], hi[32];
+        rec_format_hint(r[i][0], lo, sizeof(lo));
+        rec_format_hint(r[i][1], hi, sizeof(hi));
+        int k = r[i][0] == r[i][1] ? snprintf(buf + off, len - off, "%s%s", i ? ", " : "", lo)
+                                   : snprintf(buf + off, len - off, "%s%s - %s", i ? ", " : "",
+                                              lo, hi);
+        off += k > 0 ? (size_t)k : 0;
+    }
 }
 
 hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_t **out,

@@ -2,14 +2,18 @@
  *
  * The curves come from the prediction engine itself, not from a separate formula: for
  * each size a short trace of identical, well-spaced messages (no queueing, no switch) is
- * replayed with hint = size (every message on the LL path) and with hint 0 (BW path);
- * the median latency is the cost of one isolated message on that path.
+ * replayed in closed loop (each message waits for the previous one's completion, so no
+ * two share a completion batch: with selective signalling and no moderation timer an
+ * open-loop batch would hold them all until the trace ends) with hint = size (every
+ * message on the LL path) and with hint 0 (BW path); the median latency is the cost of
+ * one isolated message on that path, as `model --curves` gives it.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/hs_util.h"
+#include "model/model.h"
 #include "plots/plot_figs.h"
 #include "plots/plot_gnuplot.h"
 
@@ -22,9 +26,10 @@ static hs_status_t cost_trace(uint64_t size_bytes, trace_t **out)
     hs_status_t st = trace_new(&tr);
 
     for (unsigned i = 0; st == HS_OK && i < COST_NMSG; i++) {
-        trace_rec_t r = {.t_post_ns = (i + 1) * COST_GAP_NS, .t_done_ns = TRACE_TIME_UNKNOWN,
-                         .size_bytes = size_bytes, .opcode = TRACE_OP_WRITE,
-                         .flags = TRACE_F_SIGNALED};
+        /* a completion 1 ns after its post: the closed-loop think time is the gap */
+        trace_rec_t r = {.t_post_ns = (i + 1) * COST_GAP_NS,
+                         .t_done_ns = (i + 1) * COST_GAP_NS + 1, .size_bytes = size_bytes,
+                         .opcode = TRACE_OP_WRITE, .flags = TRACE_F_SIGNALED};
         st = trace_push(tr, &r);
     }
     if (st != HS_OK) {
@@ -47,7 +52,7 @@ hs_status_t plot_cost_at(const pred_engine_ops_t *eng, const profile_t *p, uint6
 {
     float lat[COST_NMSG];
     uint8_t path[COST_NMSG];
-    pred_opts_t o = {.mode = PRED_OPEN, .include_cold = 1, .flows = 1};
+    pred_opts_t o = {.mode = PRED_CLOSED, .include_cold = 1, .flows = 1};
     pred_raw_t raw;
     trace_t *tr = NULL;
     hs_status_t st = cost_trace(size_bytes, &tr);
@@ -80,7 +85,8 @@ uint64_t plot_cost_crossover(const uint64_t *sizes, const double *ll_us, const d
     return 0;
 }
 
-/* Sizes 8 B .. max(1M, 2 x the trace's largest), powers of two, at most 2^26. */
+/* Sizes 1 B .. max(1M, 2 x the trace's largest), powers of two, at most 2^26 (as model
+ * --curves, which starts at 1 B too). */
 static size_t cost_sizes(const trace_t *tr, uint64_t sizes[32])
 {
     uint64_t top = 1ULL << 20;
@@ -91,13 +97,13 @@ static size_t cost_sizes(const trace_t *tr, uint64_t sizes[32])
             top = tr->recs[i].size_bytes * 2;
     if (top > (1ULL << 26))
         top = 1ULL << 26;
-    for (uint64_t s = 8; s <= top && n < 32; s *= 2)
+    for (uint64_t s = 1; s <= top && n < 32; s *= 2)
         sizes[n++] = s;
     return n;
 }
 
 static hs_status_t cost_write(const char *dir, const plot_input_t *in, const uint64_t *sizes,
-                              size_t n, uint64_t *cross_out)
+                              size_t n, uint64_t *cross_out, char *ranges, size_t rlen)
 {
     double ll[32], bw[32];
     char path[4096];
@@ -119,6 +125,8 @@ static hs_status_t cost_write(const char *dir, const plot_input_t *in, const uin
         fprintf(hs_afile_stream(af), "%llu %.6g %.6g\n", (unsigned long long)sizes[i], ll[i],
                 bw[i]);
     *cross_out = plot_cost_crossover(sizes, ll, bw, n);
+    uint64_t r[8][2];
+    model_curve_ranges_text(r, model_curve_ranges(sizes, ll, bw, n, 0, r, 8), ranges, rlen);
     return hs_afile_commit(af);
 }
 
@@ -126,7 +134,7 @@ hs_status_t plot_cost_curves(const char *dir, const plot_input_t *in, plot_fig_t
 {
     uint64_t sizes[32], cross = 0;
     size_t n = cost_sizes(in->trace, sizes);
-    char extra[256], lab[32];
+    char extra[256], lab[32], ranges[256];
     plot_source_t src = plot_input_pred_source(in);
     hs_status_t st;
 
@@ -138,7 +146,7 @@ hs_status_t plot_cost_curves(const char *dir, const plot_input_t *in, plot_fig_t
         snprintf(fig->caption, sizeof(fig->caption), "no engine given for the cost curves");
         return HS_ERR_UNSUPPORTED;
     }
-    st = cost_write(dir, in, sizes, n, &cross);
+    st = cost_write(dir, in, sizes, n, &cross, ranges, sizeof(ranges));
     if (st != HS_OK)
         return st;
     hs_format_size(cross, lab, sizeof(lab));
@@ -147,7 +155,8 @@ hs_status_t plot_cost_curves(const char *dir, const plot_input_t *in, plot_fig_t
     snprintf(fig->caption, sizeof(fig->caption),
              "Latency of one isolated message of each size on the low-latency path and on the "
              "bandwidth path (%s engine). %s%s%s", in->cost_engine->name,
-             cross ? "From " : "The curves do not cross in this range",
-             cross ? lab : "", cross ? " on, the bandwidth path is no slower." : ".");
+             ranges[0] ? "The bandwidth path has the lower latency at " :
+                         "The low-latency path is as fast or faster at every size shown",
+             ranges, ".");
     return plot_fig_render(dir, in, fig, "cost_curves", extra);
 }

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include "common/hs_util.h"
+#include "model/model.h"
+#include "model/profile.h"
 #include "plots/plot_figs.h"
+#include "sim/sim.h"
 #include "plots/plot_gnuplot.h"
 #include "tests/hs_test.h"
 #include "tests/test_plot_fixture.h"
@@ -57,6 +60,57 @@ static void test_cost_at_uses_engine(void **state)
     assert_float_equal(ll, (1.0 + 4.0) * 1.04, 1e-4);
     assert_float_equal(bw, (3.0 + 1.0) * 1.04, 1e-4);
     fixture_free(f);
+}
+
+/* The report's cost curve is model --curves' isolated message, also where a lone
+ * message's batch has no timer to end it (BW: 16 WRs a batch, moderation off): an
+ * open-loop replay of the curve's well-spaced messages held them all in one batch until
+ * the trace ended, and the report drew the BW path at 40 ms (audit, seed003: 40014.5 us
+ * against 14.47). Both engines, sizes 8 B and 64 KB. */
+static void test_cost_at_isolated(void **state)
+{
+    static const pred_engine_ops_t *const engs[] = {&model_engine_ops, &sim_engine_ops};
+    profile_t *p = NULL;
+    model_curve_pt_t *pts = NULL;
+    size_t n = 0;
+    uint64_t cross;
+    (void)state;
+
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    assert_int_equal(profile_set(p, "bw.signal_every=16"), HS_OK);
+    assert_int_equal(profile_set(p, "bw.coal_period_us=0"), HS_OK);
+    assert_int_equal(model_curves(p, 65536, &pts, &n, &cross), HS_OK);
+    for (size_t e = 0; e < 2; e++) {
+        for (size_t i = 3; i < n; i += 13) { /* 8 B, 64 KB */
+            double ll = 0, bw = 0;
+            assert_int_equal(plot_cost_at(engs[e], p, pts[i].size_bytes, 1, &ll), HS_OK);
+            assert_int_equal(plot_cost_at(engs[e], p, pts[i].size_bytes, 0, &bw), HS_OK);
+            print_message("%s %llu B: LL %.3f (curves %.3f), BW %.3f (curves %.3f)\n",
+                          engs[e]->name, (unsigned long long)pts[i].size_bytes, ll,
+                          pts[i].ll_lat_us, bw, pts[i].bw_lat_us);
+            assert_float_equal(ll, pts[i].ll_lat_us, 0.01 * pts[i].ll_lat_us);
+            assert_float_equal(bw, pts[i].bw_lat_us, 0.01 * pts[i].bw_lat_us);
+        }
+    }
+    free(pts);
+    profile_free(p);
+}
+
+/* Size ranges of the curves: consecutive sizes make one range. */
+static void test_curve_ranges(void **state)
+{
+    uint64_t sizes[6] = {1, 2, 4, 8, 16, 32}, r[4][2];
+    double a[6] = {1, 5, 5, 1, 5, 1}, b[6] = {2, 2, 2, 2, 2, 2};
+    char txt[128];
+    (void)state;
+
+    size_t nr = model_curve_ranges(sizes, a, b, 6, 0, r, 4);
+    assert_int_equal(nr, 2);
+    model_curve_ranges_text(r, nr, txt, sizeof(txt));
+    assert_string_equal(txt, "2B - 4B, 16B");
+    assert_int_equal(model_curve_ranges(sizes, b, b, 6, 0, r, 4), 0);
+    assert_int_equal(model_curve_ranges(sizes, a, b, 6, 2.0, r, 4), 0); /* 5 > 2 x 3: no */
+    assert_int_equal(model_curve_ranges(sizes, a, b, 6, 0, r, 1), 1);  /* at most max */
 }
 
 static void check_fig(const char *dir, const char *name)
@@ -195,6 +249,8 @@ int main(void)
     char gp[4096];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crossover),
+        cmocka_unit_test(test_cost_at_isolated),
+        cmocka_unit_test(test_curve_ranges),
         cmocka_unit_test(test_cost_at_uses_engine),
         cmocka_unit_test(test_all_figures),
         cmocka_unit_test(test_histogram_counts),
