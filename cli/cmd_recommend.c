@@ -140,7 +140,8 @@ static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_c
 
 /* Write the report files (-o), then print the result whatever became of them: a report
  * that could not be written is said on stderr and sets the exit code; without gnuplot the
- * report has tables only (warned), as validate's. */
+ * report has tables only (warned) and the exit code is 3 (CLI.md: an environment problem;
+ * validate -o exits 0 there, its live measurements being what it keeps). */
 static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char *engine,
                 const profile_t *p, const char *path, const trace_t *tr)
 {
@@ -170,6 +171,8 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
             printf("\nwrote %s/report.json, %s/report.md, %s/report.html%s\n", o->out_dir,
                    o->out_dir, o->out_dir, plots ? " and plots" : " (tables only: no gnuplot)");
     }
+    if (st == HS_OK && !plots)
+        return hs_status_exit_code(HS_ERR_ENV);
     return st == HS_OK ? 0 : hs_status_exit_code(st);
 }
 

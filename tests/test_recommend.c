@@ -486,8 +486,9 @@ static void test_cli_trace_checks(void **state)
 }
 
 /* recommend -o prints its result whatever became of the report: without gnuplot the report
- * has tables only (exit 0, as validate's; it once printed nothing and exited 3), and a plot
- * that cannot be put in place fails naming it and leaves no temporary behind. */
+ * has tables only and the exit code is 3, CLI.md's "no gnuplot" (it once printed nothing;
+ * then exited 0, which a script could not tell from a full report), and a plot that cannot
+ * be put in place fails naming it and leaves no temporary behind. */
 static void test_cli_report_failures(void **state)
 {
     (void)state;
@@ -502,7 +503,7 @@ static void test_cli_report_failures(void **state)
     assert_int_equal(trace_save(path, tr), HS_OK);
     trace_free(tr);
     assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/nonexistent %s recommend %s --profile "
-                                 "seed003 -o %s/a", hs_test_bin(), path, dir), 0);
+                                 "seed003 -o %s/a", hs_test_bin(), path, dir), 3);
     assert_non_null(strstr(out, "why:"));
     assert_non_null(strstr(out, "tables only"));
     free(out);
@@ -516,7 +517,7 @@ static void test_cli_report_failures(void **state)
         free(out);
     }
     assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/nonexistent %s recommend %s --profile "
-                                 "seed003 -o %s/b --json", hs_test_bin(), path, dir), 0);
+                                 "seed003 -o %s/b --json", hs_test_bin(), path, dir), 3);
     assert_non_null(strstr(out, "\"recommended\""));
     free(out);
     if (hs_test_run(&out, "command -v gnuplot") == 0) { /* the real gnuplot renders */
