@@ -126,14 +126,15 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
 
 /* report.html and the PNG/SVG plots beside report.json/report.md (plots/report_rec.h). */
 static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_cli_opts *o,
-                                       const char *engine, const profile_t *p,
-                                       const char *path, const trace_t *tr)
+                                       const char *dir, const char *engine,
+                                       const profile_t *p, const char *path,
+                                       const trace_t *tr)
 {
     pred_opts_t po = {.include_cold = o->include_cold, .flows = 1, .trace_name = path};
 
     if (pred_mode_parse(o->mode, &po.mode) != HS_OK)
         return HS_ERR_USAGE;
-    return rep_write_recommend(o->out_dir, r, strcmp(engine, "sim") == 0 ? &sim_engine_ops
+    return rep_write_recommend(dir, r, strcmp(engine, "sim") == 0 ? &sim_engine_ops
                                                                          : &model_engine_ops,
                                &po, p, path, tr);
 }
@@ -149,12 +150,24 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
     int plots = 1;
 
     if (o->out_dir) {
-        st = rec_report_write(r, engine, p, path, tr, o->out_dir);
+        /* written into a stage, moved into DIR as a whole: a run that fails leaves DIR's
+         * earlier report as it was, not a mix of two (hs_stage_open) */
+        char stage[4200] = "";
+        st = hs_stage_open(o->out_dir, stage, sizeof(stage));
         if (st == HS_OK)
-            st = write_visual_report(r, o, engine, p, path, tr);
+            st = rec_report_write(r, engine, p, path, tr, stage);
+        if (st == HS_OK)
+            st = write_visual_report(r, o, stage, engine, p, path, tr);
         if (st == HS_ERR_ENV) {
             plots = 0;
             st = HS_OK;
+        }
+        if (st == HS_OK) {
+            st = hs_stage_commit(stage, o->out_dir, plot_report_owns);
+        } else if (stage[0]) {
+            hs_stage_abort(stage);
+            hs_log_error("%s: no report written; an earlier one there is left as it was",
+                         o->out_dir);
         }
     }
     if (o->json) {

@@ -2,6 +2,7 @@
 #include "common/hs_util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -479,5 +480,94 @@ hs_status_t hs_mkdir_p(const char *path)
             break;
     }
     free(p);
+    return st;
+}
+
+/* ---- staging a set of outputs --------------------------------------------------------- */
+
+void hs_stage_abort(const char *stage)
+{
+    char path[4400];
+    DIR *d = opendir(stage);
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", stage, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(stage);
+}
+
+hs_status_t hs_stage_open(const char *dir, char *stage, size_t len)
+{
+    hs_status_t st = hs_mkdir_p(dir);
+
+    if (st != HS_OK)
+        return st;
+    snprintf(stage, len, "%s/.hintsim-stage.%ld", dir, (long)getpid());
+    hs_stage_abort(stage); /* a stage this pid left (a killed run) */
+    if (mkdir(stage, 0755) != 0) {
+        hs_log_error("%s: cannot create the staging folder: %s", stage, strerror(errno));
+        return HS_ERR_IO;
+    }
+    return HS_OK;
+}
+
+/* Whether name is one of the n names. */
+static int name_in(char (*names)[256], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+#define HS_STAGE_MAX 256 /* files a stage holds at most */
+
+hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name))
+{
+    char from[4400], to[4400], (*names)[256] = calloc(HS_STAGE_MAX, 256);
+    hs_status_t st = HS_OK;
+    struct dirent *e;
+    size_t n = 0;
+    DIR *d = names ? opendir(stage) : NULL;
+
+    if (!d) {
+        hs_log_error("%s: cannot read the staging folder: %s", stage,
+                     names ? strerror(errno) : "out of memory");
+        free(names);
+        return names ? HS_ERR_IO : HS_ERR_NOMEM;
+    }
+    while (st == HS_OK && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(from, sizeof(from), "%s/%s", stage, e->d_name);
+        snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
+        if (n < HS_STAGE_MAX)
+            snprintf(names[n++], 256, "%s", e->d_name);
+        if (rename(from, to) != 0) {
+            hs_log_error("%s: cannot put it in place from %s: %s", to, from, strerror(errno));
+            st = HS_ERR_IO;
+        }
+    }
+    closedir(d);
+    /* an earlier run's files of the set that this one did not write */
+    if (st == HS_OK && owns && n < HS_STAGE_MAX && (d = opendir(dir)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            if (!owns(e->d_name) || name_in(names, n, e->d_name))
+                continue;
+            snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
+            if (unlink(to) != 0 && errno != ENOENT)
+                hs_log_warn("%s: an earlier run's, not removed: %s", to, strerror(errno));
+        }
+        closedir(d);
+    }
+    free(names);
+    hs_stage_abort(stage);
     return st;
 }

@@ -88,4 +88,13 @@ hs_status_t hs_check_out_path(const char *path);
 /* mkdir -p. Logs on error. */
 hs_status_t hs_mkdir_p(const char *path);
 
+/* Outputs that replace DIR's earlier ones together (a report): written into a staging
+ * folder DIR/.hintsim-stage.PID (hs_stage_open creates DIR too), then moved in by
+ * hs_stage_commit, which also removes the files of DIR that owns() claims and the new set
+ * lacks (an earlier run's figure this one did not draw); hs_stage_abort removes the stage
+ * and leaves DIR as it was. stage is a buffer of len bytes. */
+hs_status_t hs_stage_open(const char *dir, char *stage, size_t len);
+hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name));
+void hs_stage_abort(const char *stage);
+
 #endif

@@ -301,6 +301,26 @@ hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_
     return plot_fig_render(dir, in, fig, "pred_meas", NULL);
 }
 
+int plot_report_owns(const char *name)
+{
+    static const char *const figs[] = {"size_hist", "pct_vs_hint", "throughput", "latency_cdf",
+                                       "cost_curves", "pred_vs_meas"};
+    static const char *const ext[] = {"png", "svg", "dat", "gp", "log"};
+
+    if (!strcmp(name, "report.json") || !strcmp(name, "report.md") ||
+        !strcmp(name, "report.html"))
+        return 1;
+    for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
+        size_t n = strlen(figs[f]);
+        if (strncmp(name, figs[f], n) != 0 || name[n] != '.')
+            continue;
+        for (size_t e = 0; e < sizeof(ext) / sizeof(ext[0]); e++)
+            if (!strcmp(name + n + 1, ext[e]))
+                return 1;
+    }
+    return 0;
+}
+
 typedef hs_status_t (*plot_fn_t)(const char *, const plot_input_t *, plot_fig_t *);
 
 hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_figset_t *out)

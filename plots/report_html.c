@@ -311,9 +311,8 @@ hs_status_t rep_write_report(const char *dir, const plot_input_t *in)
     hs_status_t st = plot_report_figures(dir, in, &figs), html_st;
 
     if (st == HS_ERR_ENV) {
-        hs_log_warn("gnuplot not found (PATH or $HINTSIM_GNUPLOT): %s/report.html has tables "
-                    "only; install the Debian package %s for the plots", dir,
-                    PLOT_GNUPLOT_PACKAGE);
+        hs_log_warn("gnuplot not found (PATH or $HINTSIM_GNUPLOT): report.html has tables "
+                    "only; install the Debian package %s for the plots", PLOT_GNUPLOT_PACKAGE);
         memset(&figs, 0, sizeof(figs));
         figs.nskipped = 1;
         snprintf(figs.skipped[0], sizeof(figs.skipped[0]), "every figure: gnuplot was not "

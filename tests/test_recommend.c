@@ -485,6 +485,50 @@ static void test_cli_trace_checks(void **state)
     free(dir);
 }
 
+/* A run that fails leaves the report an earlier run wrote as it was (it left a mix: the new
+ * report.json and report.md beside the old figures and report.html), and a run that draws
+ * no figure (no gnuplot) replaces the whole report, the old figures included; no staging
+ * folder stays behind either way. */
+static void test_cli_report_replaced_whole(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL, *before = NULL, *after = NULL;
+    static const uint64_t sizes[] = {8, 4096};
+    trace_t *tr = mk(2000, 5000, sizes, 2);
+
+    snprintf(path, sizeof(path), "%s/t.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    trace_free(tr);
+    if (hs_test_run(&out, "command -v gnuplot") != 0) { /* the first report needs figures */
+        free(out);
+        free(dir);
+        skip();
+    }
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s recommend %s --profile seed000 -o %s/r",
+                                 hs_test_bin(), path, dir), 0);
+    free(out);
+    assert_int_equal(hs_test_run(&before, "cd %s/r && ls -A && cat *", dir), 0);
+    assert_non_null(strstr(before, "size_hist.png"));
+    /* gnuplot fails on the first figure: exit 1, the earlier report untouched */
+    assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/bin/false %s recommend %s --profile "
+                                 "seed003 -o %s/r", hs_test_bin(), path, dir), 1);
+    assert_non_null(strstr(out, "left as it was"));
+    free(out);
+    assert_int_equal(hs_test_run(&after, "cd %s/r && ls -A && cat *", dir), 0);
+    assert_string_equal(before, after);
+    free(after);
+    /* no gnuplot: tables only, and none of the earlier figures stays */
+    assert_int_equal(hs_test_run(&out, "HINTSIM_GNUPLOT=/nonexistent %s recommend %s --profile "
+                                 "seed003 -o %s/r", hs_test_bin(), path, dir), 3);
+    free(out);
+    assert_int_equal(hs_test_run(&after, "cd %s/r && ls -A", dir), 0);
+    assert_string_equal(after, "report.html\nreport.json\nreport.md\n");
+    free(after);
+    free(before);
+    free(dir);
+}
+
 /* recommend -o prints its result whatever became of the report: without gnuplot the report
  * has tables only and the exit code is 3, CLI.md's "no gnuplot" (it once printed nothing;
  * then exited 0, which a script could not tell from a full report), and a plot that cannot
@@ -529,7 +573,7 @@ static void test_cli_report_failures(void **state)
         assert_int_equal(hs_test_run(&out, "%s recommend %s --profile seed003 -o %s/c",
                                      hs_test_bin(), path, dir), 1);
         assert_non_null(strstr(out, "why:"));
-        assert_non_null(strstr(out, "cannot put the plot in place"));
+        assert_non_null(strstr(out, "latency_cdf.png: cannot put it in place"));
         free(out);
         snprintf(cdf, sizeof(cdf), "%s/c/latency_cdf.png.tmp", dir);
         assert_int_not_equal(stat(cdf, &sb), 0);
@@ -671,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_cli),
         cmocka_unit_test(test_cli_trace_checks),
         cmocka_unit_test(test_cli_report_failures),
+        cmocka_unit_test(test_cli_report_replaced_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
