@@ -5,6 +5,7 @@
  */
 #include "plots/report_html.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,16 +85,31 @@ int rep_objective_value(const pred_result_t *r, const char *objective, double *v
 
 static void hint_text(uint64_t hint, char *buf, size_t len)
 {
+    char lab[32];
+
+    plot_size_label(hint, lab, sizeof(lab));
     if (hint == 0)
         snprintf(buf, len, "0 (no hint)");
+    else if (strtoull(lab, NULL, 10) == hint)
+        snprintf(buf, len, "%s", lab); /* the label is the exact byte count already */
     else
-        plot_size_label(hint, buf, len);
+        snprintf(buf, len, "%s (%llu B)", lab, (unsigned long long)hint);
+}
+
+/* A table figure as people read it: no exponent below 10^9 (2.1e+04 reads worse than
+ * 21064), 4 significant digits below 1000. */
+static void num(FILE *fp, double v)
+{
+    if (fabs(v) >= 1000 && fabs(v) < 1e9)
+        fprintf(fp, "<td>%.0f</td>", v);
+    else
+        fprintf(fp, "<td>%.4g</td>", v);
 }
 
 /* "hint 16K: p99 = 12.3 us" for one role of the summary. */
 static void summary_line(FILE *fp, const plot_input_t *in, int idx, const char *role)
 {
-    char h[32];
+    char h[64];
     double v;
     const char *unit;
 
@@ -114,6 +130,9 @@ static void write_summary(FILE *fp, const plot_input_t *in)
         fputs("<p>No recommendation was made.</p>\n", fp);
     fprintf(fp, "<p>Objective: <b>%s</b></p>\n<ul>\n", in->objective ? in->objective : "?");
     summary_line(fp, in, in->rec_idx, "Recommended hint");
+    if (in->rec_idx >= 0)
+        fprintf(fp, "<li>Set <code>RDMA_LOW_LATENCY_HINT=%llu</code> (bytes).</li>\n",
+                (unsigned long long)in->pred[in->rec_idx].hint_bytes);
     summary_line(fp, in, in->runner_idx, "Runner-up");
     summary_line(fp, in, plot_input_hint0_idx(in), "Without a hint");
     fputs("</ul>\n", fp);
@@ -173,18 +192,25 @@ static void write_provenance(FILE *fp, const plot_input_t *in)
 static void write_row(FILE *fp, const plot_input_t *in, size_t i)
 {
     const pred_result_t *r = &in->pred[i];
-    char h[32];
+    char h[64];
 
     hint_text(r->hint_bytes, h, sizeof(h));
-    fprintf(fp, "<tr%s><td class=\"l\">%s%s</td><td>%.4g</td><td>%.4g</td><td>%.4g</td>"
-            "<td>%.4g</td><td>%.4g</td><td>%.4g</td><td>%.3f</td><td>%llu</td><td>%.4g</td>",
-            (int)i == in->rec_idx ? " class=\"best\"" : "", h,
-            (int)i == in->rec_idx ? " &#9733;" : "", r->p50_us, r->p90_us, r->p99_us,
-            r->p999_us, r->mean_us, r->throughput_gbps, r->ll_fraction,
-            (unsigned long long)r->switches, r->drain_us_total);
-    if (in->meas)
-        fprintf(fp, "<td>%.4g</td><td>%.4g</td><td>%.4g</td>", in->meas[i].p50_us,
-                in->meas[i].p99_us, in->meas[i].throughput_gbps);
+    fprintf(fp, "<tr%s><td class=\"l\">%s%s</td>", (int)i == in->rec_idx ? " class=\"best\"" : "",
+            h, (int)i == in->rec_idx ? " &#9733;" : "");
+    num(fp, r->p50_us);
+    num(fp, r->p90_us);
+    num(fp, r->p99_us);
+    num(fp, r->p999_us);
+    num(fp, r->mean_us);
+    num(fp, r->throughput_gbps);
+    fprintf(fp, "<td>%.3f</td><td>%llu</td>", r->ll_fraction, (unsigned long long)r->switches);
+    num(fp, r->drain_us_total);
+    fprintf(fp, "<td>%llu</td>", (unsigned long long)r->sq_full_stalls);
+    if (in->meas) {
+        num(fp, in->meas[i].p50_us);
+        num(fp, in->meas[i].p99_us);
+        num(fp, in->meas[i].throughput_gbps);
+    }
     fputs("</tr>\n", fp);
 }
 
@@ -196,7 +222,7 @@ static void write_table(FILE *fp, const plot_input_t *in)
             "are %s; &#9733; is the recommendation.</p>\n<table>\n<tr><th class=\"l\">hint"
             "</th><th>p50 us</th><th>p90 us</th><th>p99 us</th><th>p99.9 us</th>"
             "<th>mean us</th><th>Gb/s</th><th>LL fraction</th><th>switches</th>"
-            "<th>drain us</th>", src);
+            "<th>drain us, total</th><th>queue-full stalls</th>", src);
     if (in->meas)
         fputs("<th>measured p50 us</th><th>measured p99 us</th><th>measured Gb/s</th>", fp);
     fputs("</tr>\n", fp);

@@ -64,7 +64,12 @@ static void test_html_validate(void **state)
     assert_int_equal(count(html, "<span class=\"src\">synthetic | profile"), 1);
     /* the recommended row is marked, its objective value printed */
     assert_int_equal(count(html, "class=\"best\""), 1);
-    assert_non_null(strstr(html, "Recommended hint: <b>16K</b> &mdash; p99 = "));
+    /* the hint as set: its exact bytes beside the short form, and the variable (the page had
+     * neither; report.md has the line) */
+    assert_non_null(strstr(html, "Recommended hint: <b>16K (16384 B)</b> &mdash; p99 = "));
+    assert_non_null(strstr(html, "Set <code>RDMA_LOW_LATENCY_HINT=16384</code>"));
+    /* the drain column is the total (the md's is per message), stalls have their own */
+    assert_non_null(strstr(html, "<th>drain us, total</th><th>queue-full stalls</th>"));
     free(html);
     hs_test_run(NULL, "rm -rf '%s'", dir);
     free(dir);

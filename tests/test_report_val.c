@@ -55,8 +55,8 @@ static void test_validate_report(void **state)
     snprintf(file, sizeof(file), "%s/report.html", dir);
     assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
     assert_non_null(strstr(html, "hintsim validate report"));
-    assert_non_null(strstr(html, "Recommended hint: <b>16K</b> &mdash; p99 = 9 us"));
-    assert_non_null(strstr(html, "Runner-up: <b>4K</b>"));
+    assert_non_null(strstr(html, "Recommended hint: <b>16K (16384 B)</b> &mdash; p99 = 9 us"));
+    assert_non_null(strstr(html, "Runner-up: <b>4K (4096 B)</b>"));
     assert_non_null(strstr(html, "regret 0.0%"));
     assert_non_null(strstr(html, "<figure id=\"pred_vs_meas\">"));
     assert_non_null(strstr(html, "Latency CDF: no per-message latencies")); /* not drawn */
