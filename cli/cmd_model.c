@@ -208,6 +208,13 @@ static void print_header_text(const pred_engine_ops_t *eng, const profile_t *p,
            (unsigned long long)profile_hash(p));
     if (detail)
         printf("network model: %s\n", detail);
+    if (po->platform) { /* it changes the figures and not the profile's hash */
+        uint64_t h = 0;
+        size_t len = 0;
+        if (hs_hash_file(po->platform, 0, &h, &len) == HS_OK)
+            printf("platform %s (%zu bytes, hash %016llx), not generated from the profile\n",
+                   po->platform, len, (unsigned long long)h);
+    }
     printf("trace %s: %zu records, mode %s", path, tr->n,
            po->mode == PRED_OPEN ? "open" : "closed");
     if (po->flows > 1)
@@ -436,6 +443,20 @@ static int emit_json(const pred_job_t *j, const pred_hint_out_t *out, const char
     if (detail)
         cJSON_AddStringToObject(root, "engine_detail", detail);
     cJSON_AddItemToObject(root, "profile", cli_profile_json(j->p));
+    if (j->po.platform) { /* null: generated from the profile */
+        cJSON *pl = cJSON_AddObjectToObject(root, "platform");
+        uint64_t h = 0;
+        size_t len = 0;
+        char hx[32];
+        if (pl && hs_hash_file(j->po.platform, 0, &h, &len) == HS_OK) {
+            snprintf(hx, sizeof(hx), "%016llx", (unsigned long long)h);
+            cJSON_AddStringToObject(pl, "path", j->po.platform);
+            cJSON_AddStringToObject(pl, "hash", hx);
+            cJSON_AddNumberToObject(pl, "bytes", (double)len);
+        }
+    } else if (strcmp(j->eng->name, "sim") == 0) {
+        cJSON_AddNullToObject(root, "platform");
+    }
     cJSON_AddItemToObject(root, "trace", cli_trace_json(j->path, j->tr));
     cJSON_AddStringToObject(root, "mode", j->po.mode == PRED_OPEN ? "open" : "closed");
     if (j->po.flows > 1)

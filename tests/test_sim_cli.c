@@ -163,6 +163,36 @@ static void test_error_stdout_empty(void **state)
     free(out);
 }
 
+/* A user's platform changes the figures but not the profile's hash: the output names the
+ * file and its hash (it did not say which platform made the figures); JSON's platform is
+ * null when it was generated from the profile. */
+static void test_platform_recorded(void **state)
+{
+    char *out = NULL, plat[4096];
+
+    snprintf(plat, sizeof(plat), "%s/plat.xml", (const char *)*state);
+    assert_int_equal(hs_test_run(NULL, "printf '%%s\\n' \"<?xml version='1.0'?>\" "
+                                 "\"<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>\" "
+                                 "'<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">' "
+                                 "'<host id=\"sender0\" speed=\"1Gf\"/><host id=\"receiver\" "
+                                 "speed=\"1Gf\"/>' '<link id=\"l\" bandwidth=\"100Gbps\" "
+                                 "latency=\"1us\"/>' '<route src=\"sender0\" dst=\"receiver\">"
+                                 "<link_ctn id=\"l\"/></route></zone></platform>' > %s", plat), 0);
+    assert_int_equal(hs_test_run(&out, "%s sim %s --platform %s", hs_test_bin(), g_trace, plat),
+                     0);
+    assert_non_null(strstr(out, "plat.xml ("));
+    assert_non_null(strstr(out, "not generated from the profile"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s sim %s --platform %s --json", hs_test_bin(), g_trace,
+                                 plat), 0);
+    assert_non_null(strstr(out, "\"platform\":\t{"));
+    assert_non_null(strstr(out, "plat.xml\""));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s sim %s --json", hs_test_bin(), g_trace), 0);
+    assert_non_null(strstr(out, "\"platform\":\tnull"));
+    free(out);
+}
+
 /* Run recommend with stderr on a pseudo-terminal; return what it drew there. */
 static char *stderr_on_tty(const char *extra)
 {
@@ -214,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_exact_hints),
         cmocka_unit_test(test_recommend_sim_names_model),
         cmocka_unit_test(test_error_stdout_empty),
+        cmocka_unit_test(test_platform_recorded),
         cmocka_unit_test(test_progress_bar),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
