@@ -332,6 +332,31 @@ static int parse_sizes(const char *opt, const char *text, uint64_t **v, size_t *
     return 0;
 }
 
+/* The fit needs distinct sizes, and a held-out size must not be one of them (it would check
+ * the fit on a figure the fit used): 0, or 2 with the size named. */
+static int check_sizes(const uint64_t *sizes, size_t n, const uint64_t *held, size_t nh)
+{
+    for (size_t i = 0; i < n + nh; i++) {
+        uint64_t v = i < n ? sizes[i] : held[i - n];
+        for (size_t j = 0; j < i; j++) {
+            uint64_t w = j < n ? sizes[j] : held[j - n];
+            if (v != w)
+                continue;
+            fprintf(stderr, "hintsim: calibrate: size %llu is given twice%s: the fit needs "
+                    "distinct sizes and checks itself on sizes it did not use\n",
+                    (unsigned long long)v, i >= n && j < n ? " (in --sizes and --holdout)" :
+                    i >= n ? " in --holdout" : " in --sizes");
+            return 2;
+        }
+    }
+    if (n < 2 || n + nh > 128) {
+        fprintf(stderr, "hintsim: calibrate: --sizes needs 2..128 distinct sizes (with "
+                "--holdout), got %zu and %zu\n", n, nh);
+        return 2;
+    }
+    return 0;
+}
+
 /* --server: answer the client's benchmarks (calib_run_steps of them) one after another. */
 static hs_status_t serve(const calib_run_opts_t *o)
 {
@@ -397,8 +422,13 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     if (parse_sizes("sizes", a.sizes, &sizes, &o.nsizes) ||
-        parse_sizes("holdout", a.holdout, &held, &o.nholdout))
+        parse_sizes("holdout", a.holdout, &held, &o.nholdout) ||
+        check_sizes(sizes, o.nsizes, held, o.nholdout))
         goto out;
+    if (a.iters == 0) { /* said in capture bench's words otherwise */
+        fprintf(stderr, "hintsim: calibrate: --iters must be at least 1\n");
+        goto out;
+    }
     /* the profile is written after every measurement: a wrong path fails now */
     if (a.out && hs_check_out_path(a.out) != HS_OK) {
         rc = 1;

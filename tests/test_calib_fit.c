@@ -188,6 +188,21 @@ static void test_cli_errors(void **state)
     char *dir = hs_test_tmpdir(), *out = NULL;
     (void)state;
     assert_int_equal(hs_test_run(NULL, "'%s' calibrate --bogus", hs_test_bin()), 2);
+    /* sizes the fit cannot use, refused before any device is opened (a duplicate passed
+     * the count and wrote a profile fitted to one size, exit 0; a held-out size in the
+     * fit was "checked" on itself) */
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --sizes 64,64 --holdout "
+                                 "none -o %s/p.json 2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "size 64 is given twice in --sizes"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --sizes 64,4K --holdout 64 "
+                                 "-o %s/p.json 2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "(in --sizes and --holdout)"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --iters 0 -o %s/p.json 2>&1",
+                                 hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "--iters must be at least 1"));
+    free(out);
     assert_int_equal(hs_test_run(NULL, "'%s' calibrate -o %s/p.json", hs_test_bin(), dir), 2);
     assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --sizes 8,,2 -o %s/p.json",
                                  hs_test_bin(), dir), 2);
