@@ -12,6 +12,9 @@
 #include "traces/trace.h"
 
 #define CAP_BENCH_MAX_SIZE ((uint64_t)1 << 30)
+/* Messages per phase and size at most: every one is a trace record (32 bytes) and a
+ * latency kept in memory until the trace is written. */
+#define CAP_BENCH_MAX_ITERS ((uint64_t)100000000)
 
 typedef struct {
     trace_t *tr;
@@ -70,8 +73,11 @@ static hs_status_t phase_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t si
     double *us = calloc(n, sizeof(*us));
     hs_status_t st = HS_ERR_NOMEM;
 
-    if (!ns || !us)
+    if (!ns || !us) {
+        hs_log_error("out of memory for %llu round trips (--iters + --warmup)",
+                     (unsigned long long)n);
         goto out;
+    }
     st = cap_conn_pingpong(c, path, size, n, ns);
     if (st != HS_OK)
         goto out;
@@ -106,6 +112,9 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
     uint64_t n = o->warmup + o->iters, first = b->tr->n;
     double *us = calloc(o->iters, sizeof(*us));
     hs_status_t st = us ? HS_OK : HS_ERR_NOMEM;
+
+    if (!us)
+        hs_log_error("out of memory for %llu latencies (--iters)", (unsigned long long)o->iters);
 
     for (uint64_t i = 0; st == HS_OK && i < n; i++) {
         trace_rec_t r = {.size_bytes = size, .qp = (uint32_t)path, .opcode = TRACE_OP_WRITE,
@@ -251,6 +260,14 @@ static hs_status_t check_opts(const cap_bench_opts_t *o, uint64_t *max_msg)
     *max_msg = 0;
     if (o->nsizes == 0 || o->nhints == 0 || o->iters == 0) {
         hs_log_error("capture bench needs --sizes, at least one hint and --iters >= 1");
+        return HS_ERR_USAGE;
+    }
+    if (o->iters > CAP_BENCH_MAX_ITERS || o->warmup > CAP_BENCH_MAX_ITERS) {
+        hs_log_error("--%s %llu: at most %llu (every message is a trace record kept in memory "
+                     "until the trace is written)", o->iters > CAP_BENCH_MAX_ITERS ? "iters" :
+                     "warmup", (unsigned long long)(o->iters > CAP_BENCH_MAX_ITERS ? o->iters :
+                                                    o->warmup),
+                     (unsigned long long)CAP_BENCH_MAX_ITERS);
         return HS_ERR_USAGE;
     }
     for (size_t i = 0; i < o->nsizes; i++) {

@@ -9,8 +9,11 @@ static hs_status_t host_alloc(size_t len, void **out)
 {
     void *p = NULL;
 
-    if (posix_memalign(&p, 4096, len ? len : 1) != 0)
+    if (posix_memalign(&p, 4096, len ? len : 1) != 0) {
+        hs_log_error("cannot allocate %zu bytes of host memory for the message buffers "
+                     "(the largest of --sizes sets them)", len);
         return HS_ERR_NOMEM;
+    }
     memset(p, 0, len);
     *out = p;
     return HS_OK;

@@ -140,6 +140,16 @@ static void test_cli_codes(void **state)
     assert_int_equal(hs_test_run(NULL, "%s capture bench -d d0 --sizes 8 --phases warp", bin), 2);
     assert_int_equal(hs_test_run(NULL, "%s capture bench -d d0 --sizes 8 --server --connect h",
                                  bin), 2);
+    /* counts no memory holds: said before the device is opened (in the VM they exited 1
+     * with no message: the allocation failed) */
+    assert_int_equal(hs_test_run(&out, "%s capture bench -d d0 --sizes 64 --iters 99999999999 "
+                                 "-o x.hst 2>&1", bin), 2);
+    assert_non_null(strstr(out, "--iters 99999999999: at most 100000000"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s capture bench -d d0 --sizes 64 --warmup 4294967297 "
+                                 "-o x.hst 2>&1", bin), 2);
+    assert_non_null(strstr(out, "--warmup 4294967297: at most"));
+    free(out);
     assert_int_equal(hs_test_run(NULL, "%s validate --device d0", bin), 2); /* no trace */
     assert_int_equal(hs_test_run(NULL, "%s validate t.hst -d d0 --mode sideways", bin), 2);
     assert_int_equal(hs_test_run(NULL, "%s capture bench --help", bin), 0);

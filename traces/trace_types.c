@@ -64,8 +64,10 @@ hs_status_t trace_push(trace_t *tr, const trace_rec_t *rec)
                 return st;
         } else {
             trace_rec_t *nr = realloc(tr->recs, ncap * sizeof(*nr));
-            if (!nr)
+            if (!nr) {
+                hs_log_error("out of memory for %zu trace records", ncap);
                 return HS_ERR_NOMEM;
+            }
             tr->recs = nr;
             tr->cap = ncap;
         }
@@ -78,11 +80,11 @@ hs_status_t trace_reserve(trace_t *tr, size_t n)
 {
     if (n <= tr->cap)
         return HS_OK;
-    if (n > SIZE_MAX / sizeof(*tr->recs))
+    trace_rec_t *nr = n > SIZE_MAX / sizeof(*tr->recs) ? NULL : hs_alloc_big(n * sizeof(*nr));
+    if (!nr) {
+        hs_log_error("out of memory for %zu trace records", n);
         return HS_ERR_NOMEM;
-    trace_rec_t *nr = hs_alloc_big(n * sizeof(*nr));
-    if (!nr)
-        return HS_ERR_NOMEM;
+    }
     if (tr->n)
         memcpy(nr, tr->recs, tr->n * sizeof(*nr));
     free(tr->recs);
