@@ -382,6 +382,17 @@ static cJSON *validation_json(vctx_t *v)
             rec_meas = meas[k];
     }
     verdict = cap_hint_verdict(meas, spread, pred, v->nc);
+    /* open loop on a device slower than the trace: the latencies are its backlog */
+    char sat[400];
+    int saturated = 0;
+    if (v->o->mode == PRED_OPEN) {
+        double gbps[CAP_MAX_CANDIDATES];
+        model_load_t load;
+        model_offered_load(v->tr, v->live.prof, &load);
+        for (size_t k = 0; k < v->nc; k++)
+            gbps[k] = median_round(&v->c[k], v->o->repeat)->throughput_gbps;
+        saturated = cap_saturation_warning(load.offered_gbps, gbps, v->nc, sat, sizeof(sat));
+    }
     cJSON_AddNumberToObject(j, "recommended_hint", (double)v->recommended);
     cJSON_AddStringToObject(j, "recommended_by", v->rec_source);
     cJSON_AddNumberToObject(j, "best_measured_hint", (double)v->c[best].hint);
@@ -390,8 +401,21 @@ static cJSON *validation_json(vctx_t *v)
     cJSON_AddNumberToObject(j, "rank_correlation", cap_rank_correlation(pred, meas, v->nc));
     cJSON_AddNumberToObject(j, "median_abs_error_pct", cap_median(err, v->nc));
     cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
-    cJSON_AddBoolToObject(j, "hint_takes_effect", verdict != CAP_VERDICT_NO_EFFECT);
-    cJSON_AddStringToObject(j, "verdict", verdict_text(verdict));
+    if (saturated && verdict == CAP_VERDICT_NO_EFFECT) /* unknown: the backlog hides it */
+        cJSON_AddNullToObject(j, "hint_takes_effect");
+    else
+        cJSON_AddBoolToObject(j, "hint_takes_effect", verdict != CAP_VERDICT_NO_EFFECT);
+    cJSON_AddBoolToObject(j, "saturated", saturated);
+    if (saturated && verdict == CAP_VERDICT_NO_EFFECT) /* not pitfall 2: the backlog */
+        cJSON_AddStringToObject(j, "verdict", "the hints' measured results are "
+                                "indistinguishable, but the device could not keep up with "
+                                "the trace (saturated), so this says nothing about whether "
+                                "the hint takes effect");
+    else
+        cJSON_AddStringToObject(j, "verdict", verdict_text(verdict));
+    cJSON *w = cJSON_AddArrayToObject(j, "warnings");
+    if (saturated && w)
+        cJSON_AddItemToArray(w, cJSON_CreateString(sat));
     return j;
 }
 
@@ -540,9 +564,29 @@ void cap_validate_print(const cJSON *rep, FILE *fp)
             jget(val, "regret_pct", NULL), jget(val, "rank_correlation", NULL),
             jget(val, "median_abs_error_pct", NULL));
     fprintf(fp, "%s\n", cJSON_GetObjectItem(val, "verdict")->valuestring);
+    const cJSON *w, *ws = cJSON_GetObjectItem(val, "warnings");
+    cJSON_ArrayForEach(w, ws)
+        if (cJSON_IsString(w))
+            fprintf(fp, "warning: %s\n", w->valuestring);
 }
 
 /* ---- arithmetic --------------------------------------------------------------------------- */
+
+int cap_saturation_warning(double offered_gbps, const double *meas_gbps, size_t n, char *buf,
+                           size_t len)
+{
+    double lo = INFINITY;
+
+    for (size_t i = 0; i < n; i++)
+        lo = fmin(lo, meas_gbps[i]);
+    if (!(offered_gbps > 0) || n == 0 || !(lo < 0.9 * offered_gbps))
+        return 0;
+    snprintf(buf, len, "the trace offers %.3g Gb/s and the device carried %.3g Gb/s: in open "
+             "loop the posts ran behind the trace, so the measured latencies are mostly that "
+             "backlog, whatever the hint; use --mode closed (or --limit on a quieter part)",
+             offered_gbps, lo);
+    return 1;
+}
 
 double cap_obj_value(cap_obj_t obj, const pred_result_t *r)
 {

@@ -63,6 +63,12 @@ typedef enum {
 } cap_verdict_t;
 cap_verdict_t cap_hint_verdict(const double *meas, const double *spread, const double *pred,
                                size_t n);
+/* Whether an open-loop replay saturated the device: the trace offers offered_gbps (its
+ * payload over its span) and a hint's measured throughput meas_gbps[i] fell below 90% of
+ * it, so the device ran behind the trace and the latencies measure that backlog, not the
+ * hint. Writes the warning into buf (len bytes) and returns 1; else 0. */
+int cap_saturation_warning(double offered_gbps, const double *meas_gbps, size_t n, char *buf,
+                           size_t len);
 /* Fisher-Yates shuffle of idx[0..n) with a xorshift generator seeded by *seed. */
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed);
 

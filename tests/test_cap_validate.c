@@ -71,6 +71,14 @@ static void test_ineffective(void **state)
     assert_int_equal(cap_hint_verdict(meas2, spread, pred2, 3), CAP_VERDICT_DIFFER);
     assert_int_equal(cap_hint_verdict(meas, spread, pred2, 3), CAP_VERDICT_TIE);
     assert_int_equal(cap_hint_verdict(meas, spread, pred, 1), CAP_VERDICT_DIFFER);
+    /* an open-loop replay the device could not keep up with (live audit: kv offers 7.5 Gb/s,
+     * rxe carried 0.42) is said to be saturated, not "the hint does not take effect" */
+    char w[400];
+    const double carried[2] = {0.42, 0.44}, kept[2] = {7.4, 7.49};
+    assert_int_equal(cap_saturation_warning(7.49, carried, 2, w, sizeof(w)), 1);
+    assert_non_null(strstr(w, "offers 7.49 Gb/s and the device carried 0.42 Gb/s"));
+    assert_int_equal(cap_saturation_warning(7.49, kept, 2, w, sizeof(w)), 0);
+    assert_int_equal(cap_saturation_warning(0, carried, 2, w, sizeof(w)), 0); /* span 0 */
 }
 
 static void test_shuffle(void **state)
