@@ -75,6 +75,30 @@ static uint32_t probe_inline(cap_dev_t *d)
     return best;
 }
 
+static int gid_is_zero(const union ibv_gid *g)
+{
+    for (size_t i = 0; i < sizeof(g->raw); i++)
+        if (g->raw[i])
+            return 0;
+    return 1;
+}
+
+/* The indices of the port's non-empty GIDs, "0, 1" (at most a few). */
+static void gid_list(const cap_dev_t *d, int tbl_len, char *buf, size_t len)
+{
+    size_t off = 0;
+    int n = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < tbl_len && n < 16 && off < len; i++) {
+        union ibv_gid g;
+        if (ibv_query_gid(d->ctx, d->port, i, &g) != 0 || gid_is_zero(&g))
+            continue;
+        int k = snprintf(buf + off, len - off, "%s%d", n++ ? ", " : "", i);
+        off += k > 0 ? (size_t)k : 0;
+    }
+}
+
 static hs_status_t query_limits(cap_dev_t *d)
 {
     struct ibv_device_attr_ex ax;
@@ -97,9 +121,15 @@ static hs_status_t query_limits(cap_dev_t *d)
     }
     d->lid = pa.lid;
     d->active_mtu = pa.active_mtu;
-    if (ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid) != 0) {
-        hs_log_error("%s port %u has no GID at index %d", d->name, d->port, d->gid_index);
-        return HS_ERR_ENV;
+    if (d->gid_index < 0 || d->gid_index >= pa.gid_tbl_len ||
+        ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid) != 0 || gid_is_zero(&d->gid)) {
+        /* an empty slot of the table reads as all zeros: the QP would not connect (it
+         * failed at RTR with "No data available", exit 3) */
+        char ok[256];
+        gid_list(d, pa.gid_tbl_len, ok, sizeof(ok));
+        hs_log_error("--gid-index %d: %s port %u has no GID there (GIDs at index %s)",
+                     d->gid_index, d->name, d->port, ok[0] ? ok : "none");
+        return HS_ERR_INVALID;
     }
     return HS_OK;
 }

@@ -44,6 +44,10 @@ cat "$OUT/client.txt"
 expect 3 "devices present: rxe0" hintsim capture bench -d mlx5_0 --sizes 64
 expect 1 "max_qp_wr" hintsim capture bench -d rxe0 --sizes 64 --set bw.depth=100000000
 expect 1 "max_inline_data" hintsim capture bench -d rxe0 --sizes 64 --set ll.inline_bytes=100000
+# an empty GID slot: bad input naming the option and the indices there are (it failed at
+# RTR with "No data available", exit 3)
+expect 1 "gid-index 7: rxe0 port 1 has no GID there (GIDs at index 0" \
+    hintsim capture bench -d rxe0 -x 7 --sizes 64 --iters 10
 expect 1 "no client connected" hintsim capture bench -d rxe0 --port $HP --server --timeout 2
 expect 1 "cannot reach" hintsim capture bench -d rxe0 --port $HP --connect 127.0.0.1 \
     --sizes 64 --timeout 2
