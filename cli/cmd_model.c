@@ -179,12 +179,13 @@ static void print_result_text(const pred_result_t *r, const char *flow)
            r->drain_us_total, (unsigned long long)r->sq_full_stalls);
 }
 
-static void print_classes_text(const pred_result_t *r)
+static void print_classes_text(const pred_result_t *r, unsigned flows)
 {
     char h[48], lo[32], hi[32];
 
     rec_label_hint(r->hint_bytes, h, sizeof(h));
-    printf("\nby size class, hint %s:        count     p50_us     p99_us\n", h);
+    printf("\nby size class, hint %s%s:        count     p50_us     p99_us\n", h,
+           flows > 1 ? ", all flows together" : "");
     for (size_t i = 0; i < r->nclasses; i++) {
         const pred_class_t *c = &r->classes[i];
         rec_format_hint(c->min_bytes, lo, sizeof(lo));
@@ -495,7 +496,7 @@ static int emit_text(const pred_job_t *j, const pred_hint_out_t *out, const char
         print_result_text(&out[i].agg, "all flows");
     }
     for (size_t i = 0; i < j->nhints; i++)
-        print_classes_text(out[i].flows ? &out[i].agg : &out[i].res);
+        print_classes_text(out[i].flows ? &out[i].agg : &out[i].res, out[i].flows ? j->po.flows : 1);
     if (warning)
         printf("\nwarning: %s\n", warning);
     return curves ? emit_curves(j->p, j->tr, NULL) : 0;
@@ -506,7 +507,7 @@ static int run_predict(const pred_job_t *j, int json, int curves)
 {
     pred_hint_out_t *out = calloc(j->nhints, sizeof(*out));
     model_load_t load;
-    char warning[400];
+    char warning[480];
     size_t done = 0;
     int rc;
 
@@ -515,7 +516,17 @@ static int run_predict(const pred_job_t *j, int json, int curves)
     rc = run_all(j, out, &done);
     if (rc == 0) {
         model_offered_load(j->tr, j->p, &load);
-        int warn = j->po.mode == PRED_OPEN && model_load_warning(&load, warning, sizeof(warning));
+        if (j->po.flows > 1) { /* N copies of the trace share the port to the receiver */
+            double f = (double)j->po.flows;
+            load.bytes *= f;
+            load.link_busy_us *= f;
+            load.offered_gbps *= f;
+            load.overloaded = j->tr->n > 1 && load.link_busy_us > load.span_us;
+        }
+        int off = j->po.flows > 1 ? snprintf(warning, sizeof(warning), "%u flows into one "
+                                             "port: ", j->po.flows) : 0;
+        int warn = j->po.mode == PRED_OPEN &&
+                   model_load_warning(&load, warning + off, sizeof(warning) - (size_t)off);
         rc = json ? emit_json(j, out, warn ? warning : NULL, curves)
                   : emit_text(j, out, warn ? warning : NULL, curves);
     }

@@ -193,6 +193,28 @@ static void test_platform_recorded(void **state)
     free(out);
 }
 
+/* N flows share the port to the receiver: the overload check counts them together (2 KB
+ * every 400 ns is 41 Gb/s, under a 100 Gb/s link alone; 4 such flows are over it and
+ * the replay said nothing, audit), and the by-size block of all flows says so. */
+static void test_flows_overload(void **state)
+{
+    char *out = NULL, tr[4096];
+
+    snprintf(tr, sizeof(tr), "%s/st.hst", (const char *)*state);
+    assert_int_equal(hs_test_run(NULL, "%s trace gen --workload stream --count 3000 --set size=2K "
+                                 "--set post_gap_ns=400 -o %s", hs_test_bin(), tr), 0);
+    assert_int_equal(hs_test_run(&out, "%s sim %s -p generic --json", hs_test_bin(), tr), 0);
+    assert_null(strstr(out, "exceeds the modelled link"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s sim %s -p generic --flows 4 --json", hs_test_bin(), tr),
+                     0);
+    assert_non_null(strstr(out, "4 flows into one port: offered load 163.84 Gb/s exceeds"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s sim %s -p generic --flows 4", hs_test_bin(), tr), 0);
+    assert_non_null(strstr(out, "by size class, hint 0, all flows together"));
+    free(out);
+}
+
 /* Run recommend with stderr on a pseudo-terminal; return what it drew there. */
 static char *stderr_on_tty(const char *extra)
 {
@@ -245,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_recommend_sim_names_model),
         cmocka_unit_test(test_error_stdout_empty),
         cmocka_unit_test(test_platform_recorded),
+        cmocka_unit_test(test_flows_overload),
         cmocka_unit_test(test_progress_bar),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
