@@ -110,8 +110,9 @@ void trace_stats_print(FILE *fp, const char *path, const trace_t *tr, const trac
             s->path_bw, s->path_unknown);
     if (s->unordered)
         fprintf(fp, "order      %" PRIu64 " records posted before the record ahead of them "
-                "(several threads' rings): model, sim and recommend replay them in post "
-                "order\n", s->unordered);
+                "(a capture writes records as they complete, and drains several threads' "
+                "rings in turn): model, sim and recommend replay them in post order\n",
+                s->unordered);
     fprintf(fp, "size histogram (power-of-two classes, as model's; a size <= hint goes LL):\n");
     for (unsigned k = 0; k < TRACE_STATS_BUCKETS; k++) {
         if (!s->hist[k])

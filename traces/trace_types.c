@@ -192,7 +192,8 @@ hs_status_t trace_load_posts(const char *path, int note, trace_t **out)
         return st;
     if (moved && note)
         hs_log_info("%s: %zu record%s out of post order (posted before the record ahead in "
-                    "the file, as from several threads' rings): replayed in post order", path,
+                    "the file: a capture writes records as they complete, and drains several threads' "
+                    "rings in turn): replayed in post order", path,
                     moved, moved == 1 ? "" : "s");
     *out = tr;
     return HS_OK;
