@@ -52,10 +52,12 @@ static const hs_opt_t g_bench_opts[] = {
 
 static const hs_cmd_spec_t g_bench_spec = {
     "hintsim capture bench --device DEV [--server | --connect HOST] [--port N] --sizes LIST "
-    "[--hint H] [--iters N] [--warmup N] [--mem host|cuda] -o TRACE",
+    "[--hint H] [--iters N] [--warmup N] [--mem host|cuda] [-o TRACE]",
     "measure each size on its path: ping-pong round trip/2, post-to-completion, stream",
     g_bench_opts, 0, 0,
-    "Without --server/--connect both ends run in this process over the device. Messages\n"
+    "Without -o no trace is written: the summary only (text, or --json). Without\n"
+    "--server/--connect one thread plays both ends over the device (not perftest's setup:\n"
+    "capture/README.md). Messages\n"
     "<= hint take the LL path (shallow queue, every WR signalled, inline), others the BW\n"
     "path (deep queue, selective signalling, segments, CQ moderation or its emulation).\n"
     "Exit 3: no such device (the devices present are listed) or no CUDA; exit 1: a limit\n"
