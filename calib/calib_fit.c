@@ -368,3 +368,18 @@ hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs
         *median_abs_out = nobs ? median_abs(err, nobs) : 0;
     return HS_OK;
 }
+
+hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *params, size_t np,
+                                    const calib_result_t *res, const double *orig)
+{
+    hs_status_t st = HS_OK;
+
+    for (size_t j = 0; st == HS_OK && j < np; j++) {
+        if (res->determined[j])
+            continue;
+        st = profile_set_value(fitted, params[j].key, orig[j],
+                               "calibrate: not fitted (no measured figure depends on it): as "
+                               "in the start profile");
+    }
+    return st;
+}

@@ -60,6 +60,13 @@ hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_
                       const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
                       void *ctx, profile_t **fitted, calib_result_t *res);
 
+/* Set every parameter the fit left undetermined (res->determined[j] == 0: no measured
+ * figure depends on it) back to orig[j] in fitted, its source saying it was not fitted:
+ * the fit's steps may have moved it while an earlier iteration saw a dependence (it was
+ * written as, for instance, bw.fixed_ns 1.08 ns "fit start"; calib/README: left unchanged). */
+hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *params, size_t np,
+                                    const calib_result_t *res, const double *orig);
+
 /* Relative errors (pred - meas) / meas of obs under p, into err[0..nobs); plus their median
  * absolute value in *median_abs (may be NULL). */
 hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs,

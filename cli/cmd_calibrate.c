@@ -244,14 +244,20 @@ static hs_status_t seed_absent(profile_t *p)
 static hs_status_t run_fit(calib_outcome_t *c)
 {
     void *eng = (void *)&model_engine_ops;
+    double orig[NFIT_PARAMS];
     hs_status_t st = apply_emulated(c);
 
+    for (size_t j = 0; j < NFIT_PARAMS; j++)
+        orig[j] = *(const double *)((const char *)c->start +
+                                    profile_param_find(g_fit_params[j].key)->offset);
     if (st == HS_OK)
         st = seed_absent(c->start);
 
     if (st == HS_OK)
         st = calib_fit(c->start, g_fit_params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
                        calib_predict_replay, eng, &c->fitted, &c->res);
+    if (st == HS_OK) /* as the start profile had them before seed_absent */
+        st = calib_keep_undetermined(c->fitted, g_fit_params, NFIT_PARAMS, &c->res, orig);
 
     if (st == HS_OK) {
         c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err));

@@ -119,6 +119,18 @@ static void test_noisy_and_undetermined(void **state)
     assert_true(isfinite(res.stderr_rel[1]) && res.stderr_rel[1] < 0.2);
     assert_true(res.resid_rel[0] > 0 && res.resid_rel[0] < 0.1);
     assert_float_equal(fit->link_gbps, 25, 25 * 0.15);
+    /* an undetermined parameter the fit moved anyway goes back to the start profile's
+     * value, said not fitted; a determined one stays fitted */
+    fit->switch_drain_fixed_us = 1.08;
+    double orig[5] = {0, 0, 0, 0, 7.5};
+    double gbps = fit->link_gbps;
+    assert_int_equal(calib_keep_undetermined(fit, params, 5, &res, orig), HS_OK);
+    assert_float_equal(fit->switch_drain_fixed_us, 7.5, 1e-12);
+    assert_float_equal(fit->link_gbps, gbps, 0);
+    const prof_param_info_t *pi = profile_param_find("switch.drain_fixed_us");
+    const char *src = profile_source(fit, (prof_param_id_t)(pi - profile_params()));
+    assert_non_null(src);
+    assert_non_null(strstr(src, "not fitted"));
     free(obs);
     profile_free(fit);
     profile_free(start);
