@@ -148,6 +148,11 @@ static void check_verbs(doc_report_t *r)
         snprintf(c->detail, sizeof(c->detail), "none (no RDMA NIC, rdma_rxe not set up); "
                  "soft-RoCE: modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE, "
                  "or use the VM harness (tests/vm)");
+    /* the user-space providers are there: installing them again is not the remedy (a
+     * device is; the detail says how) */
+    struct stat st;
+    if (!c->ok && stat("/etc/libibverbs.d", &st) == 0)
+        c->package = "";
 }
 
 static void check_rxe_module(doc_report_t *r)
@@ -159,6 +164,14 @@ static void check_rxe_module(doc_report_t *r)
     struct stat st;
 
     uname(&u);
+    snprintf(path, sizeof(path), "/lib/modules/%s", u.release);
+    if (stat(path, &st) != 0) { /* a container, or a kernel booted without its modules */
+        snprintf(c->detail, sizeof(c->detail), "no modules at all for kernel %.64s (no "
+                 "/lib/modules/%.64s: a container, or a kernel without its modules); use the "
+                 "VM harness (tests/vm), which fetches its own", u.release, u.release);
+        c->package = "";
+        return;
+    }
     snprintf(path, sizeof(path), "/lib/modules/%s/kernel/drivers/infiniband/sw/rxe", u.release);
     c->ok = stat(path, &st) == 0;
     snprintf(c->detail, sizeof(c->detail), "%s for kernel %s", c->ok ? "present" : "absent",
@@ -263,9 +276,13 @@ static void check_gnuplot(doc_report_t *r)
     doc_check_t *c = doc_add(r, "gnuplot", "report plots (PNG + SVG)", PLOT_GNUPLOT_PACKAGE);
     char path[1024], ver[128], cmd[1200], term[128];
 
-    if (plot_gnuplot_find(path, sizeof(path)) != HS_OK ||
-        plot_gnuplot_version(ver, sizeof(ver)) != HS_OK) {
+    if (plot_gnuplot_find(path, sizeof(path)) != HS_OK) {
         snprintf(c->detail, sizeof(c->detail), "not found");
+        return;
+    }
+    if (plot_gnuplot_version(ver, sizeof(ver)) != HS_OK) { /* there, but it does not run */
+        snprintf(c->detail, sizeof(c->detail), "found at %.300s, but 'gnuplot --version' "
+                 "failed there (check $HINTSIM_GNUPLOT)", path);
         return;
     }
     snprintf(cmd, sizeof(cmd), "'%s' -e 'set terminal pngcairo; set terminal svg; "
