@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "plots/plot_gnuplot.h"
 #include "tests/hs_test.h"
@@ -72,6 +73,21 @@ static void test_missing_named_with_package(void **state)
     assert_non_null(strstr(out, "MISSING gnuplot"));
     assert_non_null(strstr(out, "install: gnuplot-nox"));
     free(out);
+    /* a gnuplot that is there but does not run is not "not found" */
+    root = doctor_json("HINTSIM_GNUPLOT=/bin/false");
+    c = find_check(root, "gnuplot");
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")));
+    assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(c, "detail")),
+                           "found at /bin/false, but 'gnuplot --version' failed"));
+    cJSON_Delete(root);
+    /* with the verbs providers installed, a missing device is not remedied by installing
+     * them: no package named (where they are absent, the package stays) */
+    struct stat sb;
+    root = doctor_json("");
+    c = find_check(root, "verbs devices");
+    if (!cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) && stat("/etc/libibverbs.d", &sb) == 0)
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "package")), "");
+    cJSON_Delete(root);
 }
 
 static void test_usage(void **state)
