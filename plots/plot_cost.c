@@ -14,6 +14,7 @@
 
 #include "common/hs_util.h"
 #include "model/model.h"
+#include "model/recommend.h"
 #include "plots/plot_figs.h"
 #include "plots/plot_gnuplot.h"
 
@@ -121,9 +122,12 @@ static hs_status_t cost_write(const char *dir, const plot_input_t *in, const uin
     st = hs_afile_open(path, &af);
     if (st != HS_OK)
         return st;
-    for (size_t i = 0; i < n; i++)
-        fprintf(hs_afile_stream(af), "%llu %.6g %.6g\n", (unsigned long long)sizes[i], ll[i],
-                bw[i]);
+    for (size_t i = 0; i < n; i++) {
+        char lab[32];
+        rec_format_hint(sizes[i], lab, sizeof(lab));
+        fprintf(hs_afile_stream(af), "%llu %.6g %.6g %s\n", (unsigned long long)sizes[i],
+                ll[i], bw[i], i % 2 ? "\"\"" : lab); /* every other size labelled */
+    }
     *cross_out = plot_cost_crossover(sizes, ll, bw, n);
     uint64_t r[8][2];
     model_curve_ranges_text(r, model_curve_ranges(sizes, ll, bw, n, 0, r, 8), ranges, rlen);

@@ -9,6 +9,6 @@ if (rec_x >= 0) {
     set arrow 1 from rec_x, graph 0 to rec_x, graph 1 nohead lw 2 lc rgb '#d62728' dt 2
     set label 1 'recommended' at rec_x, graph 0.5 rotate by 90 center offset -1, 0 tc rgb '#d62728'
 }
-set key top right
+set key top right width 2 samplen 3
 plot data using 1:3:xtic(2) with linespoints lw 2 pt 7 lc rgb '#1f77b4' title 'p50', \
      '' using 1:4 with linespoints lw 2 pt 5 lc rgb '#ff7f0e' title 'p99'
