@@ -29,11 +29,6 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
     }
     out->role = o->server ? CAP_ROLE_SERVER : o->connect ? CAP_ROLE_CLIENT : CAP_ROLE_LOOP;
     st = cap_mem_find(o->mem, &out->mem);
-    if (st == HS_OK && out->role == CAP_ROLE_SERVER) {
-        st = cap_conn_listen((uint16_t)o->port, &out->listen_fd);
-        if (st == HS_OK)
-            hs_log_info("listening on TCP port %llu", (unsigned long long)o->port);
-    }
     if (st != HS_OK)
         return st;
     st = profile_load(o->profile ? o->profile : "generic", &out->prof);
@@ -41,6 +36,12 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
         st = profile_set(out->prof, o->sets->v[i]);
     if (st == HS_OK)
         st = cap_dev_open(o->device, (int)o->gid_index, &out->dev);
+    /* listening is said once there is a device to serve with (it was said, then exit 3) */
+    if (st == HS_OK && out->role == CAP_ROLE_SERVER) {
+        st = cap_conn_listen((uint16_t)o->port, &out->listen_fd);
+        if (st == HS_OK)
+            hs_log_info("listening on TCP port %llu", (unsigned long long)o->port);
+    }
     if (st != HS_OK)
         cap_live_close(out);
     return st;

@@ -158,6 +158,11 @@ static void test_cli_codes(void **state)
                                  "-o x.hst 2>&1", bin), 2);
     assert_non_null(strstr(out, "--warmup 4294967297: at most"));
     free(out);
+    /* a server with no device says so, and not first that it listens */
+    assert_int_equal(hs_test_run(&out, "%s capture bench -d no_such_dev0 --sizes 64 --server "
+                                 "--port 18999 2>&1", bin), 3);
+    assert_null(strstr(out, "listening"));
+    free(out);
     assert_int_equal(hs_test_run(NULL, "%s validate --device d0", bin), 2); /* no trace */
     assert_int_equal(hs_test_run(NULL, "%s validate t.hst -d d0 --mode sideways", bin), 2);
     assert_int_equal(hs_test_run(NULL, "%s capture bench --help", bin), 0);
