@@ -251,10 +251,15 @@ int cmd_capture_run(int argc, char **argv)
     if (rc != 0)
         goto out;
     if (find_lib(o.lib, lib, sizeof(lib)) != 0) {
-        fprintf(stderr, "hintsim: capture run: libhintcap.so not found%s%s (looked next to "
-                "the hintsim binary, in the build tree and in ../lib/hintsim); build the "
-                "'hintcap' target or pass --lib PATH\n", o.lib ? " at " : "", o.lib ? o.lib : "");
-        rc = 3;
+        const char *env = getenv("HINTCAP_LIB");
+        if (o.lib || env) /* the path given is the only one tried */
+            fprintf(stderr, "hintsim: capture run: %s %s: no such file\n",
+                    o.lib ? "--lib" : "$HINTCAP_LIB", o.lib ? o.lib : env);
+        else
+            fprintf(stderr, "hintsim: capture run: libhintcap.so not found (looked next to "
+                    "the hintsim binary, in the build tree and in ../lib/hintsim); build the "
+                    "'hintcap' target or pass --lib PATH\n");
+        rc = o.lib || env ? 1 : 3;
         goto out;
     }
     if (make_dir(o.out) != 0 || !realpath(o.out, dir)) {

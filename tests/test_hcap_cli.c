@@ -92,6 +92,14 @@ static void test_run_unwritable_dir(void **state)
     assert_int_equal(warnings, 1);
     assert_non_null(strstr(err, "/proc/hcap-no/dir"));
     free(err);
+    /* a --lib that is not there is the user's path, named; it is the only one tried (the
+     * message listed the places searched without it, exit 3) */
+    rc = with_stderr(&err, cmd_capture_run, 5, ARGV("run", "--lib", "/nonexistent.so", "--",
+                                                    "true"));
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(err, "--lib /nonexistent.so: no such file"));
+    assert_null(strstr(err, "looked next to"));
+    free(err);
 }
 
 /* Write a small per-process trace with the given hint. */
