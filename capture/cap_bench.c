@@ -348,6 +348,19 @@ static double jnum(const cJSON *o, const char *a, const char *b)
     return cJSON_IsNumber(x) ? x->valuedouble : 0;
 }
 
+/* One figure of a row into fp, w wide, prec decimals; "-" when the phase did not run (its
+ * key is absent: it printed 0.00, a figure no phase measured). */
+static void jcell(FILE *fp, const cJSON *o, const char *a, const char *b, int w, int prec)
+{
+    const cJSON *x = cJSON_GetObjectItem(o, a);
+
+    x = x && b ? cJSON_GetObjectItem(x, b) : x;
+    if (cJSON_IsNumber(x))
+        fprintf(fp, " %*.*f", w, prec, x->valuedouble);
+    else
+        fprintf(fp, " %*s", w, "-");
+}
+
 void cap_bench_print(const cJSON *report, FILE *fp)
 {
     const cJSON *rows = cJSON_GetObjectItem(report, "results"), *row;
@@ -364,12 +377,18 @@ void cap_bench_print(const cJSON *report, FILE *fp)
     cJSON_ArrayForEach(row, rows) {
         hs_format_size((uint64_t)jnum(row, "hint", NULL), hb, sizeof(hb));
         hs_format_size((uint64_t)jnum(row, "size_bytes", NULL), sb, sizeof(sb));
-        fprintf(fp, "%8s %8s %4s | %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f | %10.3f %9.2f\n",
-                jnum(row, "hint", NULL) ? hb : "none", sb,
-                cJSON_GetObjectItem(row, "path")->valuestring,
-                jnum(row, "post_to_completion", "p50_us"), jnum(row, "post_to_completion", "p99_us"),
-                jnum(row, "post_to_completion", "mean_us"), jnum(row, "round_trip_half", "p50_us"),
-                jnum(row, "round_trip_half", "p99_us"), jnum(row, "round_trip_half", "mean_us"),
-                jnum(row, "stream", "throughput_gbps"), jnum(row, "switch_drain_us", NULL));
+        fprintf(fp, "%8s %8s %4s |", jnum(row, "hint", NULL) ? hb : "none", sb,
+                cJSON_GetObjectItem(row, "path")->valuestring);
+        jcell(fp, row, "post_to_completion", "p50_us", 7, 2);
+        jcell(fp, row, "post_to_completion", "p99_us", 7, 2);
+        jcell(fp, row, "post_to_completion", "mean_us", 7, 2);
+        fputs(" |", fp);
+        jcell(fp, row, "round_trip_half", "p50_us", 7, 2);
+        jcell(fp, row, "round_trip_half", "p99_us", 7, 2);
+        jcell(fp, row, "round_trip_half", "mean_us", 7, 2);
+        fputs(" |", fp);
+        jcell(fp, row, "stream", "throughput_gbps", 10, 3);
+        jcell(fp, row, "switch_drain_us", NULL, 9, 2);
+        fputc('\n', fp);
     }
 }

@@ -137,6 +137,29 @@ static void test_live_usage(void **state)
     assert_int_equal(cap_live_open(&o, &l), HS_ERR_USAGE);
 }
 
+/* capture bench's table: a phase that did not run (--phases) shows "-", not 0.00 (a figure
+ * no phase measured, live audit). */
+static void test_bench_print_absent(void **state)
+{
+    (void)state;
+    cJSON *rep = cJSON_Parse("{\"results\": [{\"hint\": 64, \"size_bytes\": 64, \"path\": "
+                             "\"LL\", \"round_trip_half\": {\"p50_us\": 11.5, \"p99_us\": "
+                             "12.5, \"mean_us\": 11.75}}]}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+
+    assert_non_null(rep);
+    assert_non_null(fp);
+    cap_bench_print(rep, fp);
+    fclose(fp);
+    assert_non_null(strstr(buf, "  11.50   12.50   11.75"));
+    assert_null(strstr(buf, "0.00"));
+    assert_non_null(strstr(buf, "  LL |       -       -       - |   11.50"));
+    free(buf);
+    cJSON_Delete(rep);
+}
+
 /* The CLI's exit codes where no device is needed to decide (CLI.md: 2 usage, 3 environment). */
 static void test_cli_codes(void **state)
 {
@@ -180,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_median),      cmocka_unit_test(test_ineffective),
         cmocka_unit_test(test_shuffle),     cmocka_unit_test(test_phases_pctl),
         cmocka_unit_test(test_live_usage),  cmocka_unit_test(test_cli_codes),
+        cmocka_unit_test(test_bench_print_absent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
