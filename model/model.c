@@ -237,7 +237,9 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + lat + pa->fixed_ns + split;
+    double hw = end + lat + pa->fixed_ns;
+    if (split != 0) /* folded away where callers pass a constant 0 (one-WR messages) */
+        hw += split;
     if (mdl_in_window(s, t_post)) {
         /* the message's own latency, not the link queueing in front of it */
         double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
