@@ -279,6 +279,20 @@ static hs_status_t check_opts(const cap_bench_opts_t *o, uint64_t *max_msg)
         if (o->sizes[i] > *max_msg)
             *max_msg = o->sizes[i];
     }
+    /* each endpoint registers (pins) two buffers of the largest size, and loopback has two
+     * endpoints: more than half this machine's memory cannot work (in a 1 GiB VM --sizes
+     * 256M was killed by the kernel's OOM killer, no message) */
+    uint64_t need = (o->live.server || o->live.connect ? 2 : 4) * *max_msg;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && psz > 0 ? (double)pages * (double)psz : 0;
+    if (phys > 0 && (double)need > phys / 2) {
+        hs_log_error("--sizes: the largest, %llu bytes, needs %.0f MiB of registered buffers "
+                     "(%s) and this machine has %.0f MiB of memory", (unsigned long long)*max_msg,
+                     (double)need / 1048576.0, o->live.server || o->live.connect ?
+                     "2 x size" : "2 x size for each of the loopback's two ends",
+                     phys / 1048576.0);
+        return HS_ERR_INVALID;
+    }
     return HS_OK;
 }
 

@@ -48,6 +48,9 @@ expect 1 "max_inline_data" hintsim capture bench -d rxe0 --sizes 64 --set ll.inl
 # RTR with "No data available", exit 3)
 expect 1 "gid-index 7: rxe0 port 1 has no GID there (GIDs at index 0" \
     hintsim capture bench -d rxe0 -x 7 --sizes 64 --iters 10
+# buffers beyond half the guest's memory (1 GiB): refused, not killed by the OOM killer
+expect 1 "needs 1024 MiB of registered buffers" \
+    hintsim capture bench -d rxe0 --sizes 256M --iters 2
 expect 1 "no client connected" hintsim capture bench -d rxe0 --port $HP --server --timeout 2
 expect 1 "cannot reach" hintsim capture bench -d rxe0 --port $HP --connect 127.0.0.1 \
     --sizes 64 --timeout 2
