@@ -506,13 +506,20 @@ void hs_stage_abort(const char *stage)
 hs_status_t hs_stage_open(const char *dir, char *stage, size_t len)
 {
     hs_status_t st = hs_mkdir_p(dir);
+    struct stat sb;
 
+    stage[0] = '\0'; /* nothing staged until the folder exists */
     if (st != HS_OK)
         return st;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) { /* mkdir_p takes a file as there */
+        hs_log_error("%s: not a directory", dir);
+        return HS_ERR_IO;
+    }
     snprintf(stage, len, "%s/.hintsim-stage.%ld", dir, (long)getpid());
     hs_stage_abort(stage); /* a stage this pid left (a killed run) */
     if (mkdir(stage, 0755) != 0) {
         hs_log_error("%s: cannot create the staging folder: %s", stage, strerror(errno));
+        stage[0] = '\0';
         return HS_ERR_IO;
     }
     return HS_OK;

@@ -93,7 +93,7 @@ hs_status_t hs_mkdir_p(const char *path);
  * hs_stage_commit, which also removes the files of DIR that owns() claims and the new set
  * lacks (an earlier run's figure this one did not draw); hs_stage_abort removes the stage
  * and leaves DIR as it was. stage is a buffer of len bytes. */
-hs_status_t hs_stage_open(const char *dir, char *stage, size_t len);
+hs_status_t hs_stage_open(const char *dir, char *stage, size_t len); /* stage "" on failure */
 hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name));
 void hs_stage_abort(const char *stage);
 

@@ -525,6 +525,13 @@ static void test_cli_report_replaced_whole(void **state)
     assert_int_equal(hs_test_run(&after, "cd %s/r && ls -A", dir), 0);
     assert_string_equal(after, "report.html\nreport.json\nreport.md\n");
     free(after);
+    /* -o naming a file: said so, once (the staging folder's failure was said, then that an
+     * earlier report was left as it was) */
+    assert_int_equal(hs_test_run(&out, "%s recommend %s --profile seed003 -o %s 2>&1",
+                                 hs_test_bin(), path, path), 1);
+    assert_non_null(strstr(out, "t.hst: not a directory"));
+    assert_null(strstr(out, "left as it was"));
+    free(out);
     free(before);
     free(dir);
 }
