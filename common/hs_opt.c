@@ -114,6 +114,9 @@ static int parse_one(const hs_cmd_spec_t *spec, int argc, char **argv, int *i, v
             return usage_error(spec, "this option needs a value:", a);
         val = argv[++*i];
     }
+    if (val[0] == '\0') /* no option means anything by an empty value ('-o ""' said
+                          * "cannot create directory", exit 1) */
+        return usage_error(spec, "this option needs a non-empty value:", a);
     if (set_value(o, val, dst) != HS_OK) {
         fprintf(stderr, "hintsim: option --%s: '%s' is not %s\n", o->name, val,
                 type_expect(o->type));

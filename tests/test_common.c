@@ -257,6 +257,8 @@ static void test_opt_errors(void **state)
     char *missing[] = {"t", NULL};
     char *extra[] = {"t", "a", "b", NULL};
     char *noval[] = {"t", "f", "-o", NULL};
+    char *empty[] = {"t", "f", "-o", "", NULL};       /* -o '' (it went on to mkdir "") */
+    char *empty_eq[] = {"t", "f", "--size=", NULL};
     struct opts o = {0};
     char **pos;
     int npos;
@@ -270,6 +272,10 @@ static void test_opt_errors(void **state)
     assert_int_equal(hs_opt_parse(&g_spec, 3, extra, &o, &pos, &npos), HS_ERR_USAGE);
     hs_opt_free(&g_spec, &o, pos);
     assert_int_equal(hs_opt_parse(&g_spec, 3, noval, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+    assert_int_equal(hs_opt_parse(&g_spec, 4, empty, &o, &pos, &npos), HS_ERR_USAGE);
+    hs_opt_free(&g_spec, &o, pos);
+    assert_int_equal(hs_opt_parse(&g_spec, 3, empty_eq, &o, &pos, &npos), HS_ERR_USAGE);
     hs_opt_free(&g_spec, &o, pos);
 }
 
