@@ -360,22 +360,22 @@ static hs_status_t warn_results(rec_report_t *r, const profile_t *p)
                 worst = c;
         }
     }
+    if (st != HS_OK || !worst)
+        return st;
     /* on an overloaded trace the backlog gives such tails too: not said to be pitfall 1 */
-    if (st == HS_OK && worst && r->overloaded)
-        st = warn(r, "hint%s %s: p99 up to %.1f us, %.1fx its p50 and %.1fx hint 0's p99 "
-                  "(%llu queue-full stalls); with the trace overloading the link (above) the "
-                  "backlog can cause this as much as the shallow LL queue (ll.depth %g, seed "
-                  "000 pitfall 1): check with --mode closed", nbad > 1 ? "s" : "", list,
-                  worst->p99_us, worst->p99_us / worst->p50_us, worst->p99_us / b->p99_us,
-                  (unsigned long long)worst->sq_full_stalls, p->ll_depth);
-    else if (st == HS_OK && worst)
-        st = warn(r, "hint%s %s: p99 up to %.1f us, %.1fx its p50 and %.1fx hint 0's p99 "
-                  "(%llu queue-full stalls): dense traffic on the shallow LL queue (ll.depth "
-                  "%g, an event per message) gives periodic spikes, seed 000 pitfall 1; cover "
-                  "the median plus a bit, not the maximum", nbad > 1 ? "s" : "", list,
-                  worst->p99_us, worst->p99_us / worst->p50_us, worst->p99_us / b->p99_us,
-                  (unsigned long long)worst->sq_full_stalls, p->ll_depth);
-    return st;
+    char cause[320];
+    if (r->overloaded)
+        snprintf(cause, sizeof(cause), "; with the trace overloading the link (above) the "
+                 "backlog can cause this as much as the shallow LL queue (ll.depth %g, seed "
+                 "000 pitfall 1): check with --mode closed", p->ll_depth);
+    else
+        snprintf(cause, sizeof(cause), ": dense traffic on the shallow LL queue (ll.depth %g, "
+                 "an event per message) gives periodic spikes, seed 000 pitfall 1; cover the "
+                 "median plus a bit, not the maximum", p->ll_depth);
+    return warn(r, "hint%s %s: p99 up to %.1f us, %.1fx its p50 and %.1fx hint 0's p99 "
+                "(%llu queue-full stalls)%s", nbad > 1 ? "s" : "", list, worst->p99_us,
+                worst->p99_us / worst->p50_us, worst->p99_us / b->p99_us,
+                (unsigned long long)worst->sq_full_stalls, cause);
 }
 
 static hs_status_t warn_flat(rec_report_t *r)
