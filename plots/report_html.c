@@ -83,6 +83,20 @@ int rep_objective_value(const pred_result_t *r, const char *objective, double *v
     return 0;
 }
 
+/* "<p>title</p>" and the n items as a list, escaped; nothing when n is 0. */
+static void esc_list(FILE *fp, const char *title, const char *const *items, size_t n)
+{
+    if (!n)
+        return;
+    fprintf(fp, "<p>%s</p>\n<ul>\n", title);
+    for (size_t i = 0; i < n; i++) {
+        fputs("<li>", fp);
+        esc(fp, items[i]);
+        fputs("</li>\n", fp);
+    }
+    fputs("</ul>\n", fp);
+}
+
 static void hint_text(uint64_t hint, char *buf, size_t len)
 {
     char lab[32];
@@ -141,15 +155,7 @@ static void write_summary(FILE *fp, const plot_input_t *in)
         esc(fp, in->why);
         fputs("</p>\n", fp);
     }
-    if (in->nwarnings) {
-        fputs("<p>Warnings:</p>\n<ul>\n", fp);
-        for (size_t i = 0; i < in->nwarnings; i++) {
-            fputs("<li>", fp);
-            esc(fp, in->warnings[i]);
-            fputs("</li>\n", fp);
-        }
-        fputs("</ul>\n", fp);
-    }
+    esc_list(fp, "Warnings:", (const char *const *)in->warnings, in->nwarnings);
     fputs("</div>\n", fp);
 }
 
@@ -271,14 +277,11 @@ static hs_status_t write_figures(FILE *fp, const char *dir, const plot_input_t *
     fputs("<h2>Figures</h2>\n", fp);
     for (size_t i = 0; i < figs->n && st == HS_OK; i++)
         st = write_figure(fp, dir, in, &figs->figs[i]);
-    if (st == HS_OK && figs->nskipped) {
-        fputs("<p>Not drawn:</p>\n<ul>\n", fp);
-        for (size_t i = 0; i < figs->nskipped; i++) {
-            fputs("<li>", fp);
-            esc(fp, figs->skipped[i]);
-            fputs("</li>\n", fp);
-        }
-        fputs("</ul>\n", fp);
+    if (st == HS_OK) {
+        const char *skipped[PLOT_MAX_FIGS];
+        for (size_t i = 0; i < figs->nskipped; i++)
+            skipped[i] = figs->skipped[i];
+        esc_list(fp, "Not drawn:", skipped, figs->nskipped);
     }
     return st;
 }
