@@ -266,25 +266,11 @@ static int emit_curves(const profile_t *p, const trace_t *tr, cJSON *root)
     if (st != HS_OK)
         return hs_status_exit_code(st);
     uint64_t bw_lo = 0, bw_hi = 0; /* sizes at which a BW stream beats an LL stream */
-    uint64_t *sz = calloc(n, sizeof(*sz)), lat_r[CURVE_RANGES][2], tput_r[CURVE_RANGES][2];
-    double *v = calloc(4 * n, sizeof(*v));
-    if (!sz || !v) {
-        free(sz);
-        free(v);
-        free(pts);
-        return hs_status_exit_code(HS_ERR_NOMEM);
-    }
-    for (size_t i = 0; i < n; i++) {
-        sz[i] = pts[i].size_bytes;
-        v[i] = pts[i].ll_lat_us, v[n + i] = pts[i].bw_lat_us;
-        v[2 * n + i] = pts[i].bw_gbps, v[3 * n + i] = pts[i].ll_gbps;
-    }
+    uint64_t lat_r[CURVE_RANGES][2], tput_r[CURVE_RANGES][2];
     /* BW's latency lower at all; its stream faster by more than 0.1% (not a rounding) */
-    size_t nlat = model_curve_ranges(sz, v, v + n, n, 0, lat_r, CURVE_RANGES);
-    size_t ntput = model_curve_ranges(sz, v + 2 * n, v + 3 * n, n, CURVE_TPUT_REL, tput_r,
+    size_t nlat = model_curve_ranges(pts, n, MODEL_CURVE_LAT, 0, lat_r, CURVE_RANGES);
+    size_t ntput = model_curve_ranges(pts, n, MODEL_CURVE_STREAM, CURVE_TPUT_REL, tput_r,
                                       CURVE_RANGES);
-    free(sz);
-    free(v);
     if (ntput) {
         bw_lo = tput_r[0][0];
         bw_hi = tput_r[ntput - 1][1];

@@ -20,9 +20,12 @@ typedef struct {
 hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_t **out,
                          size_t *n_out, uint64_t *crossover_bytes);
 
-/* The size ranges over which a[i] > b[i] * (1 + rel), sizes ascending (n points): at most
- * max [lo, hi] pairs into r (consecutive sizes form one range); returns how many. */
-size_t model_curve_ranges(const uint64_t *sizes, const double *a, const double *b, size_t n,
+/* The size ranges of pts[0..n) (sizes ascending) over which the BW path beats the LL path:
+ * its latency lower (MODEL_CURVE_LAT: ll_lat_us > bw_lat_us * (1 + rel)) or its stream
+ * faster (MODEL_CURVE_STREAM: bw_gbps > ll_gbps * (1 + rel)); at most max [lo, hi] pairs
+ * into r (consecutive sizes form one range); returns how many. */
+typedef enum { MODEL_CURVE_LAT, MODEL_CURVE_STREAM } model_curve_metric_t;
+size_t model_curve_ranges(const model_curve_pt_t *pts, size_t n, model_curve_metric_t m,
                           double rel, uint64_t (*r)[2], size_t max);
 /* Ranges as people read them: "256B - 1M", "8M", "1K - 4K, 8M" ("" when nr is 0). */
 void model_curve_ranges_text(const uint64_t (*r)[2], size_t nr, char *buf, size_t len);

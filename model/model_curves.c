@@ -45,19 +45,22 @@ static hs_status_t one_point(const profile_t *p, uint64_t size, uint64_t hint, d
     return HS_OK;
 }
 
-size_t model_curve_ranges(const uint64_t *sizes, const double *a, const double *b, size_t n,
+size_t model_curve_ranges(const model_curve_pt_t *pts, size_t n, model_curve_metric_t m,
                           double rel, uint64_t (*r)[2], size_t max)
 {
     size_t nr = 0;
     int in = 0;
 
     for (size_t i = 0; i < n; i++) {
-        if (!(a[i] > b[i] * (1 + rel))) {
+        const model_curve_pt_t *p = &pts[i];
+        int bw_beats = m == MODEL_CURVE_LAT ? p->ll_lat_us > p->bw_lat_us * (1 + rel)
+                                            : p->bw_gbps > p->ll_gbps * (1 + rel);
+        if (!bw_beats) {
             in = 0;
         } else if (in) {
-            r[nr - 1][1] = sizes[i];
+            r[nr - 1][1] = p->size_bytes;
         } else if (nr < max) {
-            r[nr][0] = r[nr][1] = sizes[i];
+            r[nr][0] = r[nr][1] = p->size_bytes;
             nr++;
             in = 1;
         }

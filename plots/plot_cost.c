@@ -129,8 +129,11 @@ static hs_status_t cost_write(const char *dir, const plot_input_t *in, const uin
                 ll[i], bw[i], i % 2 ? "\"\"" : lab); /* every other size labelled */
     }
     *cross_out = plot_cost_crossover(sizes, ll, bw, n);
+    model_curve_pt_t pts[32];
     uint64_t r[8][2];
-    model_curve_ranges_text(r, model_curve_ranges(sizes, ll, bw, n, 0, r, 8), ranges, rlen);
+    for (size_t i = 0; i < n; i++)
+        pts[i] = (model_curve_pt_t){.size_bytes = sizes[i], .ll_lat_us = ll[i], .bw_lat_us = bw[i]};
+    model_curve_ranges_text(r, model_curve_ranges(pts, n, MODEL_CURVE_LAT, 0, r, 8), ranges, rlen);
     return hs_afile_commit(af);
 }
 

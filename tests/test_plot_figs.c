@@ -101,16 +101,26 @@ static void test_curve_ranges(void **state)
 {
     uint64_t sizes[6] = {1, 2, 4, 8, 16, 32}, r[4][2];
     double a[6] = {1, 5, 5, 1, 5, 1}, b[6] = {2, 2, 2, 2, 2, 2};
+    model_curve_pt_t pts[6], even[6];
     char txt[128];
     (void)state;
 
-    size_t nr = model_curve_ranges(sizes, a, b, 6, 0, r, 4);
-    assert_int_equal(nr, 2);
-    model_curve_ranges_text(r, nr, txt, sizeof(txt));
-    assert_string_equal(txt, "2B - 4B, 16B");
-    assert_int_equal(model_curve_ranges(sizes, b, b, 6, 0, r, 4), 0);
-    assert_int_equal(model_curve_ranges(sizes, a, b, 6, 2.0, r, 4), 0); /* 5 > 2 x 3: no */
-    assert_int_equal(model_curve_ranges(sizes, a, b, 6, 0, r, 1), 1);  /* at most max */
+    /* a: LL latency and BW stream; b: BW latency and LL stream (both metrics the same) */
+    for (size_t i = 0; i < 6; i++) {
+        pts[i] = (model_curve_pt_t){sizes[i], a[i], b[i], b[i], a[i]};
+        even[i] = (model_curve_pt_t){sizes[i], b[i], b[i], b[i], b[i]};
+    }
+    for (int m = 0; m < 2; m++) {
+        size_t nr = model_curve_ranges(pts, 6, (model_curve_metric_t)m, 0, r, 4);
+        assert_int_equal(nr, 2);
+        model_curve_ranges_text(r, nr, txt, sizeof(txt));
+        assert_string_equal(txt, "2B - 4B, 16B");
+        assert_int_equal(model_curve_ranges(even, 6, (model_curve_metric_t)m, 0, r, 4), 0);
+        /* 5 > 2 x 3: no */
+        assert_int_equal(model_curve_ranges(pts, 6, (model_curve_metric_t)m, 2.0, r, 4), 0);
+        /* at most max */
+        assert_int_equal(model_curve_ranges(pts, 6, (model_curve_metric_t)m, 0, r, 1), 1);
+    }
 }
 
 static void check_fig(const char *dir, const char *name)
