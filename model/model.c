@@ -171,12 +171,6 @@ static double npkt_of(const mdl_state_t *s, uint64_t bytes)
     return bytes > s->mtu ? (double)((bytes + s->mtu - 1) / s->mtu) : 1.0;
 }
 
-/* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
- * WR's share of that. Full chunks of a segmented message share one (computed once). */
-typedef struct {
-    double post_ns, post_share_ns, ser_ns, ser_share_ns;
-    uint32_t nwr;
-} chunk_cost_t;
 
 static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, chunk_cost_t *cc)
 {
@@ -844,17 +838,15 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
 
     mdl_full_t *fc = &s->full[k];
     if (fc->npb_ns != z->npb_ns) {
+        fc->npb_ns = z->npb_ns;
         chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
-                   pa->batch, &full);
-        *fc = (mdl_full_t){z->npb_ns, full.post_ns, full.post_share_ns, full.ser_ns,
-                           full.ser_share_ns};
-    } else {
-        full = (chunk_cost_t){fc->post_ns, fc->post_share_ns, fc->ser_ns, fc->ser_share_ns,
-                              pa->batch};
+                   pa->batch, &fc->cost);
     }
+    full = fc->cost;
     /* a saturated path: the whole message in closed form (chunks_bound; bound_may) */
-    if (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, (nwr - 1) / pa->batch)) {
-        uint64_t nfull = (nwr - 1) / pa->batch, lb = left - nfull * full_bytes;
+    uint64_t nfull = (nwr - 1) / pa->batch;
+    if (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, nfull)) {
+        uint64_t lb = left - nfull * full_bytes;
         chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
                    (uint32_t)(nwr - nfull * pa->batch), &last);
         if (chunks_bound(s, pa, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec))

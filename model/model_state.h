@@ -63,11 +63,18 @@ typedef struct {
     double post_ns[2], post_share_ns[2], ser_share_ns[2];
 } mdl_size_t;
 
-/* A full chunk's costs on a path (model.c, chunk_cost), kept for the link ns per byte they
- * were computed at (it changes with the message's size only under bw factors). */
+/* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
+ * WR's share of that (model.c, chunk_cost). Full chunks of a segmented message share one. */
+typedef struct {
+    double post_ns, post_share_ns, ser_ns, ser_share_ns;
+    uint32_t nwr;
+} chunk_cost_t;
+
+/* A path's full chunk costs, kept for the link ns per byte they were computed at (it changes
+ * with the message's size only under bw factors). */
 typedef struct {
     double npb_ns; /* 0: none kept (a link ns per byte is > 0) */
-    double post_ns, post_share_ns, ser_ns, ser_share_ns;
+    chunk_cost_t cost;
 } mdl_full_t;
 
 /* A path's pipeline seen from a time t0 (every time relative to it): what a segmented
