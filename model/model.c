@@ -168,7 +168,7 @@ static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr,
 
 static double npkt_of(const mdl_state_t *s, uint64_t bytes)
 {
-    return bytes > s->mtu ? (double)((bytes + s->mtu - 1) / s->mtu) : 1.0;
+    return bytes > s->mtu ? (double)mdl_div_up(bytes, s->mtu, s->mtu_shift) : 1.0;
 }
 
 
@@ -181,9 +181,12 @@ static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, c
     cc->ser_share_ns = ser_ns / c;
 }
 
-/* Fill the size cache entry z for size (a miss). */
-static __attribute__((noinline)) void size_fill(mdl_state_t *s, mdl_size_t *z, uint64_t size)
+/* Fill path k's size cache entry z for size (a miss). */
+static __attribute__((noinline)) void size_fill(mdl_state_t *s, int k, mdl_size_t *z,
+                                                uint64_t size)
 {
+    const mdl_path_t *pa = &s->path[k];
+
     z->tag = size + 1;
     z->npb_ns = s->ns_per_byte;
     z->lat_ns = s->wire2_ns;
@@ -192,31 +195,31 @@ static __attribute__((noinline)) void size_fill(mdl_state_t *s, mdl_size_t *z, u
         z->lat_ns *= profile_lat_factor(s->p, size);
     }
     z->ser_ns = (double)size * z->npb_ns + npkt_of(s, size) * s->pkt_ns;
-    for (int k = 0; k < 2; k++) {
-        const mdl_path_t *pa = &s->path[k];
-        z->nwr[k] = pa->seg_bytes && size > pa->seg_bytes
-                        ? (uint32_t)((size + pa->seg_bytes - 1) / pa->seg_bytes) : 1;
-        z->dma_ns[k] = size <= pa->inline_bytes ? 0 : s->dma_ns;
-        chunk_cost_t c;
-        chunk_cost(s, z->ser_ns, z->nwr[k], &c);
-        z->post_ns[k] = c.post_ns;
-        z->post_share_ns[k] = c.post_share_ns;
-        z->ser_share_ns[k] = c.ser_share_ns;
-    }
+    z->nwr = pa->seg_bytes && size > pa->seg_bytes
+                 ? (uint32_t)mdl_div_up(size, pa->seg_bytes, s->seg_shift[k]) : 1;
+    z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
+    if (z->nwr > pa->batch)
+        return; /* segmented: chunks_run costs its chunks */
+    chunk_cost_t c;
+    chunk_cost(s, z->ser_ns, z->nwr, &c);
+    z->post_ns = c.post_ns;
+    z->post_share_ns = c.post_share_ns;
+    z->ser_share_ns = c.ser_share_ns;
 }
 
-/* The size cache entry of size (computed on a miss). */
-static HS_HOT const mdl_size_t *size_of(mdl_state_t *s, uint64_t size)
+/* Path k's size cache entry of size (computed on a miss). */
+static HS_HOT const mdl_size_t *size_of(mdl_state_t *s, int k, uint64_t size)
 {
-    mdl_size_t *z = &s->sizes[(size * 0x9E3779B97F4A7C15ull) >> 56];
+    mdl_size_t *z = &s->sizes[(size_t)k * MDL_SIZE_CACHE + ((size * 0x9E3779B97F4A7C15ull) >> 56)];
 
     if (__builtin_expect(z->tag != size + 1, 0))
-        size_fill(s, z, size);
+        size_fill(s, k, z, size);
     return z;
 }
 
 /* Hardware completion of a chunk posted at t_post; split: the split cost when it is a
- * segmented message's last chunk (inside what the perturbation inflates, MODEL.md 3, 4). */
+ * segmented message's last chunk (inside what the perturbation inflates, MODEL.md 3, 4).
+ * Changes the CPU's and the link's free times and the drain total, nothing else. */
 static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *cc,
                               double dma, double lat, double split, double t_post)
 {
@@ -267,8 +270,8 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     pa->used++;
     s->cost_ns.queue += t - t0;
     /* one WR: its shares of the post and of the link time are the whole (chunk_cost) */
-    chunk_cost_t cc = {z->post_ns[k], z->post_ns[k], z->ser_ns, z->ser_ns, 1};
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, 0, t);
+    chunk_cost_t cc = {z->post_ns, z->post_ns, z->ser_ns, z->ser_ns, 1};
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns, z->lat_ns, 0, t);
     if (b1)
         batch_one(s, pa, hw, i, tref_ns);
     else
@@ -285,9 +288,9 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     double t_post = slots_acquire(s, pa, nwr, t0, &stalled, 1);
-    chunk_cost_t cc = {z->post_ns[k], z->post_share_ns[k], z->ser_ns, z->ser_share_ns[k], nwr};
+    chunk_cost_t cc = {z->post_ns, z->post_share_ns, z->ser_ns, z->ser_share_ns, nwr};
     s->cost_ns.queue += t_post - t0;
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns[k], z->lat_ns, pa->split_ns, t_post);
+    double hw = chunk_hw(s, pa, &cc, z->dma_ns, z->lat_ns, pa->split_ns, t_post);
     batch_add(s, pa, nwr, hw, i, 1, tref_ns);
     s->stalls += (uint64_t)stalled;
 }
@@ -683,12 +686,27 @@ static HS_HOT double bound_acquire(bound_t *b, uint32_t n, double t_ch, uint64_t
 
 /* chunk_hw of a chunk posted at t on a link free at link (no perturbation window):
  * whether it is link-bound (starts at link and ends S later). */
+static HS_HOT int bound_fits(const chunk_cost_t *cc, double dma, double t, double link)
+{
+    double cpu = t + cc->post_ns;
+
+    return t + cc->post_share_ns + dma <= link &&
+           !(cc->nwr > 1 && cpu + dma + cc->ser_share_ns > link + cc->ser_ns);
+}
+
 static HS_HOT int bound_post(bound_t *b, const chunk_cost_t *cc, double dma, double t,
                              double link)
 {
     b->cpu = t + cc->post_ns;
-    return t + cc->post_share_ns + dma <= link &&
-           !(cc->nwr > 1 && b->cpu + dma + cc->ser_share_ns > link + cc->ser_ns);
+    return bound_fits(cc, dma, t, link);
+}
+
+/* bound_run's test on the chunk after one posted at report r, whose link frees at end_j. */
+static HS_HOT int bound_next_fits(double r, double S, const chunk_cost_t *full, double dma,
+                                  double end_j)
+{
+    return !(r + S + full->post_share_ns + dma > end_j ||
+             r + full->post_ns + dma + full->ser_share_ns > end_j);
 }
 
 /* After full chunk j's wait ended at the report of batch h - 1 (posted at that report),
@@ -703,8 +721,7 @@ static HS_HOT uint64_t bound_run(const bound_t *b, const chunk_cost_t *full, dou
     double r = b->last_r, prev = r - b->ev, tol = mdl_time_tol(r);
     uint64_t k = 0;
 
-    if (b->used + b->batch <= b->window || r + b->S + full->post_share_ns + dma > end_j ||
-        r + full->post_ns + dma + full->ser_share_ns > end_j)
+    if (b->used + b->batch <= b->window || !bound_next_fits(r, b->S, full, dma, end_j))
         return 0;
     while (k < want) {
         uint64_t h = b->h + k;
@@ -735,7 +752,46 @@ static HS_HOT int bound_may(const mdl_state_t *s, const mdl_path_t *pa, const ch
                               (double)(B - 1) * full->ser_ns);
 }
 
-static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa,
+/* A slot wait from t_ch, the CPU free at *cpu, that reaps nothing and pops one batch closing
+ * at c (slots_acquire's walk then): the post time; *cpu, *last_r (the batch's report) and
+ * *stalled as that walk leaves them. */
+static HS_HOT double wait_pop(double t_ch, double c, double ev, double *cpu, double *last_r,
+                              int *stalled)
+{
+    double t = t_ch > *cpu ? t_ch : *cpu;
+
+    *last_r = c + ev;
+    *cpu = (*cpu > c ? *cpu : c) + ev;
+    if (*last_r > t) {
+        t = *last_r;
+        *stalled = 1;
+    }
+    return t > *cpu ? t : *cpu;
+}
+
+/* After a closed-form message on pa (index k): keep the ring in s->steady[k] when it is the
+ * message's own last B - 1 full batches (B = window / batch >= 3, written by the commit from
+ * the link's times, S apart) and its last chunk open under a timer. own: the batches in the
+ * ring are all the message's own. */
+static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, int own)
+{
+    mdl_steady_t *st = &s->steady[k];
+    uint32_t B = pa->window / pa->batch;
+
+    st->valid = own && B >= 3 && pa->window == B * pa->batch && pa->count == B - 1 &&
+                pa->open_n > 0 && pa->period_ns > 0;
+    if (!st->valid)
+        return;
+    st->pushes = pa->pushes;
+    st->head = pa->head;
+    st->count = pa->count;
+    st->open_n = pa->open_n;
+    st->S = S;
+    st->tail_close_ns = pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns;
+    st->timer_close_ns = pa->timer_close_ns;
+}
+
+static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa, int k,
                                                   const chunk_cost_t *full,
                                                   const chunk_cost_t *last, uint64_t nfull,
                                                   double dma, double lat, size_t i, double t0,
@@ -814,7 +870,229 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
     rec->t_last = t_last;
     if (open)
         rec->entry_close = b.open_close;
+    steady_note(s, pa, k, S, b.h >= b.nv);
     return 1;
+}
+
+/* chunks_bound on the ring steady_note kept (the path untouched since: same pushes, head,
+ * count, open batch and tail), in O(1): the walk chunks_bound takes there, step by step.
+ * Chunk 0 pops the ring's head; the jump over the other B - 2 kept batches (a run S
+ * apart); chunk B - 1 pops (or reaps) the open batch as its timer closes it; chunk B pops
+ * its own first batch; the jump over the rest; the last chunk pops own batch nfull - B.
+ * Each step that chunks_bound would take otherwise (a reap, a jump not allowed or one
+ * allowed further, a chunk not link-bound) returns 0 with nothing changed, and
+ * chunks_bound replays the message. tests/test_model_skip.c checks both against the
+ * chunk-by-chunk replay. */
+static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                   const chunk_cost_t *full,
+                                                   const chunk_cost_t *last, uint64_t nfull,
+                                                   double dma, double lat, size_t i, double t0,
+                                                   double tref_ns, chunks_rec_t *rec)
+{
+    const mdl_steady_t *st = &s->steady[k];
+    uint32_t E = pa->batch, W = pa->window, B = W / E, o = pa->open_n;
+    double S = full->ser_ns, P = full->post_ns, ev = pa->event_ns, lf = lat + pa->fixed_ns;
+    double L0 = s->link_free_ns, oc = pa->timer_close_ns;
+    const mdl_batch_t *ring = pa->ring;
+
+    if (!st->valid || st->pushes != pa->pushes || st->head != pa->head ||
+        st->count != pa->count || st->open_n != o || st->timer_close_ns != oc || st->S != S ||
+        nfull < (uint64_t)B + 1 || mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
+        return 0;
+    double c0 = ring[pa->head].close_ns, cl = ring[(pa->head + B - 2) & pa->mask].close_ns;
+    if (cl != st->tail_close_ns)
+        return 0;
+    int stalled = 0;
+
+    /* chunk 0: post_chunks reaped by t0, so its wait pops the head (used + E > W: o > 0) */
+    double cpu = s->cpu_free_ns, r, t = wait_pop(t0, c0, ev, &cpu, &r, &stalled);
+    double t_first = t;
+    /* link-bound; the open batch does not take it in; the jump over batches 1 .. B - 2
+     * (kept S apart) is allowed and stops at the open batch */
+    if (!bound_fits(full, dma, t, L0) || !(L0 + S + lf > oc) || r != t ||
+        !bound_next_fits(r, S, full, dma, L0 + S) ||
+        (o == E && mdl_same_time(oc - cl, S, mdl_time_tol(r))))
+        return 0;
+    double t_ch = cl + ev + P; /* the jump: each posts at the report it popped */
+    cpu = t_ch;
+    stalled = 1;
+    uint32_t used = (B - 1) * E + o;
+
+    /* chunk B - 1: the open batch, closed by its timer, reaped or popped */
+    double own0 = L0 + (double)(int64_t)1 * S + lf, last_r = -1;
+    int reaped = oc + ev <= t_ch;
+    if (reaped) {
+        cpu = (cpu > oc ? cpu : oc) + ev;
+        used -= o;
+        if (own0 + ev <= t_ch)
+            return 0;
+    }
+    if (!reaped) {
+        t = wait_pop(t_ch, oc, ev, &cpu, &last_r, &stalled);
+        used -= o;
+    } else {
+        t = t_ch > cpu ? t_ch : cpu;
+    }
+    used += E;
+    double end = L0 + (double)(int64_t)B * S;
+    if (!bound_fits(full, dma, t, L0 + (double)(int64_t)(B - 1) * S))
+        return 0;
+    if (last_r == t && bound_next_fits(last_r, S, full, dma, end) &&
+        mdl_same_time(own0 - (last_r - ev), S, mdl_time_tol(last_r)))
+        return 0; /* chunks_bound jumps from here */
+    t_ch = cpu = t + P;
+
+    /* chunk B: pops its own first batch */
+    if (own0 + ev <= t_ch)
+        return 0;
+    t = wait_pop(t_ch, own0, ev, &cpu, &last_r, &stalled);
+    if (!bound_fits(full, dma, t, end))
+        return 0;
+    cpu = t_ch = t + P;
+    /* the jump over the rest: chunk j >= B posts at own batch j - B's report */
+    uint64_t m = nfull - 1 - B;
+    if (m) {
+        if (last_r != t || !bound_next_fits(last_r, S, full, dma, end + S))
+            return 0;
+        last_r = L0 + (double)(int64_t)(nfull - B) * S + lf + ev;
+        cpu = t_ch = last_r + P;
+    }
+
+    /* the last chunk: pops own batch nfull - B */
+    double cn = L0 + (double)(int64_t)(nfull - B + 1) * S + lf;
+    if (cn + ev <= t_ch)
+        return 0;
+    double t_last = wait_pop(t_ch, cn, ev, &cpu, &last_r, &stalled);
+    double link = L0 + (double)(int64_t)nfull * S;
+    if (!bound_fits(last, dma, t_last, link))
+        return 0;
+    double hw_last = link + last->ser_ns + lf + pa->split_ns;
+
+    /* commit, as chunks_bound's: the open batch closes by its timer and is popped, so are
+     * own batches 0 .. nfull - B; B - 1 own batches stay queued */
+    uint32_t head = pa->head;
+    batch_close(s, pa, oc);
+    /* own batch q closes at L0 + (q + 1) S + lf, as chunks_bound writes it (q + 1 counted
+     * in a double: exact) */
+    double q1 = (double)(int64_t)(nfull + 2 - B);
+    for (uint32_t h = 0; h < B - 1; h++, q1 += 1)
+        pa->ring[(head + (uint32_t)nfull + 1 + h) & pa->mask] = (mdl_batch_t){L0 + q1 * S + lf, E};
+    note_report(s, pa, link + lf + ev);
+    pa->head = (uint32_t)((head + nfull + 1) & pa->mask);
+    pa->count = B - 1;
+    pa->used = used - E + last->nwr;
+    pa->pushes += nfull;
+    pa->head_r_ns = pa->ring[pa->head].close_ns + ev;
+    s->cpu_free_ns = t_last + last->post_ns;
+    s->link_free_ns = link + last->ser_ns;
+    s->cost_ns.queue += t_first - t0;
+    s->chunks_skipped += (B - 2) + m;
+    s->stalls += (uint64_t)stalled;
+    s->bound_hits++;
+    s->steady_hits++;
+    batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
+    rec->stalled = stalled;
+    rec->hw = hw_last;
+    rec->t_last = t_last;
+    rec->entry_close = oc;
+    rec->entry_ok = 1;
+    steady_note(s, pa, k, S, 1);
+    return 1;
+}
+
+/* Whether chunks_serial may apply to a message of nfull full chunks on pa: its window holds
+ * one full batch (window < 2 batch), and the previous message's last chunk is open and
+ * alone on it, so that the first chunk's wait forces it closed and pops it. */
+static HS_HOT int serial_may(const mdl_path_t *pa, uint64_t nfull)
+{
+    return pa->window < 2 * pa->batch && nfull >= 2 && pa->count == 0 && pa->open_n > 0 &&
+           pa->open_n + pa->batch > pa->window;
+}
+
+/* A segmented message on a path whose window holds one full batch (seed 000's BW path under
+ * a hint: every full chunk waits for the report of the one before it), from t0 on, where
+ * serial_may holds, in closed form (MODEL.md section 3): the first chunk, whose wait forces
+ * the open batch closed and pops it; the second, which pops the first's batch at its
+ * report; full chunks 2 .. nfull - 1, each the second's step lambda later, jumped; the last
+ * chunk, which pops the last full one's batch when it needs its slots. Returns 0, with
+ * nothing changed, where a chunk would not take that walk (a batch reaped before its wait,
+ * the CPU free after a batch closes, the link busy at a chunk's start, a perturbation edge
+ * inside the message); chunks_run then replays it. chunk_hw, which changes the CPU, the
+ * link and the drain total, computes the chunks; those three are put back on a return 0. */
+static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *pa,
+                                                   const chunk_cost_t *full,
+                                                   const chunk_cost_t *last, uint64_t nfull,
+                                                   double dma, double lat, size_t i, double t0,
+                                                   double tref_ns, chunks_rec_t *rec)
+{
+    uint32_t E = pa->batch, W = pa->window;
+    double ev = pa->event_ns, P = full->post_ns, ps = full->post_share_ns;
+    double close_o = pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
+    double cpu0 = s->cpu_free_ns, link0 = s->link_free_ns, drain0 = s->cost_ns.drain;
+
+    /* chunk 0: the wait closes the open batch (batch_force_close) and pops it */
+    double cpu = cpu0, r;
+    int stalled = 0;
+    double t_first = wait_pop(t0, close_o, ev, &cpu, &r, &stalled);
+    double hw0 = chunk_hw(s, pa, full, dma, lat, 0, t_first);
+    double end0 = s->link_free_ns, d0 = s->cost_ns.drain;
+    /* chunk 1: nothing reaped before its wait (chunk 0 reported after the CPU is free), which
+     * pops chunk 0's batch (closed after the CPU is free) at its report; the link free */
+    double t1 = hw0 + ev;
+    if (!(hw0 >= t_first + P && t1 > t_first + P) || end0 > t1 + ps + dma)
+        goto undo;
+    double hw1 = chunk_hw(s, pa, full, dma, lat, 0, t1);
+    double end1 = s->link_free_ns, x1 = s->cost_ns.drain - d0, lambda = hw1 + ev - t1;
+    /* so does chunk 2, and every later full chunk repeats chunk 1's step */
+    if (!(hw1 >= t1 + P && hw1 + ev > t1 + P) || end1 > hw1 + ev + ps + dma)
+        goto undo;
+    uint64_t m = nfull - 2;
+    double tf = t1 + (double)m * lambda, hwf = hw1 + (double)m * lambda;
+    /* the last chunk: pops the last full batch if it needs its slots (else posts when the
+     * CPU is free), with every post on t0's side of the perturbation window's edges */
+    double cf = tf + P;
+    int pop = E + last->nwr > W;
+    double t_last = pop ? hwf + ev : cf;
+    if (!(hwf + ev > cf) || (pop && !(hwf >= cf)) || t_last >= mdl_next_edge(s, t0))
+        goto undo;
+    s->link_free_ns = end1 + (double)m * lambda;
+    s->cost_ns.drain += (double)m * x1;
+    double hw_last = chunk_hw(s, pa, last, dma, lat, pa->split_ns, t_last);
+
+    /* commit: the forced close (it reports the previous message) and its pop; the full
+     * chunks' batches, each pushed and popped by the next, the last full one's kept when
+     * the last chunk does not pop it */
+    batch_close(s, pa, close_o);
+    uint32_t head = (pa->head + 1) & pa->mask;
+    if (pop) {
+        pa->head = (uint32_t)((head + nfull) & pa->mask);
+        pa->count = 0;
+        pa->used = last->nwr;
+        pa->head_r_ns = HUGE_VAL;
+    } else {
+        pa->head = (uint32_t)((head + nfull - 1) & pa->mask);
+        pa->ring[pa->head] = (mdl_batch_t){hwf, E};
+        pa->count = 1;
+        pa->used = E + last->nwr;
+        pa->head_r_ns = hwf + ev;
+    }
+    pa->pushes += nfull;
+    note_report(s, pa, hwf + ev);
+    s->cost_ns.queue += t_first - t0;
+    s->chunks_skipped += m;
+    s->stalls++; /* chunk 1 waited */
+    s->serial_hits++;
+    batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
+    rec->stalled = 1;
+    rec->hw = hw_last;
+    rec->t_last = t_last;
+    rec->entry_ok = 0; /* the forced close was popped at once */
+    return 1;
+undo:
+    s->cpu_free_ns = cpu0;
+    s->link_free_ns = link0;
+    s->cost_ns.drain = drain0;
+    return 0;
 }
 
 /* The chunks of message i (nwr > batch WRs, left bytes) on pa (index k), the first from t0
@@ -832,7 +1110,7 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push0 = pa->pushes;
     uint64_t nwr0 = nwr, chunks = (nwr + pa->batch - 1) / pa->batch;
     int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk, regular;
-    double hw, t_ns, dma = z->dma_ns[k], lat = z->lat_ns;
+    double hw, t_ns, dma = z->dma_ns, lat = z->lat_ns;
     chunk_cost_t full, last;
     mdl_track_t track = {0};
 
@@ -845,11 +1123,14 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     full = fc->cost;
     /* a saturated path: the whole message in closed form (chunks_bound; bound_may) */
     uint64_t nfull = (nwr - 1) / pa->batch;
-    if (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, nfull)) {
+    int serial = skip && !s->no_bound && serial_may(pa, nfull);
+    if (serial || (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, nfull))) {
         uint64_t lb = left - nfull * full_bytes;
         chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
                    (uint32_t)(nwr - nfull * pa->batch), &last);
-        if (chunks_bound(s, pa, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec))
+        if (serial ? chunks_serial(s, pa, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec)
+                   : chunks_steady(s, pa, k, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec) ||
+                         chunks_bound(s, pa, k, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec))
             return;
     }
     /* on an idle path: the start an earlier message kept (then nothing to keep), or keep
@@ -961,8 +1242,8 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
                                 double tref_ns)
 {
     uint64_t size = s->tr->recs[i].size_bytes;
-    const mdl_size_t *z = size_of(s, size);
-    uint32_t nwr = z->nwr[k];
+    const mdl_size_t *z = size_of(s, k, size);
+    uint32_t nwr = z->nwr;
 
     if (nwr == 1) {
         if (pa->batch == 1)

@@ -61,6 +61,12 @@ static hs_status_t path_init(mdl_path_t *pa, const profile_t *p, const path_cfg_
     return pa->ring && pa->mem ? HS_OK : HS_ERR_NOMEM;
 }
 
+/* log2(v) when v is a power of two, else MDL_NO_SHIFT (also for 0). */
+static uint32_t log2_exact(uint64_t v)
+{
+    return v && !(v & (v - 1)) ? (uint32_t)__builtin_ctzll(v) : MDL_NO_SHIFT;
+}
+
 static hs_status_t paths_init(mdl_state_t *s, const profile_t *p, uint64_t hint)
 {
     path_cfg_t ll = {p->ll_depth, p->ll_inline_bytes, p->ll_signal_every, p->ll_coal_count,
@@ -73,6 +79,8 @@ static hs_status_t paths_init(mdl_state_t *s, const profile_t *p, uint64_t hint)
 
     if (st == HS_OK)
         st = path_init(&s->path[1], p, &bw, "bw");
+    for (int k = 0; k < 2; k++)
+        s->seg_shift[k] = log2_exact(s->path[k].seg_bytes);
     return st;
 }
 
@@ -96,6 +104,7 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->hysteresis = (int)p->switch_hysteresis;
     s->ns_per_byte = 8.0 / p->link_gbps;
     s->mtu = (uint64_t)p->link_mtu_bytes;
+    s->mtu_shift = log2_exact(s->mtu);
     s->pkt_ns = p->link_pkt_ns;
     s->dma_ns = p->link_dma_ns;
     s->wire2_ns = 2.0 * p->link_base_lat_ns;
@@ -106,7 +115,7 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->pert_window_ns = p->switch_perturb_window_us * 1e3;
     s->pert_factor = p->switch_perturb_factor;
     s->pert_from_ns = s->pert_until_ns = -1;
-    s->sizes = calloc(MDL_SIZE_CACHE, sizeof(*s->sizes));
+    s->sizes = calloc(2 * MDL_SIZE_CACHE, sizeof(*s->sizes));
     s->memo = calloc(2 * MDL_MEMO_SLOTS, sizeof(*s->memo));
     s->entry = calloc(2, sizeof(*s->entry));
     st = s->sizes && s->memo && s->entry ? paths_init(s, p, hint_bytes) : HS_ERR_NOMEM;
@@ -133,6 +142,8 @@ void mdl_state_finish(mdl_state_t *s)
     s->raw->memo_hits = s->memo_hits;
     s->raw->entry_hits = s->entry_hits;
     s->raw->bound_hits = s->bound_hits;
+    s->raw->steady_hits = s->steady_hits;
+    s->raw->serial_hits = s->serial_hits;
 }
 
 void mdl_state_release(mdl_state_t *s)

@@ -48,19 +48,21 @@ typedef struct {
     double queue, drain, coalesce, l1;
 } mdl_costs_ns_t;
 
-/* What a message's size alone decides, computed once per distinct size (the replay's
- * size cache, direct-mapped; a miss recomputes and replaces). */
+/* What a message's size alone decides on one path, computed once per distinct size (the
+ * replay's size cache: one per path, direct-mapped; a miss recomputes and replaces, for the
+ * path the message takes only). */
 #define MDL_SIZE_CACHE 256
 typedef struct {
-    uint64_t tag;     /* size + 1; 0 = empty */
-    uint32_t nwr[2];  /* WRs of a message of this size on each path */
-    double npb_ns;    /* link ns per byte at this size (bw factor applied) */
-    double ser_ns;    /* link time of the whole message: bytes and per-packet cost */
-    double lat_ns;    /* 2 x base latency, lat factor applied */
-    double dma_ns[2]; /* payload DMA on each path: 0 when the payload goes inline */
-    /* a message of one chunk (up to a batch of WRs) on each path: the CPU to post its WRs,
-     * one WR's share of that, and one WR's share of ser_ns (chunk_cost, once per size) */
-    double post_ns[2], post_share_ns[2], ser_share_ns[2];
+    uint64_t tag;   /* size + 1; 0 = empty */
+    uint32_t nwr;   /* WRs of a message of this size */
+    double npb_ns;  /* link ns per byte at this size (bw factor applied) */
+    double ser_ns;  /* link time of the whole message: bytes and per-packet cost */
+    double lat_ns;  /* 2 x base latency, lat factor applied */
+    double dma_ns;  /* payload DMA: 0 when the payload goes inline */
+    /* a message of one chunk (up to a batch of WRs): the CPU to post its WRs, one WR's
+     * share of that, and one WR's share of ser_ns (chunk_cost, once per size; not set for
+     * a segmented message: chunks_run costs its chunks) */
+    double post_ns, post_share_ns, ser_share_ns;
 } mdl_size_t;
 
 /* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
@@ -141,6 +143,17 @@ typedef struct {
 } mdl_memo_t;
 #define MDL_MEMO_SLOTS 8
 
+/* A path's ring as a link-bound segmented message left it (model.c, steady_note): its own
+ * last B - 1 full batches, S apart (B = window / batch), and its last chunk in the open
+ * batch under a timer. While the path is as left, the next such message on it is replayed
+ * by formulas (chunks_steady). */
+typedef struct {
+    int valid;
+    uint64_t pushes;
+    uint32_t head, count, open_n;
+    double S, tail_close_ns, timer_close_ns;
+} mdl_steady_t;
+
 typedef struct {
     const trace_t *tr;
     const profile_t *p;
@@ -160,7 +173,7 @@ typedef struct {
     double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
     double t_last_done_ns, sum_lat_ns;
     mdl_costs_ns_t cost_ns;
-    mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries */
+    mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries per path, LL's first */
     int every_chunk;        /* pred_opts_t.every_chunk */
     int no_bound;           /* pred_opts_t.no_bound */
     uint64_t chunks_skipped;
@@ -169,8 +182,24 @@ typedef struct {
     mdl_entry_t *entry;     /* one per path */
     uint64_t entry_hits;
     uint64_t bound_hits;    /* messages chunks_bound replayed */
+    uint64_t steady_hits;   /* of those, by chunks_steady */
+    uint64_t serial_hits;   /* messages chunks_serial replayed */
+    mdl_steady_t steady[2]; /* each path's ring as chunks_bound left it */
+    uint32_t mtu_shift;     /* log2(mtu) when a power of two, else MDL_NO_SHIFT */
+    uint32_t seg_shift[2];  /* log2(each path's seg_bytes) likewise (the size cache's miss
+                             * divides by neither then: bench_model phased) */
+
     mdl_full_t full[2];     /* each path's full chunk costs, last computed */
 } mdl_state_t;
+
+#define MDL_NO_SHIFT 64u
+
+/* ceil(a / d), with d = 2^sh unless sh is MDL_NO_SHIFT (a + d - 1 does not wrap: sizes are
+ * checked to be at most 1 TiB, pred_check_trace). */
+static inline uint64_t mdl_div_up(uint64_t a, uint64_t d, uint32_t sh)
+{
+    return sh != MDL_NO_SHIFT ? (a + d - 1) >> sh : (a + d - 1) / d;
+}
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */
 double mdl_l1_extra_ns(const profile_t *p, uint64_t hint_bytes);

@@ -67,6 +67,11 @@ typedef struct {
                               * earlier one's shifted (0 with pred_opts_t.every_chunk) */
     uint64_t bound_hits;     /* model: segmented messages replayed in closed form, every
                               * chunk link-bound (0 with pred_opts_t.every_chunk) */
+    uint64_t steady_hits;    /* model: of those, the ones that met the ring the previous
+                              * one left on a saturated path, replayed by formulas */
+    uint64_t serial_hits;    /* model: segmented messages on a path whose window holds one
+                              * full batch, replayed in closed form (0 with every_chunk or
+                              * no_bound) */
 } pred_raw_t;
 
 typedef struct {
