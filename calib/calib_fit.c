@@ -369,17 +369,47 @@ hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs
     return HS_OK;
 }
 
+int calib_param_kept(const calib_result_t *res, size_t j)
+{
+    return !res->determined[j] || !(res->stderr_rel[j] <= CALIB_STDERR_MAX_REL);
+}
+
+/* The start profile's value back for key, whose fitted value's standard error is over
+ * CALIB_STDERR_MAX_REL: warned, and said in its source. */
+static hs_status_t keep_uncertain(profile_t *fitted, const char *key, double value,
+                                  double stderr_rel, double orig)
+{
+    const prof_param_info_t *pi = profile_param_find(key);
+    const char *unit = pi ? pi->unit : "";
+    char src[200], err[32];
+
+    if (isfinite(stderr_rel))
+        snprintf(err, sizeof(err), "%.1f%%", 100 * stderr_rel);
+    else
+        snprintf(err, sizeof(err), "not finite");
+    hs_log_warn("calibrate: %s: std err %s of the fitted %.4g %s (over %.0f%%): the data do "
+                "not determine it; the start profile's %.4g %s is kept", key, err, value, unit,
+                100 * CALIB_STDERR_MAX_REL, orig, unit);
+    snprintf(src, sizeof(src), "calibrate: not fitted (the fit could not determine it: std err "
+             "%s, over %.0f%%): as in the start profile", err, 100 * CALIB_STDERR_MAX_REL);
+    return profile_set_value(fitted, key, orig, src);
+}
+
 hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *params, size_t np,
                                     const calib_result_t *res, const double *orig)
 {
     hs_status_t st = HS_OK;
 
     for (size_t j = 0; st == HS_OK && j < np; j++) {
-        if (res->determined[j])
+        if (!calib_param_kept(res, j))
             continue;
-        st = profile_set_value(fitted, params[j].key, orig[j],
-                               "calibrate: not fitted (no measured figure depends on it): as "
-                               "in the start profile");
+        if (res->determined[j])
+            st = keep_uncertain(fitted, params[j].key, res->value[j], res->stderr_rel[j],
+                                orig[j]);
+        else
+            st = profile_set_value(fitted, params[j].key, orig[j],
+                                   "calibrate: not fitted (no measured figure depends on it): "
+                                   "as in the start profile");
     }
     return st;
 }

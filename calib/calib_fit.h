@@ -60,10 +60,22 @@ hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_
                       const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
                       void *ctx, profile_t **fitted, calib_result_t *res);
 
-/* Set every parameter the fit left undetermined (res->determined[j] == 0: no measured
- * figure depends on it) back to orig[j] in fitted, its source saying it was not fitted:
- * the fit's steps may have moved it while an earlier iteration saw a dependence (it was
- * written as, for instance, bw.fixed_ns 1.08 ns "fit start"; calib/README: left unchanged). */
+/* A fitted value whose standard error is over this fraction of it (1000%, or not finite)
+ * is not determined by the data (calib/README.md): the start profile's value is kept. Not
+ * 100%: on soft-RoCE a sound six-size fit gives bw.fixed_ns 55-104% run to run, and two
+ * sizes give link.gbps 95-101%, whose start value (generic: 100 Gb/s) is 100 times off. */
+#define CALIB_STDERR_MAX_REL 10.0
+
+/* Whether parameter j keeps the start profile's value: no measured figure depends on it
+ * (res->determined[j] == 0), or its standard error is over CALIB_STDERR_MAX_REL. */
+int calib_param_kept(const calib_result_t *res, size_t j);
+
+/* Set every parameter calib_param_kept says the fit did not determine back to orig[j] in
+ * fitted, its source saying it was not fitted and why (no data, or the standard error in
+ * %): the fit's steps may have moved one with no data while an earlier iteration saw a
+ * dependence (it was written as, for instance, bw.fixed_ns 1.08 ns "fit start"), and one
+ * with a huge standard error (bw.fixed_ns 1 ns from two sizes) was written as fitted. Each
+ * of the latter is warned about, naming it and its standard error. */
 hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *params, size_t np,
                                     const calib_result_t *res, const double *orig);
 

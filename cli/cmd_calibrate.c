@@ -71,7 +71,9 @@ static const hs_cmd_spec_t g_calib_spec = {
     "link.gbps and bw.fixed_ns (least squares on relative error, the model\n"
     "replaying each benchmark's own messages); where the device has no CQ moderation the\n"
     "profile records the emulation the benchmarks ran with; sets switch.drain_fixed_us from\n"
-    "the measured switches; reports the error on the held-out sizes. Exit 3: no such device.",
+    "the measured switches; reports the error on the held-out sizes. A parameter the data\n"
+    "do not determine keeps the starting profile's value, said in its source: no figure\n"
+    "depends on it, or its std err is over 1000% (warned). Exit 3: no such device.",
 };
 
 /* Only parameters the benchmarks can tell apart: one constant (link.base_lat_ns; host.post_ns
@@ -105,6 +107,7 @@ static cJSON *params_json(const calib_outcome_t *c)
         cJSON_AddNumberToObject(p, "value", *(const double *)((const char *)c->fitted + pi->offset));
         cJSON_AddStringToObject(p, "unit", pi->unit);
         cJSON_AddBoolToObject(p, "determined", c->res.determined[j]);
+        cJSON_AddBoolToObject(p, "fitted", !calib_param_kept(&c->res, j)); /* else start's */
         if (isfinite(c->res.stderr_rel[j]))
             cJSON_AddNumberToObject(p, "stderr_pct", 100 * c->res.stderr_rel[j]);
         cJSON_AddNumberToObject(p, "residual_pct", 100 * c->res.resid_rel[j]);
@@ -303,10 +306,12 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
         if (!c->res.determined[j])
             fprintf(fp, "%9s %9s\n", "-", "(no data)");
         else if (!(c->res.stderr_rel[j] < 10)) /* the data cannot separate it from another */
-            fprintf(fp, "%9s %8.1f%%\n", ">1000%", 100 * c->res.resid_rel[j]);
+            fprintf(fp, "%9s %8.1f%%", ">1000%", 100 * c->res.resid_rel[j]);
         else
-            fprintf(fp, "%8.1f%% %8.1f%%\n", 100 * c->res.stderr_rel[j],
+            fprintf(fp, "%8.1f%% %8.1f%%", 100 * c->res.stderr_rel[j],
                     100 * c->res.resid_rel[j]);
+        if (c->res.determined[j]) /* start kept: std err over CALIB_STDERR_MAX_REL */
+            fprintf(fp, "%s\n", calib_param_kept(&c->res, j) ? "  (not fitted: start kept)" : "");
     }
     fprintf(fp, "  %-18s %12.4g %12.4g %-5s (median of %zu forced switches)\n",
             "switch.drain_fixed_us", c->start->switch_drain_fixed_us,

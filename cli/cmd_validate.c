@@ -48,7 +48,7 @@ static const hs_opt_t g_opts[] = {
     {"seed", 0, HS_OPT_U64, O(seed), "S", "1", "seed of the shuffles"},
     {"mem", 0, HS_OPT_STR, O(mem), "host|cuda", "host", "buffer memory kind"},
     {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
-    {"output", 'o', HS_OPT_STR, O(outdir), "DIR", NULL, "write DIR/validate.json"},
+    {"output", 'o', HS_OPT_STR, O(outdir), "DIR", NULL, "write DIR/validate.json and report.html"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
     {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar or round lines"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -94,17 +94,11 @@ static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts
 
 static hs_status_t emit(const struct validate_opts *a, const cJSON *rep)
 {
-    char *txt = cJSON_Print(rep), path[4096];
+    char *txt = cJSON_Print(rep);
     hs_status_t st = txt ? HS_OK : HS_ERR_NOMEM;
 
-    if (st == HS_OK && a->outdir) {
-        snprintf(path, sizeof(path), "%s/validate.json", a->outdir);
-        st = hs_mkdir_p(a->outdir);
-        if (st == HS_OK)
-            st = hs_write_file_atomic(path, txt);
-        if (st == HS_OK) /* report.html and the plots (plots/report_val.h) */
-            st = rep_write_validate(a->outdir, rep, a->profile, &a->set);
-    }
+    if (st == HS_OK && a->outdir) /* validate.json, report.html and the plots, as a whole */
+        st = rep_write_validate_dir(a->outdir, txt, rep, a->profile, &a->set);
     if (st == HS_OK && a->json)
         printf("%s\n", txt);
     else if (st == HS_OK)

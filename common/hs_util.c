@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -503,6 +504,51 @@ void hs_stage_abort(const char *stage)
     rmdir(stage);
 }
 
+#define HS_STAGE_PREFIX ".hintsim-stage." /* + the writer's pid */
+
+/* The pid of a stage folder's name, exactly ".hintsim-stage.<digits>"; 0 for any other. */
+static pid_t stage_name_pid(const char *name)
+{
+    size_t n = strlen(HS_STAGE_PREFIX);
+    const char *digits = name + n;
+    long pid = 0;
+
+    if (strncmp(name, HS_STAGE_PREFIX, n) != 0 || !*digits)
+        return 0;
+    for (const char *c = digits; *c; c++) {
+        if (!isdigit((unsigned char)*c))
+            return 0;
+        pid = pid * 10 + (*c - '0');
+        if (pid > INT_MAX) /* no pid: not one of ours */
+            return 0;
+    }
+    return (pid_t)pid;
+}
+
+/* Remove the stage folders in dir of runs that are no longer alive (killed before commit or
+ * abort): kill(pid, 0) says ESRCH. A live pid's is left (a concurrent run, or a process
+ * that took a dead run's pid over: its stage stays until that one ends too), so is anything
+ * not a real directory (a symlink is not followed). */
+static void stage_sweep_dead(const char *dir)
+{
+    char path[4400];
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct stat sb;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        pid_t pid = stage_name_pid(e->d_name);
+        if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+            hs_stage_abort(path);
+    }
+    closedir(d);
+}
+
 hs_status_t hs_stage_open(const char *dir, char *stage, size_t len)
 {
     hs_status_t st = hs_mkdir_p(dir);
@@ -515,8 +561,9 @@ hs_status_t hs_stage_open(const char *dir, char *stage, size_t len)
         hs_log_error("%s: not a directory", dir);
         return HS_ERR_IO;
     }
-    snprintf(stage, len, "%s/.hintsim-stage.%ld", dir, (long)getpid());
-    hs_stage_abort(stage); /* a stage this pid left (a killed run) */
+    snprintf(stage, len, "%s/" HS_STAGE_PREFIX "%ld", dir, (long)getpid());
+    hs_stage_abort(stage);   /* a stage this pid left (a killed run) */
+    stage_sweep_dead(dir);   /* and those of killed runs with other pids */
     if (mkdir(stage, 0755) != 0) {
         hs_log_error("%s: cannot create the staging folder: %s", stage, strerror(errno));
         stage[0] = '\0';

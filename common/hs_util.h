@@ -92,7 +92,11 @@ hs_status_t hs_mkdir_p(const char *path);
  * folder DIR/.hintsim-stage.PID (hs_stage_open creates DIR too), then moved in by
  * hs_stage_commit, which also removes the files of DIR that owns() claims and the new set
  * lacks (an earlier run's figure this one did not draw); hs_stage_abort removes the stage
- * and leaves DIR as it was. stage is a buffer of len bytes. */
+ * and leaves DIR as it was. stage is a buffer of len bytes. hs_stage_open also removes
+ * the stage folders in DIR (named exactly .hintsim-stage.<digits>, real directories) whose
+ * process is gone (kill(PID, 0): ESRCH), left by killed runs; never one whose PID is alive
+ * (a concurrent run). PIDs are this host's and namespace's: runs writing to one DIR from
+ * other hosts or PID namespaces would see each other's stages as dead. */
 hs_status_t hs_stage_open(const char *dir, char *stage, size_t len); /* stage "" on failure */
 hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name));
 void hs_stage_abort(const char *stage);

@@ -301,15 +301,12 @@ hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_
     return plot_fig_render(dir, in, fig, "pred_meas", NULL);
 }
 
-int plot_report_owns(const char *name)
+int plot_fig_owns(const char *name)
 {
     static const char *const figs[] = {"size_hist", "pct_vs_hint", "throughput", "latency_cdf",
                                        "cost_curves", "pred_vs_meas"};
     static const char *const ext[] = {"png", "svg", "dat", "gp", "log"};
 
-    if (!strcmp(name, "report.json") || !strcmp(name, "report.md") ||
-        !strcmp(name, "report.html"))
-        return 1;
     for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
         size_t n = strlen(figs[f]);
         if (strncmp(name, figs[f], n) != 0 || name[n] != '.')
@@ -319,6 +316,12 @@ int plot_report_owns(const char *name)
                 return 1;
     }
     return 0;
+}
+
+int plot_report_owns(const char *name)
+{
+    return !strcmp(name, "report.json") || !strcmp(name, "report.md") ||
+           !strcmp(name, "report.html") || plot_fig_owns(name);
 }
 
 typedef hs_status_t (*plot_fn_t)(const char *, const plot_input_t *, plot_fig_t *);

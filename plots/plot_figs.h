@@ -41,8 +41,10 @@ hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t
 /* Predicted against measured p50/p99 per hint (needs in->meas). */
 hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 
-/* Whether a file name is one a report writes (report.json, report.md, report.html, and
- * every figure's .png, .svg, .dat, .gp and gnuplot .log), for hs_stage_commit. */
+/* Whether a file name is one of a figure's (its .png, .svg, .dat, .gp and gnuplot .log). */
+int plot_fig_owns(const char *name);
+/* Whether a file name is one recommend's report writes (report.json, report.md,
+ * report.html and the figures' files), for hs_stage_commit. */
 int plot_report_owns(const char *name);
 
 /* Per-size latency of one isolated message on the LL path and on the BW path, computed by

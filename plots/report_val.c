@@ -1,9 +1,11 @@
 /* report_val.c - plot_input_t from validate's JSON report; see report_val.h. */
 #include "plots/report_val.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_util.h"
 #include "model/model.h"
 
 static double num(const cJSON *j, const char *key)
@@ -137,5 +139,33 @@ hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char 
     free(v.meas);
     profile_free(p);
     trace_free(tr);
+    return st;
+}
+
+int rep_validate_owns(const char *name)
+{
+    return !strcmp(name, "validate.json") || !strcmp(name, "report.html") ||
+           plot_fig_owns(name);
+}
+
+hs_status_t rep_write_validate_dir(const char *dir, const char *json_text, const cJSON *report,
+                                   const char *profile, const hs_strlist_t *sets)
+{
+    char stage[4200] = "", path[4400];
+    hs_status_t st = hs_stage_open(dir, stage, sizeof(stage));
+
+    if (st == HS_OK) {
+        snprintf(path, sizeof(path), "%s/validate.json", stage);
+        st = hs_write_file_atomic(path, json_text);
+    }
+    if (st == HS_OK)
+        st = rep_write_validate(stage, report, profile, sets);
+    if (st == HS_OK)
+        return hs_stage_commit(stage, dir, rep_validate_owns);
+    if (stage[0]) {
+        hs_stage_abort(stage);
+        hs_log_error("%s: validate's files not written; an earlier run's there are left as "
+                     "they were", dir);
+    }
     return st;
 }

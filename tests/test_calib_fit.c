@@ -1,14 +1,17 @@
 /* test_calib_fit.c - calibration's fit: known parameters are recovered from data the model
  * engine generated with them, sizes left out of the fit are then predicted, parameters no
- * observation depends on are reported undetermined, bad input is refused. */
+ * observation depends on are reported undetermined, one whose standard error is over
+ * CALIB_STDERR_MAX_REL keeps the start profile's value, bad input is refused. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calib/calib_fit.h"
 #include "calib/calib_forward.h"
 #include "calib/calib_run.h"
+#include "common/hs_util.h"
 #include "model/model.h"
 #include "tests/hs_test.h"
 
@@ -131,6 +134,92 @@ static void test_noisy_and_undetermined(void **state)
     const char *src = profile_source(fit, (prof_param_id_t)(pi - profile_params()));
     assert_non_null(src);
     assert_non_null(strstr(src, "not fitted"));
+    free(obs);
+    profile_free(fit);
+    profile_free(start);
+    profile_free(t);
+}
+
+/* Run calib_keep_undetermined with stderr captured into *err (malloc'ed). */
+static hs_status_t keep_with_stderr(char **err, profile_t *fit, const calib_param_t *params,
+                                    size_t np, const calib_result_t *res, const double *orig)
+{
+    char path[] = "/tmp/calib-stderr-XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    hs_status_t st;
+
+    assert_true(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    st = calib_keep_undetermined(fit, params, np, res, orig);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    assert_int_equal(hs_read_file(path, err, NULL), HS_OK);
+    remove(path);
+    fputs(*err, stderr); /* in the test's log too */
+    return st;
+}
+
+static const char *source_of(const profile_t *p, const char *key)
+{
+    const prof_param_info_t *pi = profile_param_find(key);
+
+    return profile_source(p, (prof_param_id_t)(pi - profile_params()));
+}
+
+/* A parameter the data hardly touch: two sizes, 5% noise, a device with no BW fixed cost
+ * (generic: 0); the fit starts it where calibrate seeds an absent one (3162 ns) and takes
+ * it down to 20 ns, its standard error about 3000% (the live audit's case: bw.fixed_ns
+ * fitted 1 ns from two sizes). It was written as fitted; it keeps the start profile's
+ * value, its source says it was not fitted with its standard error, a warning names it.
+ * The others (std err 9% and 74%) stay fitted. */
+static void test_huge_stderr_kept(void **state)
+{
+    static const uint64_t two[] = {64, 4096};
+    profile_t *t = NULL, *start = NULL, *fit = NULL;
+    calib_obs_t *obs;
+    calib_param_t params[3] = {g_params[0], g_params[1], g_params[3]};
+    double orig[3] = {1000, 100, 0}, gbps;
+    calib_result_t res;
+    char *err = NULL, pct[32];
+    const char *src;
+    (void)state;
+    assert_int_equal(profile_load("generic", &t), HS_OK);
+    obs = observe(t, two, 2, 0.05);
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    assert_int_equal(profile_set(start, "bw.fixed_ns=3162"), HS_OK);
+    assert_int_equal(calib_fit(start, params, 3, obs, 4, calib_predict_isolated,
+                               (void *)&model_engine_ops, &fit, &res), HS_OK);
+    fprintf(stderr, "bw.fixed_ns fitted %.3g ns, std err %.3g%%; gbps std err %.3g%%\n",
+            fit->bw_fixed_ns, 100 * res.stderr_rel[2], 100 * res.stderr_rel[1]);
+    assert_true(res.determined[2]);
+    assert_true(res.stderr_rel[2] > CALIB_STDERR_MAX_REL);
+    assert_true(calib_param_kept(&res, 2));
+    assert_false(calib_param_kept(&res, 0) || calib_param_kept(&res, 1));
+    gbps = fit->link_gbps;
+    assert_int_equal(keep_with_stderr(&err, fit, params, 3, &res, orig), HS_OK);
+    assert_float_equal(fit->bw_fixed_ns, 0, 0);
+    assert_float_equal(fit->link_gbps, gbps, 0);
+    snprintf(pct, sizeof(pct), "std err %.1f%%", 100 * res.stderr_rel[2]);
+    src = source_of(fit, "bw.fixed_ns");
+    fprintf(stderr, "bw.fixed_ns source: %s\n", src);
+    assert_non_null(strstr(src, "not fitted"));
+    assert_non_null(strstr(src, pct));
+    assert_non_null(strstr(source_of(fit, "link.gbps"), "calibrate: fitted"));
+    assert_non_null(strstr(err, "warning"));
+    assert_non_null(strstr(err, "bw.fixed_ns"));
+    assert_non_null(strstr(err, pct));
+    assert_null(strstr(err, "link.gbps"));
+    /* at the threshold it is fitted, just over it not; a non-finite one is kept */
+    res.stderr_rel[2] = CALIB_STDERR_MAX_REL;
+    assert_false(calib_param_kept(&res, 2));
+    res.stderr_rel[2] = CALIB_STDERR_MAX_REL * 1.001;
+    assert_true(calib_param_kept(&res, 2));
+    res.stderr_rel[2] = INFINITY;
+    assert_true(calib_param_kept(&res, 2));
+    free(err);
     free(obs);
     profile_free(fit);
     profile_free(start);
@@ -266,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_solve),
         cmocka_unit_test(test_recovers_known_parameters),
         cmocka_unit_test(test_noisy_and_undetermined),
+        cmocka_unit_test(test_huge_stderr_kept),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_replay_with_override),
         cmocka_unit_test(test_cli_errors),

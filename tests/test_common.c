@@ -1,4 +1,5 @@
-/* test_common.c - size parsing, option tables, atomic files, and the CLI's exit codes. */
+/* test_common.c - size parsing, option tables, atomic files, staging folders, and the CLI's
+ * exit codes. */
 #include <dirent.h>
 #include <stdint.h>
 #include <math.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/hs_opt.h"
@@ -392,6 +394,60 @@ static void test_check_out_path(void **state)
     free(dir);
 }
 
+/* The pid of a child that has exited and been reaped: a process that no longer exists. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return pid;
+}
+
+/* Whether dir/name exists (lstat: a symlink itself). */
+static int exists(const char *dir, const char *name)
+{
+    char path[4400];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return lstat(path, &sb) == 0;
+}
+
+/* hs_stage_open removes the stage folders of killed runs (their pid gone) and only those:
+ * not a live process's (here the parent's: a concurrent run), not a name that is not
+ * exactly .hintsim-stage.<digits>, not a file or a symlink of that name. */
+static void test_stage_open_sweeps_dead(void **state)
+{
+    char *dir = hs_test_tmpdir(), stage[4200], dead[64], live[64], file[64], link[64];
+    pid_t d1 = dead_pid(), d2 = dead_pid(), d3 = dead_pid();
+    (void)state;
+    snprintf(dead, sizeof(dead), ".hintsim-stage.%ld", (long)d1);
+    snprintf(live, sizeof(live), ".hintsim-stage.%ld", (long)getppid());
+    snprintf(file, sizeof(file), ".hintsim-stage.%ld", (long)d2);
+    snprintf(link, sizeof(link), ".hintsim-stage.%ld", (long)d3);
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && mkdir %s %s %sx .hintsim-stage. target && "
+                                 "touch %s/report.html %s/report.html %sx/a target/keep %s && "
+                                 "ln -s target %s", dir, dead, live, dead, dead, live, dead,
+                                 file, link), 0);
+    assert_int_equal(hs_stage_open(dir, stage, sizeof(stage)), HS_OK);
+    assert_false(exists(dir, dead));
+    assert_int_equal(hs_test_run(NULL, "test -f '%s/%s/report.html'", dir, live), 0);
+    snprintf(dead + strlen(dead), sizeof(dead) - strlen(dead), "x/a");
+    assert_true(exists(dir, dead));
+    assert_true(exists(dir, ".hintsim-stage."));
+    assert_true(exists(dir, file));
+    assert_true(exists(dir, link));
+    assert_true(exists(dir, "target/keep"));
+    assert_int_equal(hs_test_run(NULL, "test -d '%s'", stage), 0);
+    hs_stage_abort(stage);
+    assert_int_equal(hs_test_run(NULL, "rm -rf '%s'", dir), 0);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_afile_tmp_pid),
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_check_out_path),
+        cmocka_unit_test(test_stage_open_sweeps_dead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_report_val.c - validate's visual report from a report JSON shaped like
  * cap_validate_run's: candidates sorted by hint, predicted against measured drawn, the
- * recommended and runner-up found, missing keys refused with the key named. */
+ * recommended and runner-up found, missing keys refused with the key named; validate -o's
+ * files replaced whole or not at all. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,73 @@ static void test_bad_report(void **state)
     free(dir);
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    assert_int_equal(hs_write_file_atomic(path, text), HS_OK);
+}
+
+static char *get(const char *dir, const char *name)
+{
+    char path[4096], *text = NULL;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (hs_read_file(path, &text, NULL) != HS_OK)
+        return NULL;
+    return text;
+}
+
+/* A macro, so that a failure names the caller's line. */
+#define assert_file(dir, name, text) do { \
+        char *got_ = get(dir, name); \
+        assert_non_null(got_); \
+        assert_string_equal(got_, text); \
+        free(got_); \
+    } while (0)
+
+/* validate -o DIR: a run whose report cannot be written leaves an earlier run's files
+ * as they were (validate.json was replaced before the report failed, a mix of two runs);
+ * a run that succeeds replaces them whole: an earlier figure this run did not draw goes,
+ * files not validate's stay, no staging folder is left. */
+static void test_validate_dir_replaced_whole(void **state)
+{
+    char *dir = hs_test_tmpdir(), *html;
+    cJSON *rep = report(hs_test_src("traces/samples/kv.hst")), *bad = cJSON_Duplicate(rep, 1);
+    (void)state;
+    put(dir, "validate.json", "earlier\n");
+    put(dir, "report.html", "earlier\n");
+    put(dir, "latency_cdf.png", "earlier\n"); /* validate draws no latency CDF */
+    put(dir, "notes.txt", "mine\n");
+    put(dir, "report.json", "recommend's\n");
+    cJSON_DeleteItemFromObject(bad, "trace");
+    assert_int_equal(rep_write_validate_dir(dir, "{\"new\": 1}\n", bad, "seed000", NULL),
+                     HS_ERR_INVALID);
+    assert_file(dir, "validate.json", "earlier\n");
+    assert_file(dir, "report.html", "earlier\n");
+    assert_file(dir, "latency_cdf.png", "earlier\n");
+    assert_int_equal(hs_test_run(NULL, "ls -A '%s' | grep -q hintsim-stage", dir), 1);
+
+    assert_int_equal(rep_write_validate_dir(dir, "{\"new\": 1}\n", rep, "seed000", NULL), HS_OK);
+    assert_file(dir, "validate.json", "{\"new\": 1}\n");
+    html = get(dir, "report.html");
+    assert_non_null(html);
+    assert_non_null(strstr(html, "hintsim validate report"));
+    assert_int_equal(hs_test_run(NULL, "test -s '%s/pred_vs_meas.png'", dir), 0);
+    assert_null(get(dir, "latency_cdf.png"));
+    assert_file(dir, "notes.txt", "mine\n");
+    assert_file(dir, "report.json", "recommend's\n");
+    assert_int_equal(hs_test_run(NULL, "ls -A '%s' | grep -q hintsim-stage", dir), 1);
+    assert_true(rep_validate_owns("validate.json") && rep_validate_owns("size_hist.gp"));
+    assert_false(rep_validate_owns("report.json") || rep_validate_owns("notes.txt"));
+    free(html);
+    cJSON_Delete(bad);
+    cJSON_Delete(rep);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+}
+
 int main(void)
 {
     char gp[4096];
@@ -147,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_validate_without_gnuplot),
         cmocka_unit_test(test_validate_gnuplot_not_on_path),
         cmocka_unit_test(test_bad_report),
+        cmocka_unit_test(test_validate_dir_replaced_whole),
     };
 
     if (plot_gnuplot_find(gp, sizeof(gp)) != HS_OK) {

@@ -10,11 +10,17 @@ HS_NAME=capture-validate
 . /hs/lib.sh # fail, wait_listen
 
 # -o in a guest without gnuplot: a warning, exit 0, validate.json and report.html (tables)
+# replacing an earlier run's whole: its figure (this run draws none) goes, other files stay
+mkdir -p "$OUT/val-o" && echo earlier >"$OUT/val-o/pred_vs_meas.png" &&
+    echo mine >"$OUT/val-o/notes.txt" || fail "validate -o: cannot plant an earlier run"
 hintsim validate kv.hst -d rxe0 -x 0 --limit 300 --repeat 1 --hints 4K,0 -o "$OUT/val-o" \
     >/dev/null 2>"$OUT/val-o.err" || { cat "$OUT/val-o.err"; fail "validate -o without gnuplot"; }
 grep -q "gnuplot not found" "$OUT/val-o.err" || fail "validate -o: no warning about gnuplot"
 [ -s "$OUT/val-o/validate.json" ] && [ -s "$OUT/val-o/report.html" ] ||
     fail "validate -o: validate.json or report.html missing"
+[ -e "$OUT/val-o/pred_vs_meas.png" ] && fail "validate -o: an earlier run's figure was left"
+[ -s "$OUT/val-o/notes.txt" ] || fail "validate -o: a file not validate's was removed"
+ls -A "$OUT/val-o" | grep -q hintsim-stage && fail "validate -o: its staging folder was left"
 hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open --json \
     >"$OUT/kv.json" || fail "validate kv"
 hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open --hints 4K,0 \
