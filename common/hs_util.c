@@ -504,16 +504,39 @@ void hs_stage_abort(const char *stage)
     rmdir(stage);
 }
 
-#define HS_STAGE_PREFIX ".hintsim-stage." /* + the writer's pid */
+#define HS_STAGE_PREFIX ".hintsim-stage." /* + the writer's host + "." + its pid */
 
-/* The pid of a stage folder's name, exactly ".hintsim-stage.<digits>"; 0 for any other. */
-static pid_t stage_name_pid(const char *name)
+/* ".hintsim-stage.HOST." for this host, HOST its name with every character but letters,
+ * digits and '-' made '-' (so that the pid after the last '.' parses back). */
+static void stage_host_prefix(char *buf, size_t len)
 {
-    size_t n = strlen(HS_STAGE_PREFIX);
+    char host[256] = "";
+
+    if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+        snprintf(host, sizeof(host), "localhost");
+    for (char *c = host; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '-')
+            *c = '-';
+    snprintf(buf, len, HS_STAGE_PREFIX "%s.", host);
+}
+
+void hs_stage_name(char *buf, size_t len, long pid)
+{
+    char prefix[300];
+
+    stage_host_prefix(prefix, sizeof(prefix));
+    snprintf(buf, len, "%s%ld", prefix, pid);
+}
+
+/* The pid of a stage folder's name, exactly prefix (this host's) then digits; 0 for any
+ * other, a stage of another host's included. */
+static pid_t stage_name_pid(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
     const char *digits = name + n;
     long pid = 0;
 
-    if (strncmp(name, HS_STAGE_PREFIX, n) != 0 || !*digits)
+    if (strncmp(name, prefix, n) != 0 || !*digits)
         return 0;
     for (const char *c = digits; *c; c++) {
         if (!isdigit((unsigned char)*c))
@@ -525,21 +548,23 @@ static pid_t stage_name_pid(const char *name)
     return (pid_t)pid;
 }
 
-/* Remove the stage folders in dir of runs that are no longer alive (killed before commit or
- * abort): kill(pid, 0) says ESRCH. A live pid's is left (a concurrent run, or a process
- * that took a dead run's pid over: its stage stays until that one ends too), so is anything
+/* Remove the stage folders in dir of this host's runs that are no longer alive (killed
+ * before commit or abort): kill(pid, 0) says ESRCH. A live pid's is left (a concurrent run,
+ * or a process that took a dead run's pid over: its stage stays until that one ends too),
+ * so is another host's (a shared file system: its pids are not ours to test) and anything
  * not a real directory (a symlink is not followed). */
 static void stage_sweep_dead(const char *dir)
 {
-    char path[4400];
+    char path[4400], prefix[300];
     DIR *d = opendir(dir);
     struct dirent *e;
     struct stat sb;
 
     if (!d)
         return;
+    stage_host_prefix(prefix, sizeof(prefix));
     while ((e = readdir(d)) != NULL) {
-        pid_t pid = stage_name_pid(e->d_name);
+        pid_t pid = stage_name_pid(e->d_name, prefix);
         if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -561,7 +586,9 @@ hs_status_t hs_stage_open(const char *dir, char *stage, size_t len)
         hs_log_error("%s: not a directory", dir);
         return HS_ERR_IO;
     }
-    snprintf(stage, len, "%s/" HS_STAGE_PREFIX "%ld", dir, (long)getpid());
+    char name[320];
+    hs_stage_name(name, sizeof(name), (long)getpid());
+    snprintf(stage, len, "%s/%s", dir, name);
     hs_stage_abort(stage);   /* a stage this pid left (a killed run) */
     stage_sweep_dead(dir);   /* and those of killed runs with other pids */
     if (mkdir(stage, 0755) != 0) {

@@ -417,24 +417,29 @@ static int exists(const char *dir, const char *name)
     return lstat(path, &sb) == 0;
 }
 
-/* hs_stage_open removes the stage folders of killed runs (their pid gone) and only those:
- * not a live process's (here the parent's: a concurrent run), not a name that is not
- * exactly .hintsim-stage.<digits>, not a file or a symlink of that name. */
+/* hs_stage_open removes the stage folders of this host's killed runs (their pid gone) and
+ * only those: not a live process's (here the parent's: a concurrent run), not another
+ * host's (a shared file system), not a name that is not exactly hs_stage_name's, not a
+ * file or a symlink of that name. */
 static void test_stage_open_sweeps_dead(void **state)
 {
-    char *dir = hs_test_tmpdir(), stage[4200], dead[64], live[64], file[64], link[64];
+    char *dir = hs_test_tmpdir(), stage[4200], dead[320], live[320], file[320], link[320];
+    char other[320];
     pid_t d1 = dead_pid(), d2 = dead_pid(), d3 = dead_pid();
     (void)state;
-    snprintf(dead, sizeof(dead), ".hintsim-stage.%ld", (long)d1);
-    snprintf(live, sizeof(live), ".hintsim-stage.%ld", (long)getppid());
-    snprintf(file, sizeof(file), ".hintsim-stage.%ld", (long)d2);
-    snprintf(link, sizeof(link), ".hintsim-stage.%ld", (long)d3);
-    assert_int_equal(hs_test_run(NULL, "cd '%s' && mkdir %s %s %sx .hintsim-stage. target && "
-                                 "touch %s/report.html %s/report.html %sx/a target/keep %s && "
-                                 "ln -s target %s", dir, dead, live, dead, dead, live, dead,
-                                 file, link), 0);
+    hs_stage_name(dead, sizeof(dead), (long)d1);
+    hs_stage_name(live, sizeof(live), (long)getppid());
+    hs_stage_name(file, sizeof(file), (long)d2);
+    hs_stage_name(link, sizeof(link), (long)d3);
+    snprintf(other, sizeof(other), ".hintsim-stage.another-host-x.%ld", (long)d1);
+    assert_true(strncmp(dead, ".hintsim-stage.", 15) == 0 && strchr(dead + 15, '.'));
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && mkdir %s %s %sx %s .hintsim-stage. target "
+                                 "&& touch %s/report.html %s/report.html %sx/a target/keep %s "
+                                 "&& ln -s target %s", dir, dead, live, dead, other, dead, live,
+                                 dead, file, link), 0);
     assert_int_equal(hs_stage_open(dir, stage, sizeof(stage)), HS_OK);
     assert_false(exists(dir, dead));
+    assert_true(exists(dir, other));
     assert_int_equal(hs_test_run(NULL, "test -f '%s/%s/report.html'", dir, live), 0);
     snprintf(dead + strlen(dead), sizeof(dead) - strlen(dead), "x/a");
     assert_true(exists(dir, dead));
