@@ -12,9 +12,10 @@
  * chunk_step, jumping over the chunks that repeat the last one (chunks_skip: the ring
  * shifted when it is one run of equally spaced batches, rolled while the batches the next
  * chunks pop continue the spacing); on a saturated path, where every chunk starts when the
- * link frees, the whole message in closed form (chunks_bound); MODEL.md section 3. Speed:
- * model/README.md,
- * bench/bench_model.c. */
+ * link frees, the whole message in closed form (chunks_bound), by formulas when it meets the
+ * ring the previous one left (chunks_steady); on a path whose window holds one full batch,
+ * the whole message in closed form too (chunks_serial); MODEL.md section 3. Speed:
+ * model/README.md, bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>
@@ -771,15 +772,16 @@ static HS_HOT double wait_pop(double t_ch, double c, double ev, double *cpu, dou
 
 /* After a closed-form message on pa (index k): keep the ring in s->steady[k] when it is the
  * message's own last B - 1 full batches (B = window / batch >= 3, written by the commit from
- * the link's times, S apart) and its last chunk open under a timer. own: the batches in the
- * ring are all the message's own. */
+ * the link's times, S apart) and its last chunk's batch, open under a timer or closed (a
+ * whole batch). own: the batches in the ring are all the message's own. */
 static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, int own)
 {
     mdl_steady_t *st = &s->steady[k];
     uint32_t B = pa->window / pa->batch;
 
-    st->valid = own && B >= 3 && pa->window == B * pa->batch && pa->count == B - 1 &&
-                pa->open_n > 0 && pa->period_ns > 0;
+    st->valid = own && B >= 3 && pa->window == B * pa->batch &&
+                ((pa->count == B - 1 && pa->open_n > 0 && pa->period_ns > 0) ||
+                 (pa->count == B && pa->open_n == 0));
     if (!st->valid)
         return;
     st->pushes = pa->pushes;
@@ -787,7 +789,7 @@ static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, i
     st->count = pa->count;
     st->open_n = pa->open_n;
     st->S = S;
-    st->tail_close_ns = pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns;
+    st->tail_close_ns = pa->ring[(pa->head + B - 2) & pa->mask].close_ns;
     st->timer_close_ns = pa->timer_close_ns;
 }
 
@@ -890,26 +892,30 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
                                                    double tref_ns, chunks_rec_t *rec)
 {
     const mdl_steady_t *st = &s->steady[k];
-    uint32_t E = pa->batch, W = pa->window, B = W / E, o = pa->open_n;
+    uint32_t E = pa->batch, W = pa->window, B = W / E, open = pa->open_n > 0;
     double S = full->ser_ns, P = full->post_ns, ev = pa->event_ns, lf = lat + pa->fixed_ns;
-    double L0 = s->link_free_ns, oc = pa->timer_close_ns;
-    const mdl_batch_t *ring = pa->ring;
+    double L0 = s->link_free_ns;
+    const mdl_batch_t *ring = pa->ring, *tail = &ring[(pa->head + B - 1) & pa->mask];
 
     if (!st->valid || st->pushes != pa->pushes || st->head != pa->head ||
-        st->count != pa->count || st->open_n != o || st->timer_close_ns != oc || st->S != S ||
-        nfull < (uint64_t)B + 1 || mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
+        st->count != pa->count || st->open_n != pa->open_n ||
+        st->timer_close_ns != pa->timer_close_ns || st->S != S || nfull < (uint64_t)B + 1 ||
+        mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
         return 0;
     double c0 = ring[pa->head].close_ns, cl = ring[(pa->head + B - 2) & pa->mask].close_ns;
     if (cl != st->tail_close_ns)
         return 0;
+    /* the last batch: the open one (closed by its timer) or a closed one */
+    uint32_t o = open ? pa->open_n : tail->nwr;
+    double oc = open ? pa->timer_close_ns : tail->close_ns;
     int stalled = 0;
 
     /* chunk 0: post_chunks reaped by t0, so its wait pops the head (used + E > W: o > 0) */
     double cpu = s->cpu_free_ns, r, t = wait_pop(t0, c0, ev, &cpu, &r, &stalled);
     double t_first = t;
     /* link-bound; the open batch does not take it in; the jump over batches 1 .. B - 2
-     * (kept S apart) is allowed and stops at the open batch */
-    if (!bound_fits(full, dma, t, L0) || !(L0 + S + lf > oc) || r != t ||
+     * (kept S apart) is allowed and stops at the last batch */
+    if (!bound_fits(full, dma, t, L0) || (open && !(L0 + S + lf > oc)) || r != t ||
         !bound_next_fits(r, S, full, dma, L0 + S) ||
         (o == E && mdl_same_time(oc - cl, S, mdl_time_tol(r))))
         return 0;
@@ -918,7 +924,7 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
     stalled = 1;
     uint32_t used = (B - 1) * E + o;
 
-    /* chunk B - 1: the open batch, closed by its timer, reaped or popped */
+    /* chunk B - 1: the last batch (the open one closed by its timer), reaped or popped */
     double own0 = L0 + (double)(int64_t)1 * S + lf, last_r = -1;
     int reaped = oc + ev <= t_ch;
     if (reaped) {
@@ -968,10 +974,11 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
         return 0;
     double hw_last = link + last->ser_ns + lf + pa->split_ns;
 
-    /* commit, as chunks_bound's: the open batch closes by its timer and is popped, so are
-     * own batches 0 .. nfull - B; B - 1 own batches stay queued */
+    /* commit, as chunks_bound's: the open batch closes by its timer; it, or the closed last
+     * batch, is popped, so are own batches 0 .. nfull - B; B - 1 own batches stay queued */
     uint32_t head = pa->head;
-    batch_close(s, pa, oc);
+    if (open)
+        batch_close(s, pa, oc);
     /* own batch q closes at L0 + (q + 1) S + lf, as chunks_bound writes it (q + 1 counted
      * in a double: exact) */
     double q1 = (double)(int64_t)(nfull + 2 - B);
@@ -994,25 +1001,26 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
     rec->stalled = stalled;
     rec->hw = hw_last;
     rec->t_last = t_last;
-    rec->entry_close = oc;
+    if (open)
+        rec->entry_close = oc;
     rec->entry_ok = 1;
     steady_note(s, pa, k, S, 1);
     return 1;
 }
 
 /* Whether chunks_serial may apply to a message of nfull full chunks on pa: its window holds
- * one full batch (window < 2 batch), and the previous message's last chunk is open and
- * alone on it, so that the first chunk's wait forces it closed and pops it. */
+ * one full batch (window < 2 batch), and the previous message's last chunk is alone on it,
+ * open (the first chunk's wait forces it closed and pops it) or closed (the wait pops it). */
 static HS_HOT int serial_may(const mdl_path_t *pa, uint64_t nfull)
 {
-    return pa->window < 2 * pa->batch && nfull >= 2 && pa->count == 0 && pa->open_n > 0 &&
-           pa->open_n + pa->batch > pa->window;
+    return pa->window < 2 * pa->batch && nfull >= 2 && pa->used + pa->batch > pa->window &&
+           ((pa->count == 0 && pa->open_n > 0) || (pa->count == 1 && pa->open_n == 0));
 }
 
 /* A segmented message on a path whose window holds one full batch (seed 000's BW path under
  * a hint: every full chunk waits for the report of the one before it), from t0 on, where
- * serial_may holds, in closed form (MODEL.md section 3): the first chunk, whose wait forces
- * the open batch closed and pops it; the second, which pops the first's batch at its
+ * serial_may holds, in closed form (MODEL.md section 3): the first chunk, whose wait pops
+ * the previous message's last batch (forced closed first when it is open); the second, which pops the first's batch at its
  * report; full chunks 2 .. nfull - 1, each the second's step lambda later, jumped; the last
  * chunk, which pops the last full one's batch when it needs its slots. Returns 0, with
  * nothing changed, where a chunk would not take that walk (a batch reaped before its wait,
@@ -1027,13 +1035,15 @@ static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *p
 {
     uint32_t E = pa->batch, W = pa->window;
     double ev = pa->event_ns, P = full->post_ns, ps = full->post_share_ns;
-    double close_o = pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
+    int forced = pa->open_n > 0; /* else the ring's one batch (post_chunks reaped by t0) */
+    double c0 = !forced ? pa->ring[pa->head].close_ns
+                        : pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
     double cpu0 = s->cpu_free_ns, link0 = s->link_free_ns, drain0 = s->cost_ns.drain;
 
-    /* chunk 0: the wait closes the open batch (batch_force_close) and pops it */
+    /* chunk 0: the wait pops that batch, closed first (batch_force_close) when open */
     double cpu = cpu0, r;
     int stalled = 0;
-    double t_first = wait_pop(t0, close_o, ev, &cpu, &r, &stalled);
+    double t_first = wait_pop(t0, c0, ev, &cpu, &r, &stalled);
     double hw0 = chunk_hw(s, pa, full, dma, lat, 0, t_first);
     double end0 = s->link_free_ns, d0 = s->cost_ns.drain;
     /* chunk 1: nothing reaped before its wait (chunk 0 reported after the CPU is free), which
@@ -1059,10 +1069,11 @@ static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *p
     s->cost_ns.drain += (double)m * x1;
     double hw_last = chunk_hw(s, pa, last, dma, lat, pa->split_ns, t_last);
 
-    /* commit: the forced close (it reports the previous message) and its pop; the full
+    /* commit: the forced close (it reports the previous message) and the pop; the full
      * chunks' batches, each pushed and popped by the next, the last full one's kept when
      * the last chunk does not pop it */
-    batch_close(s, pa, close_o);
+    if (forced)
+        batch_close(s, pa, c0);
     uint32_t head = (pa->head + 1) & pa->mask;
     if (pop) {
         pa->head = (uint32_t)((head + nfull) & pa->mask);
@@ -1086,7 +1097,7 @@ static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *p
     rec->stalled = 1;
     rec->hw = hw_last;
     rec->t_last = t_last;
-    rec->entry_ok = 0; /* the forced close was popped at once */
+    rec->entry_ok = !forced; /* a forced close was popped at once: its close unknown */
     return 1;
 undo:
     s->cpu_free_ns = cpu0;
@@ -1108,7 +1119,8 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
                                                  double tref_ns, chunks_rec_t *rec)
 {
     uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push0 = pa->pushes;
-    uint64_t nwr0 = nwr, chunks = (nwr + pa->batch - 1) / pa->batch;
+    /* nwr < 2^32 (pred_check_trace): a 32-bit division, once */
+    uint64_t nwr0 = nwr, nfull = (uint32_t)(nwr - 1) / pa->batch, chunks = nfull + 1;
     int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk, regular;
     double hw, t_ns, dma = z->dma_ns, lat = z->lat_ns;
     chunk_cost_t full, last;
@@ -1121,8 +1133,7 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
                    pa->batch, &fc->cost);
     }
     full = fc->cost;
-    /* a saturated path: the whole message in closed form (chunks_bound; bound_may) */
-    uint64_t nfull = (nwr - 1) / pa->batch;
+    /* a saturated path, or a window of one batch: the whole message in closed form */
     int serial = skip && !s->no_bound && serial_may(pa, nfull);
     if (serial || (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, nfull))) {
         uint64_t lb = left - nfull * full_bytes;
