@@ -879,8 +879,9 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
 /* chunks_bound on the ring steady_note kept (the path untouched since: same pushes, head,
  * count, open batch and tail), in O(1): the walk chunks_bound takes there, step by step.
  * Chunk 0 pops the ring's head; the jump over the other B - 2 kept batches (a run S
- * apart); chunk B - 1 pops (or reaps) the open batch as its timer closes it; chunk B pops
- * its own first batch; the jump over the rest; the last chunk pops own batch nfull - B.
+ * apart); chunk B - 1 pops (or reaps) the last batch, the open one as its timer closes it;
+ * chunk B pops its own first batch; the jump over the rest; the last chunk pops own batch
+ * nfull - B (with nfull = B, no chunk B: the last chunk pops own batch 0).
  * Each step that chunks_bound would take otherwise (a reap, a jump not allowed or one
  * allowed further, a chunk not link-bound) returns 0 with nothing changed, and
  * chunks_bound replays the message. tests/test_model_skip.c checks both against the
@@ -899,7 +900,7 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
 
     if (!st->valid || st->pushes != pa->pushes || st->head != pa->head ||
         st->count != pa->count || st->open_n != pa->open_n ||
-        st->timer_close_ns != pa->timer_close_ns || st->S != S || nfull < (uint64_t)B + 1 ||
+        st->timer_close_ns != pa->timer_close_ns || st->S != S || nfull < (uint64_t)B ||
         mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
         return 0;
     double c0 = ring[pa->head].close_ns, cl = ring[(pa->head + B - 2) & pa->mask].close_ns;
@@ -943,25 +944,28 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
     double end = L0 + (double)(int64_t)B * S;
     if (!bound_fits(full, dma, t, L0 + (double)(int64_t)(B - 1) * S))
         return 0;
-    if (last_r == t && bound_next_fits(last_r, S, full, dma, end) &&
+    if (nfull > B && last_r == t && bound_next_fits(last_r, S, full, dma, end) &&
         mdl_same_time(own0 - (last_r - ev), S, mdl_time_tol(last_r)))
         return 0; /* chunks_bound jumps from here */
     t_ch = cpu = t + P;
 
-    /* chunk B: pops its own first batch */
-    if (own0 + ev <= t_ch)
-        return 0;
-    t = wait_pop(t_ch, own0, ev, &cpu, &last_r, &stalled);
-    if (!bound_fits(full, dma, t, end))
-        return 0;
-    cpu = t_ch = t + P;
-    /* the jump over the rest: chunk j >= B posts at own batch j - B's report */
-    uint64_t m = nfull - 1 - B;
-    if (m) {
-        if (last_r != t || !bound_next_fits(last_r, S, full, dma, end + S))
+    uint64_t m = 0;
+    if (nfull > B) {
+        /* chunk B: pops its own first batch */
+        if (own0 + ev <= t_ch)
             return 0;
-        last_r = L0 + (double)(int64_t)(nfull - B) * S + lf + ev;
-        cpu = t_ch = last_r + P;
+        t = wait_pop(t_ch, own0, ev, &cpu, &last_r, &stalled);
+        if (!bound_fits(full, dma, t, end))
+            return 0;
+        cpu = t_ch = t + P;
+        /* the jump over the rest: chunk j >= B posts at own batch j - B's report */
+        m = nfull - 1 - B;
+        if (m) {
+            if (last_r != t || !bound_next_fits(last_r, S, full, dma, end + S))
+                return 0;
+            last_r = L0 + (double)(int64_t)(nfull - B) * S + lf + ev;
+            cpu = t_ch = last_r + P;
+        }
     }
 
     /* the last chunk: pops own batch nfull - B */
@@ -982,8 +986,13 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
     /* own batch q closes at L0 + (q + 1) S + lf, as chunks_bound writes it (q + 1 counted
      * in a double: exact) */
     double q1 = (double)(int64_t)(nfull + 2 - B);
-    for (uint32_t h = 0; h < B - 1; h++, q1 += 1)
-        pa->ring[(head + (uint32_t)nfull + 1 + h) & pa->mask] = (mdl_batch_t){L0 + q1 * S + lf, E};
+    uint32_t at = (head + (uint32_t)nfull + 1) & pa->mask, n1 = pa->mask + 1 - at;
+    n1 = n1 < B - 1 ? n1 : B - 1; /* up to the ring's end, then from its start */
+    mdl_batch_t *b = &pa->ring[at];
+    for (uint32_t h = 0; h < n1; h++, q1 += 1)
+        b[h] = (mdl_batch_t){L0 + q1 * S + lf, E};
+    for (uint32_t h = n1; h < B - 1; h++, q1 += 1)
+        pa->ring[h - n1] = (mdl_batch_t){L0 + q1 * S + lf, E};
     note_report(s, pa, link + lf + ev);
     pa->head = (uint32_t)((head + nfull + 1) & pa->mask);
     pa->count = B - 1;
