@@ -927,20 +927,15 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
 
     /* chunk B - 1: the last batch (the open one closed by its timer), reaped or popped */
     double own0 = L0 + (double)(int64_t)1 * S + lf, last_r = -1;
-    int reaped = oc + ev <= t_ch;
-    if (reaped) {
+    if (oc + ev <= t_ch) { /* reaped (and own batch 0 not yet reported): no wait */
         cpu = (cpu > oc ? cpu : oc) + ev;
-        used -= o;
         if (own0 + ev <= t_ch)
             return 0;
-    }
-    if (!reaped) {
-        t = wait_pop(t_ch, oc, ev, &cpu, &last_r, &stalled);
-        used -= o;
-    } else {
         t = t_ch > cpu ? t_ch : cpu;
+    } else {
+        t = wait_pop(t_ch, oc, ev, &cpu, &last_r, &stalled);
     }
-    used += E;
+    used += E - o;
     double end = L0 + (double)(int64_t)B * S;
     if (!bound_fits(full, dma, t, L0 + (double)(int64_t)(B - 1) * S))
         return 0;
