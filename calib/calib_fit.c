@@ -413,3 +413,83 @@ hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *para
     }
     return st;
 }
+
+/* The parameters the next fit leaves out: kept[j] set for each one calib_param_kept says
+ * res (of the fit of the parameters idx[0..n)) did not determine. Returns how many more. */
+static size_t mark_kept(const calib_result_t *res, const size_t *idx, size_t n, int *kept)
+{
+    size_t more = 0;
+
+    for (size_t j = 0; j < n; j++)
+        if (calib_param_kept(res, j) && !kept[idx[j]]) {
+            kept[idx[j]] = 1;
+            more++;
+        }
+    return more;
+}
+
+hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *params, size_t np,
+                              const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
+                              void *ctx, const double *orig, profile_t **fitted,
+                              calib_result_t *res)
+{
+    calib_param_t sub[CALIB_MAX_PARAMS];
+    size_t idx[CALIB_MAX_PARAMS], n = np;
+    unsigned iters = 0;
+    int kept[CALIB_MAX_PARAMS] = {0};
+    calib_result_t all = {0}, r;
+    profile_t *cur = NULL, *next = NULL;
+    hs_status_t st;
+
+    if (np > CALIB_MAX_PARAMS)
+        return calib_fit(start, params, np, obs, nobs, predict, ctx, fitted, res);
+    for (size_t j = 0; j < np; j++) {
+        idx[j] = j;
+        sub[j] = params[j];
+    }
+    st = profile_clone(start, &cur);
+    /* each round fits sub (the parameters not kept) from cur; at most np rounds */
+    while (st == HS_OK) {
+        st = calib_fit(cur, sub, n, obs, nobs, predict, ctx, &next, &r);
+        if (st != HS_OK)
+            break;
+        profile_free(cur);
+        cur = next;
+        iters += r.iters;
+        for (size_t j = 0; j < n; j++) {
+            all.value[idx[j]] = r.value[j];
+            all.stderr_rel[idx[j]] = r.stderr_rel[j];
+            all.resid_rel[idx[j]] = r.resid_rel[j];
+            all.determined[idx[j]] = r.determined[j];
+        }
+        all.rms_rel = r.rms_rel;
+        all.median_abs_rel = r.median_abs_rel;
+        all.nobs = r.nobs;
+        if (mark_kept(&r, idx, n, kept) == 0)
+            break;
+        /* the kept ones back to the start profile's values, the others fitted again */
+        n = 0;
+        for (size_t j = 0; st == HS_OK && j < np; j++) {
+            if (kept[j])
+                st = profile_set_value(cur, params[j].key, orig[j], "calibrate: kept");
+            else
+                idx[n++] = j;
+        }
+        for (size_t j = 0; j < n; j++)
+            sub[j] = params[idx[j]];
+        if (n == 0)
+            break;
+    }
+    if (st == HS_OK) {
+        all.np = np;
+        all.iters = iters;
+        st = calib_keep_undetermined(cur, params, np, &all, orig);
+    }
+    if (st != HS_OK) {
+        profile_free(cur);
+        return st;
+    }
+    *fitted = cur;
+    *res = all;
+    return HS_OK;
+}

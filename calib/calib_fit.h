@@ -79,6 +79,18 @@ int calib_param_kept(const calib_result_t *res, size_t j);
 hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *params, size_t np,
                                     const calib_result_t *res, const double *orig);
 
+/* calib_fit, then, while it leaves parameters the data do not determine (calib_param_kept),
+ * those set back to orig[j] and the others fitted again from where the last fit left them,
+ * so that every fitted value is fitted for the values the profile keeps (a fitted value
+ * is otherwise the fit's partner of a kept one's meaningless value); then
+ * calib_keep_undetermined. *res holds the last fit's figures for the parameters it fitted,
+ * the fit that dropped a kept one's for that one (what its warning quotes); res->rms_rel,
+ * median_abs_rel and iters are the last fit's (iters summed). *fitted as calib_fit's. */
+hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *params, size_t np,
+                              const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
+                              void *ctx, const double *orig, profile_t **fitted,
+                              calib_result_t *res);
+
 /* Relative errors (pred - meas) / meas of obs under p, into err[0..nobs); plus their median
  * absolute value in *median_abs (may be NULL). */
 hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs,

@@ -256,11 +256,11 @@ static hs_status_t run_fit(calib_outcome_t *c)
     if (st == HS_OK)
         st = seed_absent(c->start);
 
+    /* a parameter the data do not determine keeps the start profile's value (orig: as it
+     * had it before seed_absent), and the others are fitted again without it */
     if (st == HS_OK)
-        st = calib_fit(c->start, g_fit_params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
-                       calib_predict_replay, eng, &c->fitted, &c->res);
-    if (st == HS_OK) /* as the start profile had them before seed_absent */
-        st = calib_keep_undetermined(c->fitted, g_fit_params, NFIT_PARAMS, &c->res, orig);
+        st = calib_fit_keeping(c->start, g_fit_params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
+                               calib_predict_replay, eng, orig, &c->fitted, &c->res);
 
     if (st == HS_OK) {
         c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err));

@@ -226,6 +226,61 @@ static void test_huge_stderr_kept(void **state)
     profile_free(t);
 }
 
+/* calib_fit_keeping on test_huge_stderr_kept's case: bw.fixed_ns is kept at the start
+ * profile's 0 and the others are fitted again with it there. They must be what a fit of
+ * those alone from bw.fixed_ns = 0 gives (to the fit's tolerance), and fit the figures at
+ * least as well as the first fit's values with bw.fixed_ns set back (calibrate before the
+ * refit), which leaves the other two fitted as the partners of a 20 ns bw.fixed_ns. */
+static void test_refit_after_keep(void **state)
+{
+    static const uint64_t two[] = {64, 4096};
+    profile_t *t = NULL, *start = NULL, *fit = NULL, *once = NULL, *zero = NULL, *direct = NULL;
+    calib_param_t params[3] = {g_params[0], g_params[1], g_params[3]};
+    double orig[3] = {1000, 100, 0}, err[4], med_refit, med_once;
+    calib_result_t res, res1, res2;
+    char *log = NULL;
+    (void)state;
+    assert_int_equal(profile_load("generic", &t), HS_OK);
+    calib_obs_t *obs = observe(t, two, 2, 0.05);
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    assert_int_equal(profile_set(start, "bw.fixed_ns=3162"), HS_OK);
+    assert_int_equal(calib_fit_keeping(start, params, 3, obs, 4, calib_predict_isolated,
+                                       (void *)&model_engine_ops, orig, &fit, &res), HS_OK);
+    assert_float_equal(fit->bw_fixed_ns, 0, 0);
+    assert_true(calib_param_kept(&res, 2) && res.stderr_rel[2] > CALIB_STDERR_MAX_REL);
+    assert_false(calib_param_kept(&res, 0) || calib_param_kept(&res, 1));
+    assert_non_null(strstr(source_of(fit, "bw.fixed_ns"), "not fitted"));
+    assert_non_null(strstr(source_of(fit, "link.gbps"), "calibrate: fitted"));
+    /* the others as fitted alone with bw.fixed_ns at 0 */
+    assert_int_equal(profile_clone(start, &zero), HS_OK);
+    assert_int_equal(profile_set(zero, "bw.fixed_ns=0"), HS_OK);
+    assert_int_equal(calib_fit(zero, params, 2, obs, 4, calib_predict_isolated,
+                               (void *)&model_engine_ops, &direct, &res2), HS_OK);
+    fprintf(stderr, "refit: base_lat %.6g gbps %.6g; alone from 0: %.6g %.6g\n",
+            fit->link_base_lat_ns, fit->link_gbps, direct->link_base_lat_ns, direct->link_gbps);
+    assert_true(fabs(fit->link_gbps / direct->link_gbps - 1) < 1e-3);
+    assert_true(fabs(fit->link_base_lat_ns / direct->link_base_lat_ns - 1) < 1e-3);
+    /* at least as good as the first fit with bw.fixed_ns set back */
+    assert_int_equal(calib_fit(start, params, 3, obs, 4, calib_predict_isolated,
+                               (void *)&model_engine_ops, &once, &res1), HS_OK);
+    assert_int_equal(keep_with_stderr(&log, once, params, 3, &res1, orig), HS_OK);
+    assert_int_equal(calib_errors(fit, obs, 4, calib_predict_isolated,
+                                  (void *)&model_engine_ops, err, &med_refit), HS_OK);
+    assert_int_equal(calib_errors(once, obs, 4, calib_predict_isolated,
+                                  (void *)&model_engine_ops, err, &med_once), HS_OK);
+    fprintf(stderr, "median error: refit %.3g%%, first fit with bw.fixed_ns set back %.3g%%\n",
+            100 * med_refit, 100 * med_once);
+    assert_true(med_refit <= med_once);
+    free(log);
+    free(obs);
+    profile_free(fit);
+    profile_free(once);
+    profile_free(zero);
+    profile_free(direct);
+    profile_free(start);
+    profile_free(t);
+}
+
 static void test_bad_input(void **state)
 {
     profile_t *start = NULL, *fit = NULL;
@@ -356,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_recovers_known_parameters),
         cmocka_unit_test(test_noisy_and_undetermined),
         cmocka_unit_test(test_huge_stderr_kept),
+        cmocka_unit_test(test_refit_after_keep),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_replay_with_override),
         cmocka_unit_test(test_cli_errors),
