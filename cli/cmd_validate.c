@@ -64,13 +64,18 @@ static const hs_cmd_spec_t g_spec = {
     "size). The summary (\"validation\") gives the regret of the recommendation against the\n"
     "best measured hint, the rank correlation of predicted and measured objective and the\n"
     "median |error|; it says so when the hint does not take effect on this device.\n"
-    "The --server end needs no TRACE."};
+    "The --server end needs no TRACE and writes no report (-o is the --connect end's)."};
 
 static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts_t *o,
                       uint64_t **hints)
 {
     if (!a->device || (!a->server && npos != 1)) {
         fprintf(stderr, "hintsim: validate: TRACE and --device are required\n");
+        return 2;
+    }
+    if (a->server && a->outdir) { /* it wrote nothing and failed after the whole run */
+        fprintf(stderr, "hintsim: validate: -o belongs to the --connect end: the --server end "
+                "only answers, the measurements and the report are the client's\n");
         return 2;
     }
     if (strcmp(a->hints, "auto") != 0 &&

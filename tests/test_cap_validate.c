@@ -188,6 +188,11 @@ static void test_cli_codes(void **state)
     free(out);
     assert_int_equal(hs_test_run(NULL, "%s validate --device d0", bin), 2); /* no trace */
     assert_int_equal(hs_test_run(NULL, "%s validate t.hst -d d0 --mode sideways", bin), 2);
+    /* -o on the server end: refused before the device is opened (it ran, then failed) */
+    assert_int_equal(hs_test_run(&out, "%s validate -d no_such_dev0 --server -o vdir 2>&1",
+                                 bin), 2);
+    assert_non_null(strstr(out, "-o belongs to the --connect end"));
+    free(out);
     assert_int_equal(hs_test_run(NULL, "%s capture bench --help", bin), 0);
     /* no such device: exit 3 and a message saying what is missing (here: no device at all,
      * or the list of devices present where there are some) */
