@@ -373,14 +373,19 @@ static hs_status_t run_flows(const pred_job_t *j, uint64_t hint, pred_hint_out_t
 /* Every hint's figures before anything is printed; *ndone of them are to be released. One
  * flow: the hints at once (pred_run_hints: on j->threads threads, each replaying into
  * arrays of its own); several: one after the other. */
-static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
+static int run_all(const pred_job_t *job, pred_hint_out_t *out, size_t *ndone)
 {
-    hs_progress_t bar;
+    hs_progress_t bar, msgs;
     hs_status_t st = HS_OK;
+    pred_job_t one = *job, *j = &one;
 
     *ndone = 0;
     hs_progress_start(&bar, "hints", j->nhints);
     bar.enabled = bar.enabled && !j->quiet && j->nhints > 1;
+    /* one hint: a bar over its messages instead, where the engine draws one (sim) */
+    hs_progress_start(&msgs, "messages", j->tr->n * (j->po.flows > 1 ? j->po.flows : 1));
+    msgs.enabled = msgs.enabled && !j->quiet && j->nhints == 1;
+    one.po.progress = msgs.enabled ? &msgs : NULL;
     if (j->po.flows <= 1) {
         pred_result_t *res = calloc(j->nhints, sizeof(*res));
         if (res) {
@@ -400,6 +405,7 @@ static int run_all(const pred_job_t *j, pred_hint_out_t *out, size_t *ndone)
         }
     }
     hs_progress_finish(&bar);
+    hs_progress_finish(&msgs);
     return st == HS_OK ? 0 : hs_status_exit_code(st);
 }
 

@@ -32,6 +32,9 @@ typedef struct {
     int no_bound;         /* model only: no closed form for link-bound segmented messages
                            * (tests: the skip and the memo on their own) */
     const char *trace_name; /* the trace's file, for messages (NULL: "the trace") */
+    hs_progress_t *progress; /* sim only: a bar over the messages of each replay (all flows),
+                              * updated while the simulator runs; the caller starts and
+                              * finishes it (NULL: none) */
 } pred_opts_t;
 
 /* The largest message a replay takes (1 TiB; verbs devices cap a message at 2 GiB). */

@@ -10,6 +10,7 @@
 #include "sim/sim.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <simgrid/engine.h>
 #include <simgrid/version.h>
@@ -157,15 +158,39 @@ static void relay_simgrid_error(const char *text, const char *stage, const char 
                      what, len, len ? text : "(no message)");
 }
 
-static char *read_all(int fd)
+/* Messages the child has reported so far, over its flows (each flow's nseen, in the shared
+ * mapping, written by the child only). */
+static uint64_t child_done(const sim_flow_out_t *outs, unsigned nflows)
+{
+    uint64_t done = 0;
+
+    for (unsigned i = 0; i < nflows; i++)
+        done += __atomic_load_n(&outs[i].nseen, __ATOMIC_RELAXED);
+    return done;
+}
+
+/* Everything the child writes to fd until it closes it; while waiting, bar (when drawn)
+ * shows the messages it has reported (outs, nflows). */
+static char *read_all(int fd, hs_progress_t *bar, const sim_flow_out_t *outs, unsigned nflows)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     ssize_t r;
+    int watch = bar && bar->enabled;
 
     if (!buf)
         return NULL;
-    while ((r = read(fd, buf + len, cap - len - 1)) != 0) {
+    for (;;) {
+        if (watch) {
+            struct pollfd pfd = {fd, POLLIN, 0};
+            int k = poll(&pfd, 1, 100);
+            hs_progress_update(bar, child_done(outs, nflows));
+            if (k == 0 || (k < 0 && errno == EINTR))
+                continue;
+        }
+        r = read(fd, buf + len, cap - len - 1);
+        if (r == 0)
+            break;
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -180,6 +205,8 @@ static char *read_all(int fd)
         }
     }
     buf[len] = '\0';
+    if (watch) /* the child closed its end: every message it got to is counted */
+        hs_progress_update(bar, child_done(outs, nflows));
     return buf;
 }
 
@@ -209,7 +236,7 @@ static hs_status_t child_status(int wst, char *err, const char *shown_name)
 }
 
 static hs_status_t run_child(const sim_run_args_t *a, const char *platform,
-                             const char *shown_name)
+                             const char *shown_name, hs_progress_t *bar)
 {
     int fds[2], wst = 0;
     pid_t pid;
@@ -237,7 +264,7 @@ static hs_status_t run_child(const sim_run_args_t *a, const char *platform,
         child_run(a, platform, shown_name);
     }
     close(fds[1]);
-    err = read_all(fds[0]);
+    err = read_all(fds[0], bar, a->out, a->nflows);
     close(fds[0]);
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
@@ -300,7 +327,8 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
     if ((st = shm_map(&shm, nflows, tr->n)) != HS_OK)
         goto out_platform;
     a = (sim_run_args_t){tr, &cfg, o ? o->mode : PRED_OPEN, nflows, shm.outs};
-    st = run_child(&a, user ? user : gen, user ? user : "generated platform");
+    st = run_child(&a, user ? user : gen, user ? user : "generated platform",
+                   o ? o->progress : NULL);
     for (i = 0; st == HS_OK && i < nflows; i++)
         copy_out(&shm.outs[i], tr->n, &raws[i]);
     munmap(shm.base, shm.len);

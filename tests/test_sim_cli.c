@@ -215,8 +215,9 @@ static void test_flows_overload(void **state)
     free(out);
 }
 
-/* Run recommend with stderr on a pseudo-terminal; return what it drew there. */
-static char *stderr_on_tty(const char *extra)
+/* Run `hintsim CMD TRACE A1 A2` with stderr on a pseudo-terminal; return what it drew
+ * there. */
+static char *stderr_on_tty(const char *cmd, const char *a1, const char *a2)
 {
     static char buf[65536];
     size_t len = 0;
@@ -227,8 +228,7 @@ static char *stderr_on_tty(const char *extra)
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
         dup2(null, STDOUT_FILENO);
-        execl(hs_test_bin(), "hintsim", "recommend", g_trace, "--threads", "1", extra,
-              (char *)NULL);
+        execl(hs_test_bin(), "hintsim", cmd, g_trace, a1, a2, (char *)NULL);
         _exit(127);
     }
     for (;;) {
@@ -249,8 +249,19 @@ static void test_progress_bar(void **state)
     (void)state;
     char *out = NULL;
 
-    assert_non_null(strstr(stderr_on_tty("--candidates=auto"), "candidates   ["));
-    assert_null(strstr(stderr_on_tty("--quiet"), "candidates   ["));
+    const char *sim;
+
+    assert_non_null(strstr(stderr_on_tty("recommend", "--threads=1", "--candidates=auto"),
+                           "candidates   ["));
+    assert_null(strstr(stderr_on_tty("recommend", "--threads=1", "--quiet"), "candidates   ["));
+    /* sim with one hint: a bar over the messages the simulator has reported, to 100% */
+    sim = stderr_on_tty("sim", "--profile=generic", "--hint=4K");
+    assert_non_null(strstr(sim, "messages     ["));
+    assert_non_null(strstr(sim, "100.0%"));
+    assert_null(strstr(stderr_on_tty("sim", "--profile=generic", "--quiet"), "messages     ["));
+    /* several hints: the bar counts hints, as model's does */
+    assert_null(strstr(stderr_on_tty("sim", "--profile=generic", "--hint=0,4K"),
+                       "messages     ["));
     /* stderr not a terminal: nothing drawn */
     assert_int_equal(hs_test_run(&out, "%s recommend %s 2>&1 >/dev/null", hs_test_bin(),
                                  g_trace), 0);
