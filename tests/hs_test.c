@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/hs_util.h"
 
 char *hs_test_tmpdir(void)
 {
@@ -75,4 +78,28 @@ int hs_test_run(char **out, const char *fmt, ...)
     if (status == -1 || !WIFEXITED(status))
         return -1;
     return WEXITSTATUS(status);
+}
+
+void hs_test_stderr_begin(hs_test_stderr_t *c)
+{
+    snprintf(c->path, sizeof(c->path), "/tmp/hs-test-stderr-XXXXXX");
+    c->fd = mkstemp(c->path);
+    c->saved = dup(2);
+    assert_true(c->fd >= 0 && c->saved >= 0);
+    fflush(stderr);
+    dup2(c->fd, 2);
+}
+
+char *hs_test_stderr_end(hs_test_stderr_t *c)
+{
+    char *text = NULL;
+
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    close(c->fd);
+    assert_int_equal(hs_read_file(c->path, &text, NULL), HS_OK);
+    remove(c->path);
+    fputs(text, stderr);
+    return text;
 }

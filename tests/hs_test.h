@@ -18,4 +18,14 @@ const char *hs_test_src(const char *rel);
  * captured into *out (malloc'ed, caller frees) when out is non-NULL. */
 int hs_test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* What this process writes to stderr between hs_test_stderr_begin and hs_test_stderr_end
+ * (into a temp file, stderr put back after): the text, malloc'ed, caller frees; it is
+ * also written to the real stderr, for the test's log. */
+typedef struct {
+    char path[64];
+    int fd, saved;
+} hs_test_stderr_t;
+void hs_test_stderr_begin(hs_test_stderr_t *c);
+char *hs_test_stderr_end(hs_test_stderr_t *c);
+
 #endif

@@ -24,18 +24,12 @@
 /* Run fn with stderr captured into *err (malloc'ed). */
 static int with_stderr(char **err, int (*fn)(int, char **), int argc, char **argv)
 {
-    char path[] = "/tmp/hcap-stderr-XXXXXX";
-    int fd = mkstemp(path), saved = dup(2), rc;
+    hs_test_stderr_t cap;
+    int rc;
 
-    fflush(stderr);
-    dup2(fd, 2);
+    hs_test_stderr_begin(&cap);
     rc = fn(argc, argv);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    close(fd);
-    assert_int_equal(hs_read_file(path, err, NULL), HS_OK);
-    remove(path);
+    *err = hs_test_stderr_end(&cap);
     return rc;
 }
 
