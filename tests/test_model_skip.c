@@ -434,10 +434,10 @@ static void test_random_against_every_chunk(void **state)
  * random profiles and traces: depth and signalling (windows of 3 to 32 batches, some not a
  * multiple of the batch), moderation timer, link speed, base latency, event and post costs,
  * sizes 256 KB to 2 MB with any last chunk (some a whole batch), 64 B messages and idle gaps
- * now and then, perturbation windows at times; every message against the chunk-by-chunk
- * replay; hinted BW windows of one batch (10, 16 and 31 WRs) for the closed form of
- * chunks_serial. Seeds: HINTSIM_TEST_SEEDS (default 200; 2000 measured 3220 messages by formulas
- * of 19283 in closed form, all agreeing). */
+ * now and then, perturbation windows at times, a quarter of the seeds in closed loop; every
+ * message against the chunk-by-chunk replay; hinted BW windows of one batch (10, 16 and 31 WRs) for the closed form of
+ * chunks_serial. Seeds: HINTSIM_TEST_SEEDS (default 200; 20000 run here: 31001 messages by
+ * formulas and 164430 on a one-batch window, all agreeing). */
 static void test_steady_random(void **state)
 {
     (void)state;
@@ -487,7 +487,7 @@ static void test_steady_random(void **state)
             t += (x >> 48) % 32 == 0 ? 50000000 : 2000;
             assert_int_equal(trace_push(tr, &r), HS_OK);
         }
-        compare(tr, p, PRED_OPEN, (x >> 20) % 3 == 0 ? 8192 : 0);
+        compare(tr, p, seed % 4 == 3 ? PRED_CLOSED : PRED_OPEN, (x >> 20) % 3 == 0 ? 8192 : 0);
         trace_free(tr);
         profile_free(p);
     }
