@@ -64,7 +64,10 @@ hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_
  * is not determined by the data (calib/README.md): the start profile's value is kept. Not
  * 100%: on soft-RoCE a sound six-size fit gives bw.fixed_ns 55-104% run to run, and two
  * sizes give link.gbps 95-101%, whose start value (generic: 100 Gb/s) is 100 times off. */
-#define CALIB_STDERR_MAX_REL 10.0
+#define CALIB_STDERR_MAX_PCT 1000 /* the same in %, for texts (calibrate --help) */
+#define CALIB_STDERR_MAX_REL (CALIB_STDERR_MAX_PCT / 100.0)
+#define CALIB_STR_(x) #x
+#define CALIB_STR(x) CALIB_STR_(x)
 
 /* Whether parameter j keeps the start profile's value: no measured figure depends on it
  * (res->determined[j] == 0), or its standard error is over CALIB_STDERR_MAX_REL. */

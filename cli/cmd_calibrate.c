@@ -73,7 +73,9 @@ static const hs_cmd_spec_t g_calib_spec = {
     "profile records the emulation the benchmarks ran with; sets switch.drain_fixed_us from\n"
     "the measured switches; reports the error on the held-out sizes. A parameter the data\n"
     "do not determine keeps the starting profile's value, said in its source: no figure\n"
-    "depends on it, or its std err is over 1000% (warned). Exit 3: no such device.",
+    "depends on it, or its std err is over " CALIB_STR(CALIB_STDERR_MAX_PCT)
+    "% (warned); the others are\n"
+    "then fitted again without it. Exit 3: no such device.",
 };
 
 /* Only parameters the benchmarks can tell apart: one constant (link.base_lat_ns; host.post_ns
@@ -305,8 +307,9 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
                 *(const double *)((const char *)c->fitted + pi->offset), pi->unit);
         if (!c->res.determined[j])
             fprintf(fp, "%9s %9s\n", "-", "(no data)");
-        else if (!(c->res.stderr_rel[j] < 10)) /* the data cannot separate it from another */
-            fprintf(fp, "%9s %8.1f%%", ">1000%", 100 * c->res.resid_rel[j]);
+        else if (!(c->res.stderr_rel[j] <= CALIB_STDERR_MAX_REL)) /* the data cannot */
+            fprintf(fp, "%9s %8.1f%%", ">" CALIB_STR(CALIB_STDERR_MAX_PCT) "%", /* separate it */
+                    100 * c->res.resid_rel[j]);
         else
             fprintf(fp, "%8.1f%% %8.1f%%", 100 * c->res.stderr_rel[j],
                     100 * c->res.resid_rel[j]);

@@ -1024,9 +1024,10 @@ static HS_HOT int serial_may(const mdl_path_t *pa, uint64_t nfull)
 /* A segmented message on a path whose window holds one full batch (seed 000's BW path under
  * a hint: every full chunk waits for the report of the one before it), from t0 on, where
  * serial_may holds, in closed form (MODEL.md section 3): the first chunk, whose wait pops
- * the previous message's last batch (forced closed first when it is open); the second, which pops the first's batch at its
- * report; full chunks 2 .. nfull - 1, each the second's step lambda later, jumped; the last
- * chunk, which pops the last full one's batch when it needs its slots. Returns 0, with
+ * the previous message's last batch (forced closed first when it is open); the second,
+ * which pops the first's batch at its report; full chunks 2 .. nfull - 1, each the
+ * second's step lambda later, jumped; the last chunk, which pops the last full one's batch
+ * when it needs its slots. Returns 0, with
  * nothing changed, where a chunk would not take that walk (a batch reaped before its wait,
  * the CPU free after a batch closes, the link busy at a chunk's start, a perturbation edge
  * inside the message); chunks_run then replays it. chunk_hw, which changes the CPU, the

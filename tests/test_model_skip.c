@@ -435,8 +435,8 @@ static void test_random_against_every_chunk(void **state)
  * multiple of the batch), moderation timer, link speed, base latency, event and post costs,
  * sizes 256 KB to 2 MB with any last chunk (some a whole batch), 64 B messages and idle gaps
  * now and then, perturbation windows at times, a quarter of the seeds in closed loop; every
- * message against the chunk-by-chunk replay; hinted BW windows of one batch (10, 16 and 31 WRs) for the closed form of
- * chunks_serial. Seeds: HINTSIM_TEST_SEEDS (default 200; 20000 run here: 31001 messages by
+ * message against the chunk-by-chunk replay; hinted BW windows of one batch (10, 16 and 31
+ * WRs) for the closed form of chunks_serial. Seeds: HINTSIM_TEST_SEEDS (default 200; 20000 run here: 31001 messages by
  * formulas and 164430 on a one-batch window, all agreeing). */
 static void test_steady_random(void **state)
 {
