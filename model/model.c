@@ -526,13 +526,11 @@ static HS_HOT double chunk_full(mdl_state_t *s, mdl_path_t *pa, const chunk_cost
 /* After a full chunk posted at t_post that leaves more than one chunk (nwr WRs) to post:
  * track its batch and jump the repeating full chunks when the pipeline repeats. */
 static HS_HOT uint64_t chunks_track(mdl_state_t *s, mdl_path_t *pa, mdl_track_t *track,
-                                    int regular, double hw, double *t_ns, uint64_t *nwr,
-                                    uint64_t *left)
+                                    int regular, double hw, double *t_ns, uint64_t *nwr)
 {
     track_batch(track, regular, hw, *t_ns);
     uint64_t m = chunks_skip(s, pa, t_ns, (*nwr - 1) / pa->batch, track);
     *nwr -= m * pa->batch;
-    *left -= m * pa->batch * pa->seg_bytes;
     return m;
 }
 
@@ -1138,12 +1136,13 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
                    pa->batch, &fc->cost);
     }
     full = fc->cost;
+    /* the last chunk: the rest of the WRs and bytes, after nfull full chunks */
+    uint64_t lb = left - nfull * full_bytes;
+    chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
+               (uint32_t)(nwr - nfull * pa->batch), &last);
     /* a saturated path, or a window of one batch: the whole message in closed form */
     int serial = skip && !s->no_bound && serial_may(pa, nfull);
     if (serial || (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, nfull))) {
-        uint64_t lb = left - nfull * full_bytes;
-        chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
-                   (uint32_t)(nwr - nfull * pa->batch), &last);
         if (serial ? chunks_serial(s, pa, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec)
                    : chunks_steady(s, pa, k, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec) ||
                          chunks_bound(s, pa, k, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec))
@@ -1156,9 +1155,8 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
         entry_apply(s, pa, e, t0, &track, &t_ns, &hw, &regular, &stalled);
         rec->entry_ok = 1;
         nwr -= (uint64_t)e->h * pa->batch;
-        left -= (uint64_t)e->h * full_bytes;
         if (nwr > pa->batch)
-            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left);
+            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr);
         e = NULL;
     } else {
         if (e && (e->valid || chunks <= e->failed))
@@ -1173,11 +1171,10 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
         if (had_open && rec->entry_ok)
             rec->entry_close = pa->ring[(pa->head + pa->count - pushed) & pa->mask].close_ns;
         nwr -= pa->batch;
-        left -= full_bytes;
         if (skip && nwr > pa->batch) {
             if (e && !entry_snap(s, pa, e, t0, 1, t_ns, hw, regular, stalled, &track, push0))
                 e = NULL;
-            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left); /* cannot jump yet */
+            chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr); /* cannot jump yet */
         }
     }
     while (nwr > pa->batch) {
@@ -1190,14 +1187,13 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
                             &regular);
         }
         nwr -= pa->batch;
-        left -= full_bytes;
         if (skip && nwr > pa->batch) {
             /* while the start is kept, no chunk has been jumped: nwr0 - nwr full chunks */
             if (__builtin_expect(e != NULL, 0) &&
                 !entry_snap(s, pa, e, t0, (uint32_t)((nwr0 - nwr) / pa->batch), t_ns, hw,
                             regular, stalled, &track, push0))
                 e = NULL;
-            if (chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr, &left) && e) {
+            if (chunks_track(s, pa, &track, regular, hw, &t_ns, &nwr) && e) {
                 e->valid = 1; /* kept: the skip jumped after the h-th chunk */
                 e = NULL;
             }
@@ -1205,8 +1201,7 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     }
     if (e)
         e->failed = chunks > e->failed ? chunks : e->failed;
-    /* the last chunk: the rest of the bytes */
-    chunk_cost(s, (double)left * z->npb_ns + npkt_of(s, left) * s->pkt_ns, (uint32_t)nwr, &last);
+    /* the last chunk (costed above: nwr is its WRs now) */
     double t_ch = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     hw = chunk_step(s, pa, &last, dma, lat, t_ch, 1, i, tref_ns, &stalled, &t_ns, &regular);
     s->stalls += (uint64_t)stalled;
