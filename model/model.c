@@ -791,6 +791,53 @@ static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, i
     st->timer_close_ns = pa->timer_close_ns;
 }
 
+/* Apply a closed-form message that b walked to its end (b->h batches popped, b->used slots
+ * held, b->cpu the CPU's free time after its last post at t_last, jumped chunks jumped) to
+ * pa (index k): the open batch closes by its timer (as the first chunk's batch_add does),
+ * the popped batches go, the own batches not popped are queued (own batch q closes at L0 +
+ * (q + 1) S + lf; q + 1 counted in a double: exact), the last chunk joins a batch as usual,
+ * and the ring left is noted for chunks_steady. */
+static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bound_t *b,
+                         const chunk_cost_t *last, uint64_t nfull, double t0, double t_first,
+                         double t_last, uint64_t jumped, size_t i, double tref_ns,
+                         chunks_rec_t *rec)
+{
+    uint64_t avail = b->nv + nfull, h0 = b->h > b->nv ? b->h : b->nv;
+    double link = b->L0 + (double)(int64_t)nfull * b->S;
+    double hw_last = link + last->ser_ns + b->lf + pa->split_ns;
+    int open = b->nv > b->nold;
+
+    if (open)
+        batch_close(s, pa, b->open_close);
+    double q1 = (double)(int64_t)(h0 - b->nv + 1);
+    uint32_t n = (uint32_t)(avail - h0), at = (uint32_t)((b->head + h0) & b->mask);
+    uint32_t n1 = (uint32_t)b->mask + 1 - at; /* up to the ring's end, then from its start */
+    n1 = n1 < n ? n1 : n;
+    for (uint32_t j = 0; j < n1; j++, q1 += 1)
+        pa->ring[at + j] = (mdl_batch_t){b->L0 + q1 * b->S + b->lf, b->batch};
+    for (uint32_t j = 0; j < n - n1; j++, q1 += 1)
+        pa->ring[j] = (mdl_batch_t){b->L0 + q1 * b->S + b->lf, b->batch};
+    note_report(s, pa, link + b->lf + b->ev);
+    pa->head = (uint32_t)((b->head + b->h) & b->mask);
+    pa->count = (uint32_t)(avail - b->h);
+    pa->used = b->used;
+    pa->pushes += nfull;
+    pa->head_r_ns = pa->count ? pa->ring[pa->head].close_ns + b->ev : HUGE_VAL;
+    s->cpu_free_ns = b->cpu;
+    s->link_free_ns = link + last->ser_ns;
+    s->cost_ns.queue += t_first - t0;
+    s->chunks_skipped += jumped;
+    s->stalls += (uint64_t)b->stalled;
+    s->bound_hits++;
+    batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
+    rec->stalled = b->stalled;
+    rec->hw = hw_last;
+    rec->t_last = t_last;
+    if (open)
+        rec->entry_close = b->open_close;
+    steady_note(s, pa, k, b->S, b->h >= b->nv);
+}
+
 static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa, int k,
                                                   const chunk_cost_t *full,
                                                   const chunk_cost_t *last, uint64_t nfull,
@@ -843,34 +890,7 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
     double t_last = bound_acquire(&b, last->nwr, t_ch, avail);
     if (t_last < 0 || !bound_post(&b, last, dma, t_last, link))
         return 0;
-    double hw_last = link + last->ser_ns + b.lf + pa->split_ns;
-
-    /* commit: the open batch closes by its timer (as the first chunk's batch_add does),
-     * the popped batches go, the own batches not popped are queued */
-    if (open)
-        batch_close(s, pa, b.open_close);
-    for (uint64_t h = b.h > b.nv ? b.h : b.nv; h < avail; h++)
-        pa->ring[(b.head + h) & b.mask] = (mdl_batch_t){
-            b.L0 + (double)(int64_t)(h - b.nv + 1) * S + b.lf, b.batch};
-    note_report(s, pa, link + b.lf + b.ev);
-    pa->head = (uint32_t)((b.head + b.h) & b.mask);
-    pa->count = (uint32_t)(avail - b.h);
-    pa->used = b.used;
-    pa->pushes += nfull;
-    pa->head_r_ns = pa->count ? pa->ring[pa->head].close_ns + b.ev : HUGE_VAL;
-    s->cpu_free_ns = b.cpu;
-    s->link_free_ns = link + last->ser_ns;
-    s->cost_ns.queue += t_first - t0;
-    s->chunks_skipped += jumped;
-    s->stalls += (uint64_t)b.stalled;
-    s->bound_hits++;
-    batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
-    rec->stalled = b.stalled;
-    rec->hw = hw_last;
-    rec->t_last = t_last;
-    if (open)
-        rec->entry_close = b.open_close;
-    steady_note(s, pa, k, S, b.h >= b.nv);
+    bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, jumped, i, tref_ns, rec);
     return 1;
 }
 
@@ -966,47 +986,18 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
     if (cn + ev <= t_ch)
         return 0;
     double t_last = wait_pop(t_ch, cn, ev, &cpu, &last_r, &stalled);
-    double link = L0 + (double)(int64_t)nfull * S;
-    if (!bound_fits(last, dma, t_last, link))
+    if (!bound_fits(last, dma, t_last, L0 + (double)(int64_t)nfull * S))
         return 0;
-    double hw_last = link + last->ser_ns + lf + pa->split_ns;
 
-    /* commit, as chunks_bound's: the open batch closes by its timer; it, or the closed last
-     * batch, is popped, so are own batches 0 .. nfull - B; B - 1 own batches stay queued */
-    uint32_t head = pa->head;
-    if (open)
-        batch_close(s, pa, oc);
-    /* own batch q closes at L0 + (q + 1) S + lf, as chunks_bound writes it (q + 1 counted
-     * in a double: exact) */
-    double q1 = (double)(int64_t)(nfull + 2 - B);
-    uint32_t at = (head + (uint32_t)nfull + 1) & pa->mask, n1 = pa->mask + 1 - at;
-    n1 = n1 < B - 1 ? n1 : B - 1; /* up to the ring's end, then from its start */
-    mdl_batch_t *b = &pa->ring[at];
-    for (uint32_t h = 0; h < n1; h++, q1 += 1)
-        b[h] = (mdl_batch_t){L0 + q1 * S + lf, E};
-    for (uint32_t h = n1; h < B - 1; h++, q1 += 1)
-        pa->ring[h - n1] = (mdl_batch_t){L0 + q1 * S + lf, E};
-    note_report(s, pa, link + lf + ev);
-    pa->head = (uint32_t)((head + nfull + 1) & pa->mask);
-    pa->count = B - 1;
-    pa->used = used - E + last->nwr;
-    pa->pushes += nfull;
-    pa->head_r_ns = pa->ring[pa->head].close_ns + ev;
-    s->cpu_free_ns = t_last + last->post_ns;
-    s->link_free_ns = link + last->ser_ns;
-    s->cost_ns.queue += t_first - t0;
-    s->chunks_skipped += (B - 2) + m;
-    s->stalls += (uint64_t)stalled;
-    s->bound_hits++;
+    /* commit, as chunks_bound's: the last batch and own batches 0 .. nfull - B are popped
+     * (nfull + 1 in all), B - 1 own batches stay queued */
+    bound_t b = {.head = pa->head, .mask = pa->mask, .nold = pa->count, .nv = B, .batch = E,
+                 .ev = ev, .open_close = oc, .L0 = L0, .S = S, .lf = lf,
+                 .cpu = t_last + last->post_ns, .h = nfull + 1, .used = used - E + last->nwr,
+                 .stalled = stalled};
+    bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, (B - 2) + m, i, tref_ns, rec);
     s->steady_hits++;
-    batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
-    rec->stalled = stalled;
-    rec->hw = hw_last;
-    rec->t_last = t_last;
-    if (open)
-        rec->entry_close = oc;
     rec->entry_ok = 1;
-    steady_note(s, pa, k, S, 1);
     return 1;
 }
 
