@@ -144,8 +144,8 @@ typedef struct {
 #define MDL_MEMO_SLOTS 8
 
 /* A path's ring as a link-bound segmented message left it (model.c, steady_note): its own
- * last B - 1 full batches, S apart (B = window / batch), and its last chunk in the open
- * batch under a timer. While the path is as left, the next such message on it is replayed
+ * last B - 1 full batches, S apart (B = window / batch), and its last chunk's batch, open
+ * under a timer or closed. While the path is as left, the next such message on it is replayed
  * by formulas (chunks_steady). */
 typedef struct {
     int valid;
@@ -188,7 +188,6 @@ typedef struct {
     uint32_t mtu_shift;     /* log2(mtu) when a power of two, else MDL_NO_SHIFT */
     uint32_t seg_shift[2];  /* log2(each path's seg_bytes) likewise (the size cache's miss
                              * divides by neither then: bench_model phased) */
-
     mdl_full_t full[2];     /* each path's full chunk costs, last computed */
 } mdl_state_t;
 
