@@ -37,6 +37,23 @@ static int run(char **out, const char *args)
     return hs_test_run(out, "%s %s", hs_test_bin(), args);
 }
 
+/* Run `hintsim ARGS`, ARGS from fmt: its exit status must be rc and its output hold needle. */
+static void run_expect(int rc, const char *needle, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void run_expect(int rc, const char *needle, const char *fmt, ...)
+{
+    char args[8400], *out = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    assert_int_equal(run(&out, args), rc);
+    if (!strstr(out, needle))
+        fail_msg("hintsim %s: no '%s' in:\n%s", args, needle, out);
+    free(out);
+}
+
 static void put(const char *name, const uint8_t *p, size_t len)
 {
     FILE *fp = fopen(tmp(name), "wb");
@@ -93,12 +110,8 @@ static uint8_t *copy(void)
 
 static void test_intact(void **state)
 {
-    char args[8400], *out = NULL;
     (void)state;
-    snprintf(args, sizeof(args), "trace validate %s", tmp("orig.hst"));
-    assert_int_equal(run(&out, args), 0);
-    assert_non_null(strstr(out, "5 blocks, 20000 records"));
-    free(out);
+    run_expect(0, "5 blocks, 20000 records", "trace validate %s", tmp("orig.hst"));
     assert_int_equal(g_len, blk_off(4) + 40 + 3616 * 32 + 64); /* + the 64-byte end block */
 }
 
@@ -222,12 +235,9 @@ static void test_salvage(void **state)
 
 static void test_salvage_refusals(void **state)
 {
-    char args[8400], *out = NULL;
+    char args[8400];
     (void)state;
-    snprintf(args, sizeof(args), "trace salvage %s -o %s", tmp("future.hst"), tmp("s2.hst"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "version 2"));
-    free(out);
+    run_expect(1, "version 2", "trace salvage %s -o %s", tmp("future.hst"), tmp("s2.hst"));
     assert_int_equal(hs_write_file_atomic(tmp("noise.bin"), "nothing to see here, move along"),
                      HS_OK);
     snprintf(args, sizeof(args), "trace salvage %s -o %s", tmp("noise.bin"), tmp("s2.hst"));
@@ -255,25 +265,15 @@ static void test_convert_roundtrip(void **state)
 
 static void test_text_errors_name_line(void **state)
 {
-    char args[8400], *out = NULL;
     (void)state;
     assert_int_equal(hs_write_file_atomic(tmp("bad.csv"), "t_post_ns,size_bytes\n1,2\n3,big\n"),
                      HS_OK);
-    snprintf(args, sizeof(args), "trace info %s", tmp("bad.csv"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "bad.csv:3: column 'size_bytes'"));
-    free(out);
+    run_expect(1, "bad.csv:3: column 'size_bytes'", "trace info %s", tmp("bad.csv"));
     assert_int_equal(hs_write_file_atomic(tmp("bad.txt"), "#, usec\n1, 3.2\n2, 4.1\n"), HS_OK);
-    snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("bad.txt"), tmp("bad.hst"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "bad.txt:1: the samples"));
-    free(out);
+    run_expect(1, "bad.txt:1: the samples", "trace convert %s -o %s", tmp("bad.txt"), tmp("bad.hst"));
     assert_int_equal(hs_write_file_atomic(tmp("bad.jsonl"), "{\"t_post_ns\":1,\"size_bytes\":-2}\n"),
                      HS_OK);
-    snprintf(args, sizeof(args), "trace validate %s", tmp("bad.jsonl"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "bad.jsonl:1: key 'size_bytes'"));
-    free(out);
+    run_expect(1, "bad.jsonl:1: key 'size_bytes'", "trace validate %s", tmp("bad.jsonl"));
 }
 
 /* Run args; assert the exit code and, when needle is given, that the output has it. */
@@ -470,10 +470,7 @@ static void test_gen_cli(void **state)
     assert_int_equal(run(NULL, args), 0);
     assert_int_equal(hs_test_run(NULL, "cmp %s %s", tmp("b1.hst"), tmp("b2.hst")), 0);
     assert_int_equal(hs_test_run(NULL, "cmp -s %s %s", tmp("b1.hst"), tmp("b3.hst")), 1);
-    snprintf(args, sizeof(args), "trace gen -w burst --set colour=blue -o %s", tmp("b4.hst"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "'colour'"));
-    free(out);
+    run_expect(1, "'colour'", "trace gen -w burst --set colour=blue -o %s", tmp("b4.hst"));
     assert_int_equal(run(&out, "trace workloads"), 0);
     for (const char *w = "pingpong stream allreduce kv wide burst phased coldstart"; *w;) {
         char name[32];
@@ -533,14 +530,8 @@ static void test_usage_and_missing(void **state)
     assert_int_equal(run(NULL, "trace info --help"), 0);
     snprintf(args, sizeof(args), "trace convert %s -o %s", tmp("orig.hst"), tmp("o.txt"));
     assert_int_equal(run(NULL, args), 2);
-    snprintf(args, sizeof(args), "trace info %s", tmp("missing.hst"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "missing.hst"));
-    free(out);
-    snprintf(args, sizeof(args), "trace validate %s", tmp("missing.hst"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "missing.hst"));
-    free(out);
+    run_expect(1, "missing.hst", "trace info %s", tmp("missing.hst"));
+    run_expect(1, "missing.hst", "trace validate %s", tmp("missing.hst"));
     snprintf(args, sizeof(args), "trace info --json %s", tmp("orig.hst"));
     assert_int_equal(run(&out, args), 0);
     o = cJSON_Parse(out);
@@ -630,14 +621,8 @@ static void test_validate_opcode_line(void **state)
 
     put("op9.csv", (const uint8_t *)csv, sizeof(csv) - 1);
     put("op9.jsonl", (const uint8_t *)jsonl, sizeof(jsonl) - 1);
-    snprintf(args, sizeof(args), "trace validate %s", tmp("op9.csv"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "op9.csv:5: unknown opcode 9"));
-    free(out);
-    snprintf(args, sizeof(args), "trace validate %s", tmp("op9.jsonl"));
-    assert_int_equal(run(&out, args), 1);
-    assert_non_null(strstr(out, "op9.jsonl:3: unknown opcode 9"));
-    free(out);
+    run_expect(1, "op9.csv:5: unknown opcode 9", "trace validate %s", tmp("op9.csv"));
+    run_expect(1, "op9.jsonl:3: unknown opcode 9", "trace validate %s", tmp("op9.jsonl"));
     snprintf(args, sizeof(args), "trace info %s", tmp("op9.csv"));
     assert_int_equal(run(&out, args), 0);
     free(out);
