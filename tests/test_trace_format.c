@@ -462,6 +462,45 @@ static void test_gen_workloads(void **state)
     assert_int_equal(access(tmp("x.hst"), F_OK), -1);
 }
 
+/* The offered load of tr: bits posted over the time from the first post to the last. */
+static double offered_gbps(const trace_t *tr)
+{
+    double bits = 0;
+    for (size_t i = 0; i + 1 < tr->n; i++) /* each message against the gap after it */
+        bits += (double)tr->recs[i].size_bytes * 8.0;
+    return bits / (double)(tr->recs[tr->n - 1].t_post_ns - tr->recs[0].t_post_ns);
+}
+
+/* phased and wide keep to max_load of the common bw_gbps by default (they offered 15-21x
+ * the link before it); max_load=0 gives the unpaced records, posts gap_ns apart. */
+static void test_gen_max_load(void **state)
+{
+    static const char *const names[] = {"phased", "wide"};
+    (void)state;
+    for (size_t w = 0; w < 2; w++) {
+        trace_t *tr = gen(names[w], NULL, NULL);
+        double g = offered_gbps(tr);
+        for (size_t i = 0; i + 1 < tr->n; i++) { /* every message, not only on average */
+            double wire = (double)tr->recs[i].size_bytes * 8.0 / 100.0;
+            assert_true((double)(tr->recs[i + 1].t_post_ns - tr->recs[i].t_post_ns) >= wire / 0.5);
+        }
+        assert_true(g <= 50.0 && g > 10.0);
+        trace_free(tr);
+        tr = gen(names[w], "max_load=0.25", "bw_gbps=400");
+        assert_true(offered_gbps(tr) <= 100.0 && offered_gbps(tr) > g);
+        trace_free(tr);
+        tr = gen(names[w], "max_load=0", NULL);
+        assert_true(offered_gbps(tr) > 1000.0);
+        trace_free(tr);
+    }
+    trace_t *tr = gen("phased", "max_load=0", "jitter=0");
+    for (size_t i = 0; i + 1 < tr->n; i++)
+        assert_int_equal(tr->recs[i + 1].t_post_ns - tr->recs[i].t_post_ns, 2000);
+    trace_free(tr);
+    assert_int_equal(trace_gen_run("phased", 10, 0, (const char *[]){"max_load=1.5"}, 1,
+                                   tmp("x.hst")), HS_ERR_INVALID);
+}
+
 static void test_stats(void **state)
 {
     trace_t *tr;
@@ -962,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_perftest_import),
         cmocka_unit_test(test_gen_determinism),
         cmocka_unit_test(test_gen_workloads),
+        cmocka_unit_test(test_gen_max_load),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_salvage_duplicate_block),
         cmocka_unit_test(test_salvage_out_of_order),

@@ -96,6 +96,16 @@ static uint64_t emit(trace_gen_ctx_t *g, uint64_t t, uint64_t size, uint32_t qp,
 
 #define SIG TRACE_F_SIGNALED
 
+/* The time from a post of size bytes to the next: gap_ns, stretched where the message's wire
+ * time at the common bw_gbps would take more than max_load of it (0: never), so that a
+ * workload of large messages does not offer more than that share of the link. */
+static uint64_t paced(const trace_gen_ctx_t *g, uint64_t size, uint64_t gap_ns, double max_load)
+{
+    double min_ns = max_load > 0 ? (double)size * 8.0 / g->bw_gbps / max_load : 0;
+
+    return (double)gap_ns >= min_ns ? gap_ns : (uint64_t)ceil(min_ns);
+}
+
 /* ---- workloads -------------------------------------------------------------------- */
 
 static void wl_pingpong(trace_gen_ctx_t *g)
@@ -144,11 +154,10 @@ static void wl_wide(trace_gen_ctx_t *g)
 {
     uint64_t t = 0;
     while (!gen_done(g)) {
-        if (rng_unit(g) * g->p[2] < 1.0)
-            emit(g, t, (uint64_t)g->p[1], 0, TRACE_OP_WRITE, SIG, 1.0);
-        else
-            emit(g, t, (uint64_t)g->p[0], 1, TRACE_OP_SEND, SIG, 1.0);
-        t += (uint64_t)llround(rng_exp(g, g->p[3])) + 100;
+        int bulk = rng_unit(g) * g->p[2] < 1.0;
+        uint64_t size = (uint64_t)g->p[bulk ? 1 : 0];
+        emit(g, t, size, bulk ? 0 : 1, bulk ? TRACE_OP_WRITE : TRACE_OP_SEND, SIG, 1.0);
+        t += paced(g, size, (uint64_t)llround(rng_exp(g, g->p[3])) + 100, g->p[4]);
     }
 }
 
@@ -177,8 +186,9 @@ static void wl_phased(trace_gen_ctx_t *g)
         double mid = g->p[seg % 3], spread = g->p[3];
         double lo = mid / spread < 1 ? 1 : mid / spread, hi = mid * spread;
         while (g->emitted < end && !gen_done(g)) {
-            emit(g, t, rng_logsize(g, lo, hi), 0, TRACE_OP_WRITE, SIG, 1.0);
-            t += gap(g, g->p[5]);
+            uint64_t size = rng_logsize(g, lo, hi);
+            emit(g, t, size, 0, TRACE_OP_WRITE, SIG, 1.0);
+            t += paced(g, size, gap(g, g->p[5]), g->p[6]);
         }
     }
 }
@@ -199,6 +209,8 @@ static void wl_coldstart(trace_gen_ctx_t *g)
 
 #define P_END {NULL, 0, 0, 0, 0, NULL}
 #define BIG 1e15
+#define MAX_LOAD_HELP "a post waits until the previous message used at most this share of " \
+                      "bw_gbps (0: no limit, the link can be overloaded)"
 
 static const trace_gen_param_t g_common[] = {
     {"lat_base_ns", TRACE_GEN_DOUBLE, 2500, 0, BIG, "fixed part of the synthetic latency"},
@@ -238,6 +250,7 @@ static const trace_gen_param_t g_p_wide[] = {
     {"bulk_bytes", TRACE_GEN_SIZE, 64 << 20, 0, BIG, "bulk transfer size"},
     {"bulk_every", TRACE_GEN_DOUBLE, 50, 1, BIG, "one message in this many is bulk (mean)"},
     {"mean_gap_ns", TRACE_GEN_DOUBLE, 5000, 0, BIG, "mean time between posts (Poisson)"},
+    {"max_load", TRACE_GEN_DOUBLE, 0.5, 0, 1, MAX_LOAD_HELP},
     P_END,
 };
 static const trace_gen_param_t g_p_burst[] = {
@@ -257,6 +270,7 @@ static const trace_gen_param_t g_p_phased[] = {
     {"spread", TRACE_GEN_DOUBLE, 2, 1, 1e6, "sizes log-uniform in [typical/spread, typical*spread]"},
     {"cycles", TRACE_GEN_U64, 1, 1, 1 << 20, "times the three phases repeat"},
     {"gap_ns", TRACE_GEN_DOUBLE, 2000, 0, BIG, "time between posts"},
+    {"max_load", TRACE_GEN_DOUBLE, 0.5, 0, 1, MAX_LOAD_HELP},
     P_END,
 };
 static const trace_gen_param_t g_p_coldstart[] = {
