@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -504,10 +505,36 @@ void hs_stage_abort(const char *stage)
     rmdir(stage);
 }
 
-#define HS_STAGE_PREFIX ".hintsim-stage." /* + the writer's host + "." + its pid */
+#define HS_STAGE_PREFIX ".hintsim-stage." /* + host + "." + PID space + "." + pid */
 
-/* ".hintsim-stage.HOST." for this host, HOST its name with every character but letters,
- * digits and '-' made '-' (so that the pid after the last '.' parses back). */
+/* This process's PID space: a hash of the kernel's boot id and the PID namespace, so that
+ * two containers sharing a host name (and a DIR) do not test each other's PIDs; 0 where
+ * /proc cannot tell (the host name alone then). */
+static uint32_t stage_pid_space(void)
+{
+    char id[160] = "", ns[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+    uint32_t h = 2166136261u; /* FNV-1a */
+
+    if (f) {
+        if (!fgets(id, sizeof(id), f))
+            id[0] = '\0';
+        fclose(f);
+    }
+    if (n > 0)
+        ns[n] = '\0';
+    if (!id[0] && n <= 0)
+        return 0;
+    for (const char *c = id; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    for (const char *c = ns; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    return h;
+}
+
+/* ".hintsim-stage.HOST.SPACE." for this process, HOST the host name with every character but
+ * letters, digits and '-' made '-' (so that the pid after the last '.' parses back). */
 static void stage_host_prefix(char *buf, size_t len)
 {
     char host[256] = "";
@@ -517,7 +544,7 @@ static void stage_host_prefix(char *buf, size_t len)
     for (char *c = host; *c; c++)
         if (!isalnum((unsigned char)*c) && *c != '-')
             *c = '-';
-    snprintf(buf, len, HS_STAGE_PREFIX "%s.", host);
+    snprintf(buf, len, HS_STAGE_PREFIX "%s.%08" PRIx32 ".", host, stage_pid_space());
 }
 
 void hs_stage_name(char *buf, size_t len, long pid)

@@ -89,18 +89,18 @@ hs_status_t hs_check_out_path(const char *path);
 hs_status_t hs_mkdir_p(const char *path);
 
 /* Outputs that replace DIR's earlier ones together (a report): written into a staging
- * folder DIR/.hintsim-stage.HOST.PID (hs_stage_open creates DIR too), then moved in by
+ * folder DIR/.hintsim-stage.HOST.SPACE.PID (hs_stage_open creates DIR too), then moved in by
  * hs_stage_commit, which also removes the files of DIR that owns() claims and the new set
  * lacks (an earlier run's figure this one did not draw); hs_stage_abort removes the stage
  * and leaves DIR as it was. stage is a buffer of len bytes. hs_stage_open also removes
- * the stage folders in DIR of this host (named exactly as hs_stage_name, real directories)
- * whose process is gone (kill(PID, 0): ESRCH), left by killed runs; never one whose PID is
- * alive (a concurrent run), nor another host's (DIR on a shared file system). Two PID
- * namespaces of one host name (containers sharing a hostname and DIR) would see each
- * other's stages as dead. */
+ * the stage folders in DIR of this host and PID namespace (named exactly as hs_stage_name,
+ * real directories) whose process is gone (kill(PID, 0): ESRCH), left by killed runs; never
+ * one whose PID is alive (a concurrent run), nor another host's (DIR on a shared file
+ * system) or another PID namespace's (containers sharing a host name and DIR). */
 hs_status_t hs_stage_open(const char *dir, char *stage, size_t len); /* stage "" on failure */
-/* The stage folder name of process pid on this host: ".hintsim-stage.HOST.PID", HOST the
- * host name with characters other than letters, digits and '-' made '-'. */
+/* The stage folder name of process pid on this host: ".hintsim-stage.HOST.SPACE.PID", HOST
+ * the host name with characters other than letters, digits and '-' made '-', SPACE 8 hex
+ * digits naming the PID namespace (a hash of the boot id and /proc/self/ns/pid). */
 void hs_stage_name(char *buf, size_t len, long pid);
 hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name));
 void hs_stage_abort(const char *stage);

@@ -431,15 +431,21 @@ static void test_stage_open_sweeps_dead(void **state)
     hs_stage_name(live, sizeof(live), (long)getppid());
     hs_stage_name(file, sizeof(file), (long)d2);
     hs_stage_name(link, sizeof(link), (long)d3);
-    snprintf(other, sizeof(other), ".hintsim-stage.another-host-x.%ld", (long)d1);
+    snprintf(other, sizeof(other), ".hintsim-stage.another-host-x.%s", strrchr(dead, '.') - 8);
     assert_true(strncmp(dead, ".hintsim-stage.", 15) == 0 && strchr(dead + 15, '.'));
-    assert_int_equal(hs_test_run(NULL, "cd '%s' && mkdir %s %s %sx %s .hintsim-stage. target "
+    /* this host's name and a dead pid, of another PID namespace (another container) */
+    char *sp = strrchr(dead, '.') - 8, otherns[320];
+    assert_true(sp > dead + 15 && sp[-1] == '.');
+    snprintf(otherns, sizeof(otherns), "%.*s%s%s", (int)(sp - dead), dead,
+             strncmp(sp, "00000000", 8) ? "00000000" : "00000001", sp + 8);
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && mkdir %s %s %sx %s %s .hintsim-stage. target "
                                  "&& touch %s/report.html %s/report.html %sx/a target/keep %s "
-                                 "&& ln -s target %s", dir, dead, live, dead, other, dead, live,
-                                 dead, file, link), 0);
+                                 "&& ln -s target %s", dir, dead, live, dead, other, otherns,
+                                 dead, live, dead, file, link), 0);
     assert_int_equal(hs_stage_open(dir, stage, sizeof(stage)), HS_OK);
     assert_false(exists(dir, dead));
     assert_true(exists(dir, other));
+    assert_true(exists(dir, otherns));
     assert_int_equal(hs_test_run(NULL, "test -f '%s/%s/report.html'", dir, live), 0);
     snprintf(dead + strlen(dead), sizeof(dead) - strlen(dead), "x/a");
     assert_true(exists(dir, dead));
