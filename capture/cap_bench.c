@@ -215,6 +215,7 @@ static hs_status_t bench_hint(const cap_bench_opts_t *o, cap_live_t *l, bench_ct
     st = cap_conn_open(&co, l->dev, l->mem, l->prof, &c);
     if (st != HS_OK)
         return st;
+    cap_live_note_peer(l, c);
     if (!cJSON_GetObjectItem(report, "config"))
         cJSON_AddItemToObject(report, "config", cap_live_config_json(l, c));
     for (int i = 0; i < CAP_NPATHS; i++) {

@@ -267,6 +267,24 @@ static hs_status_t hello(cap_conn_t *c, const cap_conn_opts_t *o, const cap_mem_
     return HS_OK;
 }
 
+/* The address of the TCP peer on fd, as text ("" if it cannot be had). */
+static void peer_address(int fd, char *buf, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    const void *a = NULL;
+
+    buf[0] = '\0';
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return;
+    if (ss.ss_family == AF_INET)
+        a = &((struct sockaddr_in *)&ss)->sin_addr;
+    else if (ss.ss_family == AF_INET6)
+        a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    if (!a || !inet_ntop(ss.ss_family, a, buf, (socklen_t)len))
+        buf[0] = '\0';
+}
+
 static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_t *dev,
                                const cap_mem_ops_t *mem, const profile_t *p)
 {
@@ -292,6 +310,8 @@ static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_
     if (st != HS_OK)
         return st;
     info_unpack(v, &peer);
+    memcpy(c->peer_gid, peer.gid, sizeof(c->peer_gid));
+    peer_address(c->fd, c->peer_addr, sizeof(c->peer_addr));
     return ep_ready(c->ep, &peer);
 }
 

@@ -36,6 +36,8 @@ typedef struct {
     cap_ep_t *peer;     /* loopback only: the other end, in this process */
     int use_imm;        /* ping-pong through write-with-immediate (GPU memory on an end) */
     cap_path_cfg_t cfg[CAP_NPATHS]; /* effective path configuration */
+    char peer_addr[64]; /* server/client: the peer's IP address as the TCP socket has it */
+    uint8_t peer_gid[16]; /* server/client: the GID the peer's QPs use */
 } cap_conn_t;
 
 /* Server: listen on TCP port (before the device is opened, so a client never finds the port

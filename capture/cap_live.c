@@ -1,6 +1,7 @@
 /* cap_live.c - shared setup of the live commands (see cap_live.h). */
 #include "capture/cap_live.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,11 +106,28 @@ static cJSON *path_json(const cap_path_cfg_t *cfg)
     return j;
 }
 
+void cap_live_note_peer(cap_live_t *l, const cap_conn_t *c)
+{
+    if (c->role == CAP_ROLE_LOOP)
+        return;
+    l->has_peer = 1;
+    snprintf(l->peer_addr, sizeof(l->peer_addr), "%s", c->peer_addr);
+    memcpy(l->peer_gid, c->peer_gid, sizeof(l->peer_gid));
+}
+
+/* A GID as IPv6 text ("::ffff:10.0.0.1" for a RoCE v2 IPv4 one). */
+static const char *gid_text(const uint8_t raw[16], char *buf, size_t len)
+{
+    if (!inet_ntop(AF_INET6, raw, buf, (socklen_t)len))
+        snprintf(buf, len, "?");
+    return buf;
+}
+
 cJSON *cap_live_config_json(const cap_live_t *l, const cap_conn_t *c)
 {
     cJSON *j = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(j, "device");
     cJSON *pr, *paths;
-    char hash[32];
+    char hash[32], gid[INET6_ADDRSTRLEN];
 
     cJSON_AddStringToObject(d, "name", l->dev->name);
     cJSON_AddStringToObject(d, "fw_ver", l->dev->fw_ver);
@@ -117,8 +135,14 @@ cJSON *cap_live_config_json(const cap_live_t *l, const cap_conn_t *c)
     cJSON_AddNumberToObject(d, "max_inline_data", l->dev->lim.max_inline);
     cJSON_AddBoolToObject(d, "cq_moderation", l->dev->lim.cq_mod_supported);
     cJSON_AddNumberToObject(d, "gid_index", l->dev->gid_index);
+    cJSON_AddStringToObject(d, "gid", gid_text(l->dev->gid.raw, gid, sizeof(gid)));
     cJSON_AddStringToObject(j, "mem", l->mem->name);
     cJSON_AddStringToObject(j, "role", cap_role_name(l->role));
+    if (l->has_peer) { /* who the figures were measured against */
+        cJSON *pe = cJSON_AddObjectToObject(j, "peer");
+        cJSON_AddStringToObject(pe, "address", l->peer_addr);
+        cJSON_AddStringToObject(pe, "gid", gid_text(l->peer_gid, gid, sizeof(gid)));
+    }
     pr = cJSON_AddObjectToObject(j, "profile");
     cJSON_AddStringToObject(pr, "name", l->prof->name);
     snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(l->prof));

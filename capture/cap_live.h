@@ -31,6 +31,9 @@ typedef struct {
     profile_t *prof;
     cap_role_t role;
     int listen_fd;           /* server: the listening socket; -1 otherwise */
+    int has_peer;            /* a connection to a peer was made (cap_live_note_peer) */
+    char peer_addr[64];      /* its IP address, and the GID its QPs use */
+    uint8_t peer_gid[16];
 } cap_live_t;
 
 /* Check the options (HS_ERR_USAGE: --server with --connect, bad port/timeout), find the
@@ -45,9 +48,11 @@ void cap_live_conn_opts(const cap_live_opts_t *o, const cap_live_t *l, uint64_t 
 hs_status_t cap_live_serve(const cap_live_opts_t *o, cap_live_t *l);
 /* "loopback" / "server" / "client". */
 const char *cap_role_name(cap_role_t r);
-/* {"device": {...limits}, "mem", "role", "profile": {name, hash}, "paths": {LL, BW}}:
- * the effective configuration of connection c (NULL before one exists: no "paths").
- * Caller owns the result. */
+/* Keep in l who connection c (server or client) is to: the configuration names the peer. */
+void cap_live_note_peer(cap_live_t *l, const cap_conn_t *c);
+/* {"device": {...limits, gid}, "mem", "role", "peer": {address, gid} (once one was noted),
+ * "profile": {name, hash}, "paths": {LL, BW}}: the effective configuration of connection c
+ * (NULL before one exists: no "paths"). Caller owns the result. */
 cJSON *cap_live_config_json(const cap_live_t *l, const cap_conn_t *c);
 /* One line per path saying how completions are coalesced (for the human output). */
 void cap_live_print_paths(const cap_conn_t *c, FILE *fp);

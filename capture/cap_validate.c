@@ -151,8 +151,10 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
     cap_live_conn_opts(&o->live, &v->live, v->max_msg, cd->hint, &co);
     st = (raw.lat_us && raw.path) ? cap_conn_open(&co, v->live.dev, v->live.mem, v->live.prof, &c)
                                   : HS_ERR_NOMEM;
-    if (st == HS_OK)
+    if (st == HS_OK) {
+        cap_live_note_peer(&v->live, c);
         st = replay(c, v->tr, cd->hint, (uint64_t)v->live.prof->switch_hysteresis, o->mode, &raw);
+    }
     if (c)
         cap_conn_close(c, more && st == HS_OK);
     if (st == HS_OK)

@@ -13,6 +13,21 @@ if(COMMAND hs_add_vm_test)
     FILES ${PROJECT_SOURCE_DIR}/traces/samples/kv.hst ${PROJECT_SOURCE_DIR}/traces/samples/burst.hst
     CHECK capture-validate-check.sh)
   hs_add_vm_test(vm_capture_peer SCRIPT capture-peer.sh TIMEOUT 900)
+  # --server / --connect across two hosts: two VMs, each with its own kernel and rxe device
+  # on a virtio NIC, joined by a wire (plain) or through a third VM that routes between two
+  # subnets (routed: RoCE v2 crosses a router); capture bench, calibrate and validate in turn
+  # (tests/vm/cross-host-run.sh). A test of its own each: PROCESSORS 2, like every VM test.
+  foreach(topo plain routed)
+    set(name vm_cross_host)
+    if(topo STREQUAL routed)
+      set(name vm_cross_host_routed)
+    endif()
+    add_test(NAME ${name}
+      COMMAND ${HS_BASH} ${HS_VM_DIR}/cross-host-run.sh ${HINTSIM_VM_CACHE}
+              $<TARGET_FILE:hintsim> ${CMAKE_BINARY_DIR}/vm-out/${name} 1 ${topo})
+    set_tests_properties(${name} PROPERTIES LABELS vm SKIP_RETURN_CODE 77 PROCESSORS 2
+      TIMEOUT 600)
+  endforeach()
 endif()
 
 # GPU memory (label gpu): needs a CUDA GPU; exits 77 (skipped) with a message without one.

@@ -4,7 +4,8 @@
 # Mounts the pseudo file systems, loads the modules listed in /etc/hs-modules (in order,
 # dependencies first, chosen on the host by mkinitramfs.sh), brings up lo and a dummy
 # netdev d0 (10.77.0.1/24: rxe refuses lo), creates rxe0 on d0 and waits for its port to be
-# ACTIVE. Then, if /hs/script.sh exists (run-in-vm.sh puts it there), runs it from
+# ACTIVE (and, with hs_net=... on the kernel command line, links to other VMs with rxe1 on
+# eth0: setup_link). Then, if /hs/script.sh exists (run-in-vm.sh puts it there), runs it from
 # /hs/files with OUT=/out, writes /out as a tar onto the first virtio disk (/dev/vda) and
 # prints "HS-VM-<nonce>-EXIT rc=<script status> out=<ok|none|fail>" before powering off.
 # Without a script it starts an interactive shell (run-in-vm.sh --shell).
@@ -72,9 +73,40 @@ save_out() {
     fi
 }
 
+# setup_link: with hs_net=ADDR/PREFIX[,ADDR/PREFIX...] on the kernel command line
+# (run-in-vm.sh --link), eth0, eth1, ... are links to other VMs with those addresses, and
+# rxe1 runs on eth0 (another host's device, for --server/--connect across hosts);
+# hs_gw=ADDR sets the default route, hs_forward=1 makes this VM a router between its links.
+setup_link() {
+    local net gw fwd i=0 a
+    net=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^hs_net=//p')
+    gw=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^hs_gw=//p')
+    fwd=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^hs_forward=//p')
+    [ -n "$net" ] || return 0
+    for a in $(echo "$net" | tr ',' ' '); do
+        ip link set eth$i up || setup_failed "ip link set eth$i up (no virtio NIC?)"
+        ip addr add "$a" dev eth$i || setup_failed "ip addr add $a on eth$i"
+        i=$((i + 1))
+    done
+    [ -z "$gw" ] || ip route add default via "$gw" || setup_failed "ip route add default via $gw"
+    [ "$fwd" != 1 ] || echo 1 >/proc/sys/net/ipv4/ip_forward || setup_failed "ip_forward"
+    rdma link add rxe1 type rxe netdev eth0 || setup_failed "rdma link add rxe1"
+    i=0
+    while [ $i -lt 200 ]; do
+        ibv_devinfo -d rxe1 2>/dev/null | grep -q PORT_ACTIVE &&
+            { LINK="; rxe1 on eth0 ($net${gw:+, via $gw}${fwd:+, forwarding})"; return 0; }
+        sleep 0.1
+        i=$((i + 1))
+    done
+    ibv_devinfo -d rxe1
+    setup_failed "rxe1 port not ACTIVE after 20 s"
+}
+
+LINK=""
 load_modules
 setup_rxe
-echo "HS-VM-$NONCE-READY kernel $(uname -r), rxe0 up, $(nproc) cpu(s), $(cut -d" " -f1 /proc/uptime) s since kernel start"
+setup_link
+echo "HS-VM-$NONCE-READY kernel $(uname -r), rxe0 up$LINK, $(nproc) cpu(s), $(cut -d" " -f1 /proc/uptime) s since kernel start"
 
 if [ ! -f /hs/script.sh ]; then
     echo "hintsim VM: rxe0 on d0 (10.77.0.1); 'poweroff -f' to leave"

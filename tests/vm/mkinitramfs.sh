@@ -25,8 +25,9 @@ die() { echo "mkinitramfs: $*" >&2; exit 1; }
 
 # crc32_generic is not a link-time dependency of rdma_rxe but rxe needs the crc32 shash
 # (without it: ENOENT); rdma_ucm gives librdmacm its /dev/infiniband/rdma_cm; virtio_blk
-# carries the $OUT disk back to the host.
-MODULES=(crc32_generic rdma_rxe rdma_ucm dummy virtio_pci virtio_blk)
+# carries the $OUT disk back to the host; virtio_net is the link between two VMs
+# (run-in-vm.sh --link: another host, for --server/--connect).
+MODULES=(crc32_generic rdma_rxe rdma_ucm dummy virtio_pci virtio_blk virtio_net)
 TOOLS_REQUIRED=(ib_write_lat ib_write_bw ibv_rc_pingpong ibv_devinfo rdma)
 TOOLS_OPTIONAL=(ib_send_lat ib_send_bw ib_read_lat ib_read_bw ibv_devices ibv_ud_pingpong
                 ibv_srq_pingpong rping)

@@ -12,6 +12,13 @@
 #   --cache DIR          kernel and base-image cache (default: $HINTSIM_VM_CACHE, else
 #                        build/vm-cache)
 #   --mem MB --smp N     guest memory (default 1024) and virtual CPUs (default 2)
+#   --link LPORT:RPORT:ADDR/PREFIX
+#                        a virtio NIC whose frames go as UDP from 127.0.0.1:LPORT to
+#                        127.0.0.1:RPORT (another VM started with the ports swapped is the
+#                        other end of the wire); the guest gives it ADDR. Repeatable: the
+#                        first is eth0, on which the guest runs rxe1, the next eth1, ...
+#   --gw ADDR            the guest's default route goes through ADDR (over a --link)
+#   --forward            the guest forwards IPv4 between its links (a router)
 #   --shell              interactive shell in the VM instead of a script (Ctrl-a x quits)
 #   --prepare            only fetch the kernel and build the cached base image
 #
@@ -24,7 +31,8 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 PREPARE=0 OUTDIR=""
+TIMEOUT=600 MEM=1024 SMP=2 SHELL_MODE=0 PREPARE=0 OUTDIR="" GW="" FORWARD=0
+LINKS=()
 HINTSIM=${HINTSIM_BIN:-$ROOT/build/cli/hintsim}
 QEMU_BIN=${HS_VM_QEMU:-qemu-system-x86_64}    # overridable for the harness's own tests
 CACHE=${HINTSIM_VM_CACHE:-$ROOT/build/vm-cache}
@@ -46,6 +54,9 @@ parse_args() {
         --cache) CACHE=${2:?}; shift ;;
         --mem) MEM=${2:?}; shift ;;
         --smp) SMP=${2:?}; shift ;;
+        --link) LINKS+=("${2:?}"); shift ;;
+        --gw) GW=${2:?}; shift ;;
+        --forward) FORWARD=1 ;;
         --shell) SHELL_MODE=1 ;;
         --prepare) PREPARE=1 ;;
         -h|--help) usage 0 ;;
@@ -65,6 +76,12 @@ parse_args() {
     [[ $TIMEOUT =~ ^[0-9]+$ && $TIMEOUT -gt 0 ]] || die "--timeout '$TIMEOUT': not a positive number of seconds"
     [[ $MEM =~ ^[0-9]+$ && $MEM -ge 256 ]] || die "--mem '$MEM': not a number of MiB >= 256"
     [[ $SMP =~ ^[0-9]+$ && $SMP -ge 1 ]] || die "--smp '$SMP': not a positive number of CPUs"
+    local l
+    for l in "${LINKS[@]}"; do
+        [[ $l =~ ^[0-9]+:[0-9]+:[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+/[0-9]+$ ]] ||
+            die "--link '$l': not LPORT:RPORT:ADDR/PREFIX (IPv4)"
+    done
+    [[ -z $GW || $GW =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--gw '$GW': not an IPv4 address"
     [ -x "$HINTSIM" ] || die "hintsim binary '$HINTSIM' not found (build first, or --hintsim PATH)"
     return 0
 }
@@ -123,12 +140,26 @@ make_initrd() {
 qemu_args() {
     # the uncompressed vmlinux boots through its PVH entry: no bzImage decompression (slow
     # under TCG)
-    local kernel=$CACHE/kernel/vmlinux
+    local kernel=$CACHE/kernel/vmlinux append="console=ttyS0 panic=-1 quiet ${HS_VM_APPEND:-}"
+    local net=() addrs="" i=0 l
     [ -s "$kernel" ] || kernel=$CACHE/kernel/vmlinuz
+    for l in "${LINKS[@]}"; do
+        local lport=${l%%:*} rest=${l#*:} rport addr ip o
+        rport=${rest%%:*} addr=${rest#*:}
+        ip=${addr%/*}
+        IFS=. read -r -a o <<<"$ip"
+        # the MAC from the address's last two bytes: the NICs on one wire need their own
+        net+=(-netdev "socket,id=l$i,udp=127.0.0.1:$rport,localaddr=127.0.0.1:$lport"
+              -device "virtio-net-pci,netdev=l$i,mac=$(printf '52:54:00:88:%02x:%02x' "${o[2]}" "${o[3]}")")
+        addrs+=${addrs:+,}$addr
+        i=$((i + 1))
+    done
+    [ -z "$addrs" ] || append+=" hs_net=$addrs"
+    [ -z "$GW" ] || append+=" hs_gw=$GW"
+    [ $FORWARD -eq 0 ] || append+=" hs_forward=1"
     QEMU=("$QEMU_BIN" -accel tcg -cpu max -smp "$SMP" -m "$MEM" -no-reboot
           -nodefaults -no-user-config -display none
-          -kernel "$kernel" -initrd "$TMP/initrd.cpio"
-          -append "console=ttyS0 panic=-1 quiet ${HS_VM_APPEND:-}")
+          -kernel "$kernel" -initrd "$TMP/initrd.cpio" -append "$append" "${net[@]}")
     if [ -n "$OUTDIR" ]; then
         truncate -s 1G "$TMP/out.img"    # sparse: costs only what the guest writes
         QEMU+=(-drive "file=$TMP/out.img,format=raw,if=virtio,cache=unsafe")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vm-selftest.sh CACHE HINTSIM WORKDIR - tests of run-in-vm.sh itself (CTest vm_selftest):
-# bad arguments fail before booting; a missing or failing qemu gives 77; in one boot, the
+# bad arguments (--link and --gw included) fail before booting; a missing or failing qemu gives 77; in one boot, the
 # script's exit status, its quoted arguments, --file (default and explicit guest paths) and
 # $OUT (a text file in a subdirectory and a binary file, after a failing script) all work;
 # a guest that never ends is killed at --timeout with status 124.
@@ -25,6 +25,10 @@ rc=0; "${RUN[@]}" --timeout abc "$WORK/noop.sh" 2>/dev/null || rc=$?
 check "bad --timeout exits 1" 1 $rc
 rc=0; "${RUN[@]}" --mem 64x "$WORK/noop.sh" 2>/dev/null || rc=$?
 check "bad --mem exits 1 (not 77: it is no environment reason)" 1 $rc
+rc=0; "${RUN[@]}" --link 1:2:10.0.0.1 "$WORK/noop.sh" 2>/dev/null || rc=$?
+check "--link without /PREFIX exits 1" 1 $rc
+rc=0; "${RUN[@]}" --link 1:2:10.0.0.1/24 --gw host "$WORK/noop.sh" 2>/dev/null || rc=$?
+check "--gw not an IPv4 address exits 1" 1 $rc
 rc=0; HS_VM_QEMU=/nonexistent/qemu "${RUN[@]}" "$WORK/noop.sh" || rc=$?
 check "missing qemu exits 77 (skipped)" 77 $rc
 rc=0; HS_VM_QEMU=false "${RUN[@]}" "$WORK/noop.sh" || rc=$?
