@@ -253,6 +253,9 @@ static hs_status_t measure_path(const calib_run_opts_t *o, bench_tmp_t *tmp, int
         snprintf(m->device, sizeof(m->device), "%s", tr->hdr.device);
         snprintf(m->firmware, sizeof(m->firmware), "%s", tr->hdr.firmware);
         snprintf(m->host, sizeof(m->host), "%s", tr->hdr.host);
+        const cJSON *peer = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "config"), "peer");
+        const cJSON *addr = cJSON_GetObjectItem(peer, "address");
+        snprintf(m->peer, sizeof(m->peer), "%s", cJSON_IsString(addr) ? addr->valuestring : "");
     }
     if (st == HS_OK)
         st = calib_obs_from_trace(tr, g, g, hint, NULL, o->sizes, o->nsizes, m, &m->fit,

@@ -43,6 +43,7 @@ typedef struct {
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];
+    char peer[64];          /* the --server end's address as measured against; "" loopback */
     /* What the device did where the profile asked for more than it has: a path whose CQ
      * moderation capture bench emulated (no ibv_modify_cq) signals every N WRs and has no
      * timer. "KEY=VALUE" overrides the fit must replay with (count nemulated). */

@@ -1,6 +1,7 @@
 /* cap_path.c - endpoints, QPs and the bounded post/poll/drain loops (see cap_path.h). */
 #include "capture/cap_path.h"
 
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -148,6 +149,24 @@ static hs_status_t qp_modify(cap_qp_t *q, struct ibv_qp_attr *a, int mask, const
     return HS_OK;
 }
 
+/* After a failed move to RTR on RoCE (no LIDs: the route is the GIDs): say which GIDs were
+ * paired and how to choose. A GID the host cannot route to fails there with nothing else to
+ * go by: seen in the soft-RoCE VMs, EINVAL for a link-local GID facing an IPv4 one
+ * (vm_cross_host) and ETIMEDOUT for link-local GIDs on both ends. */
+static void rtr_gid_hint(const cap_ep_t *ep, const cap_ep_info_t *peer)
+{
+    char mine[INET6_ADDRSTRLEN] = "?", theirs[INET6_ADDRSTRLEN] = "?";
+
+    if (peer->lid != 0)
+        return;
+    inet_ntop(AF_INET6, ep->dev->gid.raw, mine, sizeof(mine));
+    inet_ntop(AF_INET6, peer->gid, theirs, sizeof(theirs));
+    hs_log_error("%s GID[%d] %s could not be connected to the peer's GID %s: each end's -x "
+                 "(--gid-index) must name a GID of an address the other host reaches (ibv_devinfo "
+                 "-v lists them; RoCE v2 over IPv4 reads ::ffff:a.b.c.d; an fe80:: GID is "
+                 "link-local)", ep->dev->name, ep->dev->gid_index, mine, theirs);
+}
+
 static hs_status_t qp_connect(cap_ep_t *ep, cap_qp_t *q, const cap_ep_info_t *peer, int i)
 {
     struct ibv_qp_attr a;
@@ -176,8 +195,10 @@ static hs_status_t qp_connect(cap_ep_t *ep, cap_qp_t *q, const cap_ep_info_t *pe
     a.ah_attr.port_num = ep->dev->port;
     st = qp_modify(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, "RTR");
-    if (st != HS_OK)
+    if (st != HS_OK) {
+        rtr_gid_hint(ep, peer);
         return st;
+    }
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTS;
     a.timeout = 14;   /* 4.096 us * 2^14 = 67 ms per try */

@@ -4,7 +4,8 @@
  * costs by least squares on relative error with the model engine replaying each
  * benchmark's own messages (calib/calib_fit.h), sets the switch drain from the measured
  * forced switches, checks the fitted profile on held-out sizes, and writes the profile JSON
- * with a "meta" block recording device, firmware, host, date and every fit figure.
+ * with a "meta" block recording device, firmware, host, peer (the --server end; null in
+ * loopback), date and every fit figure.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -143,6 +144,10 @@ static cJSON *outcome_json(const calib_outcome_t *c)
     cJSON_AddStringToObject(j, "device", c->meas.device);
     cJSON_AddStringToObject(j, "firmware", c->meas.firmware);
     cJSON_AddStringToObject(j, "host", c->meas.host);
+    if (c->meas.peer[0])
+        cJSON_AddStringToObject(j, "peer", c->meas.peer);
+    else
+        cJSON_AddNullToObject(j, "peer");
     cJSON_AddStringToObject(j, "date", c->date);
     cJSON_AddStringToObject(j, "tool", "hintsim calibrate " HINTSIM_VERSION);
     cJSON_AddStringToObject(j, "engine", model_engine_ops.name);
@@ -188,16 +193,17 @@ static hs_status_t write_profile(const char *path, calib_outcome_t *c)
 /* Name, notes and the drain measured directly from the forced switches. */
 static hs_status_t finish_profile(calib_outcome_t *c)
 {
-    char notes[512], src[160];
+    char notes[768], src[160];
     profile_t *p = c->fitted;
 
     snprintf(p->name, sizeof(p->name), "calibrated-%.48s", c->meas.device);
     snprintf(notes, sizeof(notes), "Fitted by hintsim calibrate %s on device %s (firmware %s) "
-             "at host %s, %s, from profile %s: fit median error %.1f%% over %zu figures; "
-             "held-out median error %.1f%% over %zu.", HINTSIM_VERSION, c->meas.device,
-             c->meas.firmware[0] ? c->meas.firmware : "unknown", c->meas.host, c->date,
-             c->start->name, 100 * c->res.median_abs_rel, c->res.nobs, 100 * c->held_median,
-             c->meas.nheld);
+             "at host %s, %s%s, %s, from profile %s: fit median error %.1f%% over %zu "
+             "figures; held-out median error %.1f%% over %zu.", HINTSIM_VERSION, c->meas.device,
+             c->meas.firmware[0] ? c->meas.firmware : "unknown", c->meas.host,
+             c->meas.peer[0] ? "against the server at " : "both ends in this process (loopback)",
+             c->meas.peer, c->date, c->start->name, 100 * c->res.median_abs_rel, c->res.nobs,
+             100 * c->held_median, c->meas.nheld);
     free(p->notes);
     p->notes = strdup(notes);
     if (!p->notes)

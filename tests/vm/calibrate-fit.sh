@@ -17,6 +17,9 @@ grep -q '"name":[[:space:]]*"calibrated-rxe0"' "$OUT/rxe0.json" || fail "profile
 grep -q '"device":[[:space:]]*"rxe0"' "$OUT/rxe0.json" || fail "profile meta lacks the device"
 grep -q '"date":' "$OUT/rxe0.json" || fail "profile meta lacks the date"
 grep -q '"host":' "$OUT/rxe0.json" || fail "profile meta lacks the host"
+grep -q '"peer":[[:space:]]*null' "$OUT/rxe0.json" || fail "profile meta: a loopback run has a peer"
+grep -q "both ends in this process (loopback)" "$OUT/rxe0.json" ||
+    fail "profile notes do not say the link was measured in loopback"
 hintsim profile show "$OUT/rxe0.json" >"$OUT/profile-show.txt" 2>&1 ||
     { cat "$OUT/profile-show.txt"; fail "the written profile does not load"; }
 grep -q "calibrate: fitted" "$OUT/profile-show.txt" || fail "no fitted source in profile show"

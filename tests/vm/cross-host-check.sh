@@ -42,6 +42,10 @@ done
 prof=$("$bin" profile show "$out/cross-profile.json")
 grep -E "^link\.gbps .*calibrate: fitted" <<<"$prof" || fail "link.gbps not fitted by calibrate"
 grep -E "^link\.base_lat_ns .*calibrate: fitted" <<<"$prof" || fail "link.base_lat_ns not fitted"
+grep -q "against the server at $srv, " "$out/cross-profile.json" ||
+    fail "the profile's notes do not name the server it was measured against"
+tr -d ' \t\n' <"$out/cross-profile.json" | grep -q "\"peer\":\"$srv\"" ||
+    fail "the profile's meta.calibration.peer is not $srv"
 
 # validate: both candidates measured (440 messages each) against predictions of that profile
 grep -q '"profile":{"name":"calibrated-rxe1"' "$out/cli-validate.out.flat" ||

@@ -7,7 +7,8 @@
 # IPv6 link-local one).
 # In turn, each a session of its own: capture bench (two hints: the client reconnects per
 # hint), calibrate, validate (the trace the first session captured, predicted with the
-# profile the second one fitted). The client
+# profile the second one fitted); then one whose GIDs do not pair (the server's link-local
+# against the client's GID) must fail at connection, naming both. The client
 # leaves its outputs in $OUT for the host-side check (cross-host-check.sh); each end writes
 # its console output there too.
 set -u
@@ -40,6 +41,13 @@ if [ "$ROLE" = server ]; then
     run srv-calibrate hintsim calibrate -d rxe1 -x "$GID" -p $P --server $T
     run srv-validate hintsim validate -d rxe1 -x "$GID" -p $P --server $T
     echo "$HS_NAME: served three sessions"
+    # a fourth with GIDs that do not pair: this end's link-local one against the client's
+    # IPv4 one fails to connect, naming both GIDs (exit 3)
+    rc=0
+    hintsim capture bench -d rxe1 -x 0 -p $P --server --timeout 60 >"$OUT/srv-gid.out" \
+        2>"$OUT/srv-gid.err" || rc=$?
+    cat "$OUT/srv-gid.err"
+    [ $rc -eq 3 ] || fail "mismatched GIDs: exit $rc, not 3"
     exit 0
 fi
 
@@ -57,3 +65,10 @@ hintsim trace info "$OUT/cross.hst" --json >"$OUT/trace-info.json" 2>&1 || fail 
 hintsim profile show "$OUT/cross-profile.json" --json >"$OUT/profile-show.json" 2>&1 ||
     fail "the calibrated profile does not load"
 echo "$HS_NAME: three sessions against $PEER done"
+rc=0
+hintsim capture bench -d rxe1 -x "$GID" -p $P --connect "$PEER" --timeout 60 --sizes 64 \
+    >"$OUT/cli-gid.out" 2>"$OUT/cli-gid.err" || rc=$?
+cat "$OUT/cli-gid.err"
+[ $rc -eq 3 ] || fail "mismatched GIDs: exit $rc, not 3"
+grep -q "could not be connected to the peer's GID fe80:" "$OUT/cli-gid.err" ||
+    fail "mismatched GIDs: the error does not name the peer's link-local GID"
