@@ -93,14 +93,48 @@ static hs_status_t load_inputs(const cJSON *report, const char *profile,
     return st;
 }
 
-static void why_text(const cJSON *val, char *buf, size_t len)
+/* The string at config.OBJ.KEY of the report, or NULL. */
+static const char *config_str(const cJSON *report, const char *obj, const char *key)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(report, "config");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, obj),
+                                                      key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Where it was measured: "measured on DEV (GID G) against ADDR (GID P)", "... in loopback"
+ * (the config of validate's JSON), or "measured" where the report has no config. */
+static void where_text(const cJSON *report, char *buf, size_t len)
+{
+    const char *dev = config_str(report, "device", "name"), *gid = config_str(report, "device", "gid");
+    const char *peer = config_str(report, "peer", "address"), *pgid = config_str(report, "peer", "gid");
+    int n;
+
+    if (!dev) {
+        snprintf(buf, len, "measured");
+        return;
+    }
+    n = snprintf(buf, len, "measured on %s", dev);
+    if (gid && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " (GID %s)", gid);
+    if (n >= 0 && (size_t)n < len) {
+        if (peer)
+            snprintf(buf + n, len - (size_t)n, " against %s (GID %s)", peer, pgid ? pgid : "?");
+        else
+            snprintf(buf + n, len - (size_t)n, " in loopback");
+    }
+}
+
+static void why_text(const cJSON *report, const cJSON *val, char *buf, size_t len)
 {
     const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(val, "verdict");
+    char where[256];
 
-    snprintf(buf, len, "measured: best hint %.0f B, regret %.1f%%, rank correlation %.2f, "
-             "median |error| %.1f%%. %s", num(val, "best_measured_hint"), num(val, "regret_pct"),
-             num(val, "rank_correlation"), num(val, "median_abs_error_pct"),
-             cJSON_IsString(verdict) ? verdict->valuestring : "");
+    where_text(report, where, sizeof(where));
+    snprintf(buf, len, "%s: best hint %.0f B, regret %.1f%%, rank correlation %.2f, "
+             "median |error| %.1f%%. %s", where, num(val, "best_measured_hint"),
+             num(val, "regret_pct"), num(val, "rank_correlation"),
+             num(val, "median_abs_error_pct"), cJSON_IsString(verdict) ? verdict->valuestring : "");
 }
 
 hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char *profile,
@@ -113,7 +147,7 @@ hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char 
     profile_t *p = NULL;
     trace_t *tr = NULL;
     const char *path = NULL;
-    char why[768];
+    char why[1024];
     hs_status_t st = HS_OK;
 
     if (!cJSON_IsObject(val) || !cJSON_IsArray(results) || cJSON_GetArraySize(results) == 0) {
@@ -130,7 +164,7 @@ hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char 
                            .rec_idx = v.rec, .runner_idx = v.runner,
                            .objective = cJSON_IsString(obj) ? obj->valuestring : NULL,
                            .why = why, .cost_engine = &model_engine_ops};
-        why_text(val, why, sizeof(why));
+        why_text(report, val, why, sizeof(why));
         st = rep_write_report(dir, &in);
         if (st == HS_ERR_ENV) /* warned; see report_val.h */
             st = HS_OK;

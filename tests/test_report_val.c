@@ -50,11 +50,20 @@ static void test_validate_report(void **state)
 {
     char *dir = hs_test_tmpdir(), file[4096], *html = NULL, *dat = NULL;
     cJSON *rep = report(hs_test_src("traces/samples/kv.hst"));
+    cJSON *cfg = cJSON_AddObjectToObject(rep, "config");
+    cJSON *dev = cJSON_AddObjectToObject(cfg, "device"), *peer = cJSON_AddObjectToObject(cfg, "peer");
     size_t len;
     (void)state;
+    cJSON_AddStringToObject(dev, "name", "mlx5_0");
+    cJSON_AddStringToObject(dev, "gid", "::ffff:10.0.0.2");
+    cJSON_AddStringToObject(peer, "address", "10.0.0.1");
+    cJSON_AddStringToObject(peer, "gid", "::ffff:10.0.0.1");
     assert_int_equal(rep_write_validate(dir, rep, "seed000", NULL), HS_OK);
     snprintf(file, sizeof(file), "%s/report.html", dir);
     assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
+    /* where it was measured: the device, its GID and the peer's (validate's config) */
+    assert_non_null(strstr(html, "measured on mlx5_0 (GID ::ffff:10.0.0.2) against 10.0.0.1 "
+                                 "(GID ::ffff:10.0.0.1): best hint"));
     assert_non_null(strstr(html, "hintsim validate report"));
     assert_non_null(strstr(html, "Recommended hint: <b>16K (16384 B)</b> &mdash; p99 = 9 us"));
     assert_non_null(strstr(html, "Runner-up: <b>4K (4096 B)</b>"));
@@ -88,6 +97,7 @@ static void test_validate_without_gnuplot(void **state)
     assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
     assert_non_null(strstr(html, "measured p99 us"));
     assert_non_null(strstr(html, "install the Debian package gnuplot-nox"));
+    assert_non_null(strstr(html, "measured: best hint")); /* no config: no device named */
     free(html);
     cJSON_Delete(rep);
     hs_test_run(NULL, "rm -rf '%s'", dir);
@@ -105,6 +115,9 @@ static void test_validate_gnuplot_not_on_path(void **state)
     size_t len;
     hs_status_t st;
     (void)state;
+    /* a loopback run: a device and no peer */
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(rep, "config"),
+                                                     "device"), "name", "rxe0");
     unsetenv("HINTSIM_GNUPLOT");
     setenv("PATH", dir, 1); /* an empty directory */
     st = rep_write_validate(dir, rep, "seed000", NULL);
@@ -117,6 +130,7 @@ static void test_validate_gnuplot_not_on_path(void **state)
     assert_non_null(strstr(html, "measured p99 us"));
     assert_non_null(strstr(html, "install the Debian package gnuplot-nox"));
     assert_int_equal(hs_test_run(NULL, "ls '%s' | grep -q '\\.png$'", dir), 1);
+    assert_non_null(strstr(html, "measured on rxe0 in loopback: best hint"));
     free(html);
     free(old_path);
     free(old_gp);

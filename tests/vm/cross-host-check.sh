@@ -54,4 +54,7 @@ grep -q '"profile":{"name":"calibrated-rxe1"' "$out/cli-validate.out.flat" ||
     fail "cli-validate.out: expected measured figures for 2 hints"
 grep -q '"validation":{"recommended_hint":0,' "$out/cli-validate.out.flat" ||
     fail "cli-validate.out: no validation summary"
+# its report (tables only: the guest has no gnuplot) says where it was measured
+grep -q "measured on rxe1 (GID ::ffff:$cli) against $srv (GID ::ffff:$srv): best hint" \
+    "$out/val/report.html" || fail "val/report.html does not name the device and the peer"
 echo "cross-host-check: PASS ($topo: client $cli, server $srv)"

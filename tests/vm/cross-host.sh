@@ -58,7 +58,7 @@ run cli-calibrate hintsim calibrate -d rxe1 -x "$GID" -p $P --connect "$PEER" $T
 # the trace the first session captured, replayed with the profile the second one fitted
 run cli-validate hintsim validate "$OUT/cross.hst" -d rxe1 -x "$GID" -p $P --connect "$PEER" $T \
     --profile "$OUT/cross-profile.json" --hints 0,64K --repeat 1 --limit 440 --mode closed \
-    --json -q
+    -o "$OUT/val" --json -q
 hintsim trace validate "$OUT/cross.hst" >"$OUT/trace-validate.txt" 2>&1 ||
     { cat "$OUT/trace-validate.txt"; fail "the captured trace does not validate"; }
 hintsim trace info "$OUT/cross.hst" --json >"$OUT/trace-info.json" 2>&1 || fail "trace info"
