@@ -507,27 +507,19 @@ void hs_stage_abort(const char *stage)
 
 #define HS_STAGE_PREFIX ".hintsim-stage." /* + host + "." + PID space + "." + pid */
 
-/* This process's PID space: a hash of the kernel's boot id and the PID namespace, so that
- * two containers sharing a host name (and a DIR) do not test each other's PIDs; 0 where
- * /proc cannot tell (the host name alone then). */
+/* This process's PID space: a hash of its PID namespace (/proc/self/ns/pid), so that two
+ * containers sharing a host name (and a DIR) do not test each other's PIDs; 0 where /proc
+ * cannot tell (the host name alone then). Not the boot id: a stage a killed run left before
+ * a reboot is still this namespace's (the initial one keeps its number), and is swept. */
 static uint32_t stage_pid_space(void)
 {
-    char id[160] = "", ns[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    char ns[64] = "";
     ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
     uint32_t h = 2166136261u; /* FNV-1a */
 
-    if (f) {
-        if (!fgets(id, sizeof(id), f))
-            id[0] = '\0';
-        fclose(f);
-    }
-    if (n > 0)
-        ns[n] = '\0';
-    if (!id[0] && n <= 0)
+    if (n <= 0)
         return 0;
-    for (const char *c = id; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
+    ns[n] = '\0';
     for (const char *c = ns; *c; c++)
         h = (h ^ (unsigned char)*c) * 16777619u;
     return h;

@@ -100,7 +100,7 @@ hs_status_t hs_mkdir_p(const char *path);
 hs_status_t hs_stage_open(const char *dir, char *stage, size_t len); /* stage "" on failure */
 /* The stage folder name of process pid on this host: ".hintsim-stage.HOST.SPACE.PID", HOST
  * the host name with characters other than letters, digits and '-' made '-', SPACE 8 hex
- * digits naming the PID namespace (a hash of the boot id and /proc/self/ns/pid). */
+ * digits naming the PID namespace (a hash of /proc/self/ns/pid). */
 void hs_stage_name(char *buf, size_t len, long pid);
 hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name));
 void hs_stage_abort(const char *stage);
