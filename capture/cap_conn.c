@@ -267,9 +267,15 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const u
 
     for (size_t i = 0; i < 4; i++)
         w[i] = htobe64(mine[i]);
-    for (;;) {
-        uint64_t now = hs_now_ns(), left = deadline > now ? deadline - now : 1;
+    for (int attempt = 0;; attempt++) {
+        uint64_t now = hs_now_ns(), left = deadline > now ? deadline - now : 0;
         int gone = 0, fd = -1;
+        if (attempt > 0 && left < 100000000) { /* each dial gets 0.1 s at least */
+            hs_log_error("%s:%u closed every connection before answering for %.1f s (a server "
+                         "still ending its previous session, or not a hintsim server)", o->host,
+                         o->port, (double)o->timeout_ns / 1e9);
+            return HS_ERR_CHECK;
+        }
         st = tcp_connect(o->host, o->port, left, &fd);
         if (st != HS_OK)
             return st;
@@ -285,12 +291,6 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const u
         close(fd);
         if (!gone)
             return st;
-        if (hs_now_ns() + 100000000 >= deadline) {
-            hs_log_error("%s:%u closed every connection before answering for %.1f s (a server "
-                         "still ending its previous session, or not a hintsim server)", o->host,
-                         o->port, (double)o->timeout_ns / 1e9);
-            return HS_ERR_CHECK;
-        }
         usleep(100000);
     }
 }
