@@ -205,17 +205,14 @@ static hs_status_t bench_size(cap_conn_t *c, bench_ctx_t *b, uint64_t hint, uint
 static hs_status_t bench_hint(const cap_bench_opts_t *o, cap_live_t *l, bench_ctx_t *b,
                               uint64_t hint, uint64_t max_msg, int more, cJSON *report)
 {
-    cap_conn_opts_t co;
     cap_conn_t *c = NULL;
     cap_path_id_t prev = (cap_path_id_t)-1;
     cJSON *rows = cJSON_GetObjectItem(report, "results");
     hs_status_t st;
 
-    cap_live_conn_opts(&o->live, l, max_msg, hint, &co);
-    st = cap_conn_open(&co, l->dev, l->mem, l->prof, &c);
+    st = cap_live_connect(&o->live, l, max_msg, hint, &c);
     if (st != HS_OK)
         return st;
-    cap_live_note_peer(l, c);
     if (!cJSON_GetObjectItem(report, "config"))
         cJSON_AddItemToObject(report, "config", cap_live_config_json(l, c));
     for (int i = 0; i < CAP_NPATHS; i++) {

@@ -44,7 +44,7 @@ static int wait_fd(int fd, short ev, uint64_t deadline)
 /* Move len bytes over fd within timeout_ns. gone (may be NULL): where the peer closes or
  * resets the connection before a byte has moved, set *gone and return HS_ERR_CHECK without
  * a message (the caller decides: a server that was ending its previous session). */
-static hs_status_t xfer_gone(int fd, void *buf, size_t len, int sending, uint64_t timeout_ns,
+static hs_status_t xfer(int fd, void *buf, size_t len, int sending, uint64_t timeout_ns,
                              int *gone)
 {
     uint64_t deadline = hs_now_ns() + timeout_ns;
@@ -79,28 +79,34 @@ static hs_status_t xfer_gone(int fd, void *buf, size_t len, int sending, uint64_
     return HS_OK;
 }
 
-static hs_status_t xfer(int fd, void *buf, size_t len, int sending, uint64_t timeout_ns)
-{
-    return xfer_gone(fd, buf, len, sending, timeout_ns, NULL);
-}
-
-/* Messages are arrays of uint64_t, big-endian on the wire. */
-static hs_status_t send_u64s(int fd, const uint64_t *v, size_t n, uint64_t timeout_ns)
+/* Messages are arrays of uint64_t, big-endian on the wire. gone: as xfer's. */
+static hs_status_t send_u64s_gone(int fd, const uint64_t *v, size_t n, uint64_t timeout_ns,
+                                  int *gone)
 {
     uint64_t w[16];
 
     for (size_t i = 0; i < n; i++)
         w[i] = htobe64(v[i]);
-    return xfer(fd, w, n * sizeof(uint64_t), 1, timeout_ns);
+    return xfer(fd, w, n * sizeof(uint64_t), 1, timeout_ns, gone);
 }
 
-static hs_status_t recv_u64s(int fd, uint64_t *v, size_t n, uint64_t timeout_ns)
+static hs_status_t recv_u64s_gone(int fd, uint64_t *v, size_t n, uint64_t timeout_ns, int *gone)
 {
-    hs_status_t st = xfer(fd, v, n * sizeof(uint64_t), 0, timeout_ns);
+    hs_status_t st = xfer(fd, v, n * sizeof(uint64_t), 0, timeout_ns, gone);
 
     for (size_t i = 0; st == HS_OK && i < n; i++)
         v[i] = be64toh(v[i]);
     return st;
+}
+
+static hs_status_t send_u64s(int fd, const uint64_t *v, size_t n, uint64_t timeout_ns)
+{
+    return send_u64s_gone(fd, v, n, timeout_ns, NULL);
+}
+
+static hs_status_t recv_u64s(int fd, uint64_t *v, size_t n, uint64_t timeout_ns)
+{
+    return recv_u64s_gone(fd, v, n, timeout_ns, NULL);
 }
 
 static void info_pack(const cap_ep_info_t *in, uint64_t v[9])
@@ -262,11 +268,9 @@ static hs_status_t open_loop(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_t 
 static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const uint64_t mine[4],
                                 uint64_t theirs[4])
 {
-    uint64_t deadline = hs_now_ns() + o->timeout_ns, w[4];
+    uint64_t deadline = hs_now_ns() + o->timeout_ns;
     hs_status_t st;
 
-    for (size_t i = 0; i < 4; i++)
-        w[i] = htobe64(mine[i]);
     for (int attempt = 0;; attempt++) {
         uint64_t now = hs_now_ns(), left = deadline > now ? deadline - now : 0;
         int gone = 0, fd = -1;
@@ -279,12 +283,10 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const u
         st = tcp_connect(o->host, o->port, left, &fd);
         if (st != HS_OK)
             return st;
-        st = xfer_gone(fd, w, sizeof(w), 1, left, &gone);
+        st = send_u64s_gone(fd, mine, 4, left, &gone);
         if (st == HS_OK)
-            st = xfer_gone(fd, theirs, 4 * sizeof(uint64_t), 0, left, &gone);
+            st = recv_u64s_gone(fd, theirs, 4, left, &gone);
         if (st == HS_OK) {
-            for (size_t i = 0; i < 4; i++)
-                theirs[i] = be64toh(theirs[i]);
             c->fd = fd;
             return HS_OK;
         }

@@ -1,6 +1,7 @@
 /* cap_dev.c - device lookup, PD, and the queried limits (see cap_dev.h). */
 #include "capture/cap_dev.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,4 +176,13 @@ void cap_dev_close(cap_dev_t *d)
     if (d->ctx)
         ibv_close_device(d->ctx);
     free(d);
+}
+
+_Static_assert(CAP_GID_TEXT >= INET6_ADDRSTRLEN, "CAP_GID_TEXT holds an IPv6 address");
+
+const char *cap_gid_text(const uint8_t raw[16], char *buf, size_t len)
+{
+    if (!inet_ntop(AF_INET6, raw, buf, (socklen_t)len))
+        snprintf(buf, len, "?");
+    return buf;
 }

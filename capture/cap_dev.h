@@ -32,5 +32,9 @@ typedef struct {
  * HS_ERR_ENV saying so and how to get one (soft-RoCE). Caller frees with cap_dev_close. */
 hs_status_t cap_dev_open(const char *name, int gid_index, cap_dev_t **out);
 void cap_dev_close(cap_dev_t *d);
+/* A GID as IPv6 text in buf ("::ffff:10.0.0.1" for a RoCE v2 IPv4 one, "?" if it cannot be
+ * written); returns buf, of CAP_GID_TEXT bytes at least (INET6_ADDRSTRLEN). */
+#define CAP_GID_TEXT 46
+const char *cap_gid_text(const uint8_t raw[16], char *buf, size_t len);
 
 #endif

@@ -1,7 +1,6 @@
 /* cap_live.c - shared setup of the live commands (see cap_live.h). */
 #include "capture/cap_live.h"
 
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,17 +59,20 @@ void cap_live_close(cap_live_t *l)
     l->prof = NULL;
 }
 
-void cap_live_conn_opts(const cap_live_opts_t *o, const cap_live_t *l, uint64_t max_msg,
-                        uint64_t hint_bytes, cap_conn_opts_t *co)
+hs_status_t cap_live_connect(const cap_live_opts_t *o, cap_live_t *l, uint64_t max_msg,
+                             uint64_t hint_bytes, cap_conn_t **out)
 {
-    memset(co, 0, sizeof(*co));
-    co->role = l->role;
-    co->host = o->connect;
-    co->port = (uint16_t)o->port;
-    co->timeout_ns = (uint64_t)(o->timeout_s * 1e9);
-    co->max_msg = max_msg;
-    co->hint_bytes = hint_bytes;
-    co->listen_fd = l->listen_fd;
+    cap_conn_opts_t co = {.role = l->role, .host = o->connect, .port = (uint16_t)o->port,
+                          .timeout_ns = (uint64_t)(o->timeout_s * 1e9), .max_msg = max_msg,
+                          .hint_bytes = hint_bytes, .listen_fd = l->listen_fd};
+    hs_status_t st = cap_conn_open(&co, l->dev, l->mem, l->prof, out);
+
+    if (st == HS_OK && (*out)->role != CAP_ROLE_LOOP) {
+        l->has_peer = 1;
+        snprintf(l->peer_addr, sizeof(l->peer_addr), "%s", (*out)->peer_addr);
+        memcpy(l->peer_gid, (*out)->peer_gid, sizeof(l->peer_gid));
+    }
+    return st;
 }
 
 const char *cap_role_name(cap_role_t r)
@@ -106,28 +108,11 @@ static cJSON *path_json(const cap_path_cfg_t *cfg)
     return j;
 }
 
-void cap_live_note_peer(cap_live_t *l, const cap_conn_t *c)
-{
-    if (c->role == CAP_ROLE_LOOP)
-        return;
-    l->has_peer = 1;
-    snprintf(l->peer_addr, sizeof(l->peer_addr), "%s", c->peer_addr);
-    memcpy(l->peer_gid, c->peer_gid, sizeof(l->peer_gid));
-}
-
-/* A GID as IPv6 text ("::ffff:10.0.0.1" for a RoCE v2 IPv4 one). */
-static const char *gid_text(const uint8_t raw[16], char *buf, size_t len)
-{
-    if (!inet_ntop(AF_INET6, raw, buf, (socklen_t)len))
-        snprintf(buf, len, "?");
-    return buf;
-}
-
 cJSON *cap_live_config_json(const cap_live_t *l, const cap_conn_t *c)
 {
     cJSON *j = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(j, "device");
     cJSON *pr, *paths;
-    char hash[32], gid[INET6_ADDRSTRLEN];
+    char hash[32], gid[CAP_GID_TEXT];
 
     cJSON_AddStringToObject(d, "name", l->dev->name);
     cJSON_AddStringToObject(d, "fw_ver", l->dev->fw_ver);
@@ -135,13 +120,13 @@ cJSON *cap_live_config_json(const cap_live_t *l, const cap_conn_t *c)
     cJSON_AddNumberToObject(d, "max_inline_data", l->dev->lim.max_inline);
     cJSON_AddBoolToObject(d, "cq_moderation", l->dev->lim.cq_mod_supported);
     cJSON_AddNumberToObject(d, "gid_index", l->dev->gid_index);
-    cJSON_AddStringToObject(d, "gid", gid_text(l->dev->gid.raw, gid, sizeof(gid)));
+    cJSON_AddStringToObject(d, "gid", cap_gid_text(l->dev->gid.raw, gid, sizeof(gid)));
     cJSON_AddStringToObject(j, "mem", l->mem->name);
     cJSON_AddStringToObject(j, "role", cap_role_name(l->role));
     if (l->has_peer) { /* who the figures were measured against */
         cJSON *pe = cJSON_AddObjectToObject(j, "peer");
         cJSON_AddStringToObject(pe, "address", l->peer_addr);
-        cJSON_AddStringToObject(pe, "gid", gid_text(l->peer_gid, gid, sizeof(gid)));
+        cJSON_AddStringToObject(pe, "gid", cap_gid_text(l->peer_gid, gid, sizeof(gid)));
     }
     pr = cJSON_AddObjectToObject(j, "profile");
     cJSON_AddStringToObject(pr, "name", l->prof->name);
@@ -174,10 +159,8 @@ hs_status_t cap_live_serve(const cap_live_opts_t *o, cap_live_t *l)
     hs_status_t st = HS_OK;
 
     while (st == HS_OK && more) {
-        cap_conn_opts_t co;
         cap_conn_t *c = NULL;
-        cap_live_conn_opts(o, l, 1, 0, &co);
-        st = cap_conn_open(&co, l->dev, l->mem, l->prof, &c);
+        st = cap_live_connect(o, l, 1, 0, &c);
         if (st != HS_OK)
             return st;
         st = cap_conn_serve(c, &more);

@@ -31,7 +31,7 @@ typedef struct {
     profile_t *prof;
     cap_role_t role;
     int listen_fd;           /* server: the listening socket; -1 otherwise */
-    int has_peer;            /* a connection to a peer was made (cap_live_note_peer) */
+    int has_peer;            /* a connection to a peer was made (cap_live_connect) */
     char peer_addr[64];      /* its IP address, and the GID its QPs use */
     uint8_t peer_gid[16];
 } cap_live_t;
@@ -40,16 +40,16 @@ typedef struct {
  * memory kind, load the profile and open the device. Release with cap_live_close. */
 hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out);
 void cap_live_close(cap_live_t *l);
-/* Connection options for one run of max_msg bytes at most under hint. */
-void cap_live_conn_opts(const cap_live_opts_t *o, const cap_live_t *l, uint64_t max_msg,
-                        uint64_t hint_bytes, cap_conn_opts_t *co);
+/* Open a connection for one run of max_msg bytes at most under hint (listening, dialling or
+ * loopback, as o says), on l's device, memory and profile; l keeps who the peer is (the
+ * configuration names it). The caller owns *out (cap_conn_close). */
+hs_status_t cap_live_connect(const cap_live_opts_t *o, cap_live_t *l, uint64_t max_msg,
+                             uint64_t hint_bytes, cap_conn_t **out);
 /* Server: accept clients one after another (a sweep reconnects per hint) and answer
  * their ping-pong commands until one says it is the last. */
 hs_status_t cap_live_serve(const cap_live_opts_t *o, cap_live_t *l);
 /* "loopback" / "server" / "client". */
 const char *cap_role_name(cap_role_t r);
-/* Keep in l who connection c (server or client) is to: the configuration names the peer. */
-void cap_live_note_peer(cap_live_t *l, const cap_conn_t *c);
 /* {"device": {...limits, gid}, "mem", "role", "peer": {address, gid} (once one was noted),
  * "profile": {name, hash}, "paths": {LL, BW}}: the effective configuration of connection c
  * (NULL before one exists: no "paths"). Caller owns the result. */

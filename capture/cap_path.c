@@ -1,7 +1,6 @@
 /* cap_path.c - endpoints, QPs and the bounded post/poll/drain loops (see cap_path.h). */
 #include "capture/cap_path.h"
 
-#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -155,16 +154,16 @@ static hs_status_t qp_modify(cap_qp_t *q, struct ibv_qp_attr *a, int mask, const
  * (vm_cross_host) and ETIMEDOUT for link-local GIDs on both ends. */
 static void rtr_gid_hint(const cap_ep_t *ep, const cap_ep_info_t *peer)
 {
-    char mine[INET6_ADDRSTRLEN] = "?", theirs[INET6_ADDRSTRLEN] = "?";
+    char mine[CAP_GID_TEXT], theirs[CAP_GID_TEXT];
 
     if (peer->lid != 0)
         return;
-    inet_ntop(AF_INET6, ep->dev->gid.raw, mine, sizeof(mine));
-    inet_ntop(AF_INET6, peer->gid, theirs, sizeof(theirs));
     hs_log_error("%s GID[%d] %s could not be connected to the peer's GID %s: each end's -x "
                  "(--gid-index) must name a GID of an address the other host reaches (ibv_devinfo "
                  "-v lists them; RoCE v2 over IPv4 reads ::ffff:a.b.c.d; an fe80:: GID is "
-                 "link-local)", ep->dev->name, ep->dev->gid_index, mine, theirs);
+                 "link-local)", ep->dev->name, ep->dev->gid_index,
+                 cap_gid_text(ep->dev->gid.raw, mine, sizeof(mine)),
+                 cap_gid_text(peer->gid, theirs, sizeof(theirs)));
 }
 
 static hs_status_t qp_connect(cap_ep_t *ep, cap_qp_t *q, const cap_ep_info_t *peer, int i)

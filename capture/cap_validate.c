@@ -141,20 +141,16 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
     const cap_validate_opts_t *o = v->o;
     pred_opts_t po = {.mode = o->mode, .flows = 1};
     pred_raw_t raw;
-    cap_conn_opts_t co;
     cap_conn_t *c = NULL;
     hs_status_t st;
 
     memset(&raw, 0, sizeof(raw));
     raw.lat_us = hs_alloc_big(v->tr->n * sizeof(*raw.lat_us));
     raw.path = calloc(v->tr->n, sizeof(*raw.path));
-    cap_live_conn_opts(&o->live, &v->live, v->max_msg, cd->hint, &co);
-    st = (raw.lat_us && raw.path) ? cap_conn_open(&co, v->live.dev, v->live.mem, v->live.prof, &c)
+    st = (raw.lat_us && raw.path) ? cap_live_connect(&o->live, &v->live, v->max_msg, cd->hint, &c)
                                   : HS_ERR_NOMEM;
-    if (st == HS_OK) {
-        cap_live_note_peer(&v->live, c);
+    if (st == HS_OK)
         st = replay(c, v->tr, cd->hint, (uint64_t)v->live.prof->switch_hysteresis, o->mode, &raw);
-    }
     if (c)
         cap_conn_close(c, more && st == HS_OK);
     if (st == HS_OK)
