@@ -42,16 +42,16 @@ load_modules() {
     done </etc/hs-modules
 }
 
-# wait_port_active: the rxe port turns ACTIVE once d0 is up; poll up to 20 s.
+# wait_port_active DEV: an rxe port turns ACTIVE once its netdev is up; poll up to 20 s.
 wait_port_active() {
     local i=0
     while [ $i -lt 200 ]; do
-        ibv_devinfo -d rxe0 2>/dev/null | grep -q PORT_ACTIVE && return 0
+        ibv_devinfo -d "$1" 2>/dev/null | grep -q PORT_ACTIVE && return 0
         sleep 0.1
         i=$((i + 1))
     done
-    ibv_devinfo -d rxe0
-    setup_failed "rxe0 port not ACTIVE after 20 s"
+    ibv_devinfo -d "$1"
+    setup_failed "$1 port not ACTIVE after 20 s"
 }
 
 setup_rxe() {
@@ -60,7 +60,7 @@ setup_rxe() {
     ip addr add 10.77.0.1/24 dev d0 || setup_failed "ip addr add on d0"
     ip link set d0 up || setup_failed "ip link set d0 up"
     rdma link add rxe0 type rxe netdev d0 || setup_failed "rdma link add rxe0"
-    wait_port_active
+    wait_port_active rxe0
 }
 
 # save_out: write /out as a tar onto /dev/vda (the host's --out disk), if one is attached.
@@ -91,15 +91,8 @@ setup_link() {
     [ -z "$gw" ] || ip route add default via "$gw" || setup_failed "ip route add default via $gw"
     [ "$fwd" != 1 ] || echo 1 >/proc/sys/net/ipv4/ip_forward || setup_failed "ip_forward"
     rdma link add rxe1 type rxe netdev eth0 || setup_failed "rdma link add rxe1"
-    i=0
-    while [ $i -lt 200 ]; do
-        ibv_devinfo -d rxe1 2>/dev/null | grep -q PORT_ACTIVE &&
-            { LINK="; rxe1 on eth0 ($net${gw:+, via $gw}${fwd:+, forwarding})"; return 0; }
-        sleep 0.1
-        i=$((i + 1))
-    done
-    ibv_devinfo -d rxe1
-    setup_failed "rxe1 port not ACTIVE after 20 s"
+    wait_port_active rxe1
+    LINK="; rxe1 on eth0 ($net${gw:+, via $gw}${fwd:+, forwarding})"
 }
 
 LINK=""
