@@ -219,10 +219,12 @@ static HS_HOT const mdl_size_t *size_of(mdl_state_t *s, int k, uint64_t size)
 }
 
 /* Hardware completion of a chunk posted at t_post; split: the split cost when it is a
- * segmented message's last chunk (inside what the perturbation inflates, MODEL.md 3, 4).
- * Changes the CPU's and the link's free times and the drain total, nothing else. */
-static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *cc,
-                              double dma, double lat, double split, double t_post)
+ * segmented message's last chunk (inside what the perturbation inflates, MODEL.md 3, 4);
+ * pert: 0 (a constant) where no switch can have opened a perturbation window (a replay at
+ * hint 0). Changes the CPU's and the link's free times and the drain total, nothing else. */
+static HS_HOT double chunk_hw_p(mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *cc,
+                                double dma, double lat, double split, double t_post,
+                                const int pert)
 {
     double nic, start, end;
 
@@ -238,7 +240,7 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
     double hw = end + lat + pa->fixed_ns;
     if (split != 0) /* folded away where callers pass a constant 0 (one-WR messages) */
         hw += split;
-    if (mdl_in_window(s, t_post)) {
+    if (pert && mdl_in_window(s, t_post)) {
         /* the message's own latency, not the link queueing in front of it */
         double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
         hw += extra;
@@ -247,11 +249,17 @@ static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_
     return hw;
 }
 
+static HS_HOT double chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *cc,
+                              double dma, double lat, double split, double t_post)
+{
+    return chunk_hw_p(s, pa, cc, dma, lat, split, t_post, 1);
+}
+
 /* post_one_chunk for a message of one WR, the common case: the slot wait without what
  * cannot happen (b1: pa's batches hold one WR, so no open batch and no timer; callers pass
  * a constant so that each case compiles to its own straight line). Measured 12-15% faster on kv and burst than post_one_chunk(.., 1, ..). */
 static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
-                           size_t i, double t_ns, double tref_ns, const int b1)
+                           size_t i, double t_ns, double tref_ns, const int b1, const int pert)
 {
     s->cost_ns.l1 += s->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
@@ -272,7 +280,7 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     s->cost_ns.queue += t - t0;
     /* one WR: its shares of the post and of the link time are the whole (chunk_cost) */
     chunk_cost_t cc = {z->post_ns, z->post_ns, z->ser_ns, z->ser_ns, 1};
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns, z->lat_ns, 0, t);
+    double hw = chunk_hw_p(s, pa, &cc, z->dma_ns, z->lat_ns, 0, t, pert);
     if (b1)
         batch_one(s, pa, hw, i, tref_ns);
     else
@@ -280,9 +288,10 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
 }
 
 /* Post message i, of 1 < nwr <= batch WRs (one chunk; so pa's batches hold more than one
- * WR), on pa (index k) from t_ns on. */
+ * WR), on pa (index k) from t_ns on; pert as chunk_hw_p's. */
 static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
-                                  uint32_t nwr, size_t i, double t_ns, double tref_ns)
+                                  uint32_t nwr, size_t i, double t_ns, double tref_ns,
+                                  const int pert)
 {
     int stalled = 0;
 
@@ -291,7 +300,7 @@ static HS_HOT void post_one_chunk(mdl_state_t *s, mdl_path_t *pa, int k, const m
     double t_post = slots_acquire(s, pa, nwr, t0, &stalled, 1);
     chunk_cost_t cc = {z->post_ns, z->post_share_ns, z->ser_ns, z->ser_share_ns, nwr};
     s->cost_ns.queue += t_post - t0;
-    double hw = chunk_hw(s, pa, &cc, z->dma_ns, z->lat_ns, pa->split_ns, t_post);
+    double hw = chunk_hw_p(s, pa, &cc, z->dma_ns, z->lat_ns, pa->split_ns, t_post, pert);
     batch_add(s, pa, nwr, hw, i, 1, tref_ns);
     s->stalls += (uint64_t)stalled;
 }
@@ -1239,9 +1248,10 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
         memo_keep(s, pa, k, left, &key, &rec, memo);
 }
 
-/* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks. */
+/* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks; pert as
+ * chunk_hw_p's. */
 static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
-                                double tref_ns)
+                                double tref_ns, const int pert)
 {
     uint64_t size = s->tr->recs[i].size_bytes;
     const mdl_size_t *z = size_of(s, k, size);
@@ -1249,11 +1259,11 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
 
     if (nwr == 1) {
         if (pa->batch == 1)
-            post_w1(s, pa, k, z, i, t_ns, tref_ns, 1);
+            post_w1(s, pa, k, z, i, t_ns, tref_ns, 1, pert);
         else
-            post_w1(s, pa, k, z, i, t_ns, tref_ns, 0);
+            post_w1(s, pa, k, z, i, t_ns, tref_ns, 0, pert);
     } else if (nwr <= pa->batch) {
-        post_one_chunk(s, pa, k, z, nwr, i, t_ns, tref_ns);
+        post_one_chunk(s, pa, k, z, nwr, i, t_ns, tref_ns, pert);
     } else {
         post_chunks(s, pa, k, z, size, nwr, i, t_ns, tref_ns);
     }
@@ -1319,14 +1329,17 @@ static HS_HOT hs_status_t ready_time(mdl_state_t *s, size_t i, const pred_mode_t
 }
 
 /* The replay of every message under one mode (a constant per call, so that each mode
- * compiles to its own loop). */
-static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode)
+ * compiles to its own loop). one: every message takes the BW path (hint 0, a constant):
+ * no routing, no switch, so no perturbation window (measured: bench_model's hint 0 rows). */
+static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, const int one)
 {
     const trace_rec_t *recs = s->tr->recs;
     size_t n = s->tr->n;
     /* restrict: a path byte written per message aliases nothing the replay reads */
     uint8_t *restrict pathv = s->pathv;
 
+    if (one)
+        memset(pathv, TRACE_F_PATH_BW, n);
     for (size_t i = 0; i < n; i++) {
         const trace_rec_t *r = &recs[i];
         double ready, t;
@@ -1334,10 +1347,11 @@ static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode)
         if (st != HS_OK)
             return st;
         t = ready;
-        int k = route(s, r, &t);
+        int k = one ? 1 : route(s, r, &t);
         mdl_path_t *pa = &s->path[k];
-        pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
-        post_message(s, pa, k, i, t, ready);
+        if (!one)
+            pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
+        post_message(s, pa, k, i, t, ready, !one);
         if (mode == PRED_CLOSED) {
             batch_force_close(s, pa);
             s->prev_path = k;
@@ -1352,7 +1366,9 @@ static hs_status_t replay_loop(mdl_state_t *s)
      * on an idle host, and takes its own class's path with nothing to switch from */
     s->raw->t_first_post_us = 0;
     s->cur = route_class(s, &s->tr->recs[0]);
-    return s->mode == PRED_OPEN ? replay_mode(s, PRED_OPEN) : replay_mode(s, PRED_CLOSED);
+    if (s->hint == 0)
+        return s->mode == PRED_OPEN ? replay_mode(s, PRED_OPEN, 1) : replay_mode(s, PRED_CLOSED, 1);
+    return s->mode == PRED_OPEN ? replay_mode(s, PRED_OPEN, 0) : replay_mode(s, PRED_CLOSED, 0);
 }
 
 static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
