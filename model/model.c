@@ -1276,10 +1276,10 @@ static HS_HOT int route_class(const mdl_state_t *s, const trace_rec_t *r)
 }
 
 /* Hysteresis policy: which path message i takes (0 LL, 1 BW); performs the drain of a
- * switch. */
+ * switch. Not called at hint 0 (replay_mode's one loop), so the class is the size's. */
 static HS_HOT int route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
 {
-    int cls = route_class(s, r);
+    int cls = r->size_bytes > s->hint;
 
     if (cls != s->cur) {
         if (++s->run >= s->hysteresis) {
