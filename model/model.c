@@ -1109,45 +1109,77 @@ undo:
     return 0;
 }
 
-/* The chunks of message i (nwr > batch WRs, left bytes) on pa (index k), the first from t0
- * on (its reaping at t0 done): at most a batch each, the first and the last through the
+/* A segmented message's chunks: nfull full ones (a batch of WRs each) and the last one
+ * (the rest), with their costs. */
+typedef struct {
+    chunk_cost_t full, last;
+    uint64_t nfull;
+} chunks_plan_t;
+
+/* The plan of a message of nwr > batch WRs and left bytes on pa (index k): the full chunk's
+ * costs are kept per path (s->full), the last chunk's computed. */
+static HS_HOT void chunks_plan(mdl_state_t *s, const mdl_path_t *pa, int k, const mdl_size_t *z,
+                               uint64_t left, uint64_t nwr, chunks_plan_t *pl)
+{
+    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
+    /* nwr < 2^32 (pred_check_trace): a 32-bit division, or a shift */
+    uint64_t nfull = s->batch_shift[k] != MDL_NO_SHIFT ? (nwr - 1) >> s->batch_shift[k]
+                                                       : (uint32_t)(nwr - 1) / pa->batch;
+    mdl_full_t *fc = &s->full[k];
+
+    if (fc->npb_ns != z->npb_ns) {
+        fc->npb_ns = z->npb_ns;
+        chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
+                   pa->batch, &fc->cost);
+    }
+    pl->full = fc->cost;
+    pl->nfull = nfull;
+    /* the last chunk: the rest of the WRs and bytes, after nfull full chunks */
+    uint64_t lb = left - nfull * full_bytes;
+    chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
+               (uint32_t)(nwr - nfull * pa->batch), &pl->last);
+}
+
+/* A saturated path, or a window of one batch: message i, planned as pl, in closed form
+ * (chunks_serial, chunks_steady, chunks_bound) from t0 on; returns whether it applied.
+ * Kept apart from chunks_run, whose frame and setup these messages do not need (measured:
+ * bench_model phased). */
+static __attribute__((noinline)) int chunks_closed(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                   const mdl_size_t *z, const chunks_plan_t *pl,
+                                                   size_t i, double t0, double tref_ns,
+                                                   chunks_rec_t *rec)
+{
+    double dma = z->dma_ns, lat = z->lat_ns;
+
+    if (serial_may(pa, pl->nfull))
+        return chunks_serial(s, pa, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
+                             rec);
+    return bound_may(s, pa, &pl->full, dma, lat, t0, pl->nfull) &&
+           (chunks_steady(s, pa, k, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
+                          rec) ||
+            chunks_bound(s, pa, k, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
+                         rec));
+}
+
+/* The chunks of message i (nwr > batch WRs, planned as pl) on pa (index k), the first from
+ * t0 on (its reaping at t0 done): at most a batch each, the first and the last through the
  * general step, the full ones between with no open batch (chunk_full; with every_chunk, the
  * general step), and the steady-state skip over the repeating full chunks. Fills rec's hw
  * (the last chunk's), t_last, stalled and the close of the open batch the message met
  * (entry_close; 0 in entry_ok if it cannot be known). Not inlined: the caller's memo
  * bookkeeping would crowd this loop's registers (measured). */
 static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa, int k,
-                                                 const mdl_size_t *z, uint64_t left,
+                                                 const mdl_size_t *z, const chunks_plan_t *pl,
                                                  uint64_t nwr, size_t i, double t0,
                                                  double tref_ns, chunks_rec_t *rec)
 {
-    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes, push0 = pa->pushes;
-    /* nwr < 2^32 (pred_check_trace): a 32-bit division, once */
-    uint64_t nwr0 = nwr, nfull = (uint32_t)(nwr - 1) / pa->batch, chunks = nfull + 1;
+    uint64_t push0 = pa->pushes;
+    uint64_t nwr0 = nwr, chunks = pl->nfull + 1;
     int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk, regular;
     double hw, t_ns, dma = z->dma_ns, lat = z->lat_ns;
-    chunk_cost_t full, last;
+    chunk_cost_t full = pl->full, last = pl->last;
     mdl_track_t track = {0};
 
-    mdl_full_t *fc = &s->full[k];
-    if (fc->npb_ns != z->npb_ns) {
-        fc->npb_ns = z->npb_ns;
-        chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
-                   pa->batch, &fc->cost);
-    }
-    full = fc->cost;
-    /* the last chunk: the rest of the WRs and bytes, after nfull full chunks */
-    uint64_t lb = left - nfull * full_bytes;
-    chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
-               (uint32_t)(nwr - nfull * pa->batch), &last);
-    /* a saturated path, or a window of one batch: the whole message in closed form */
-    int serial = skip && !s->no_bound && serial_may(pa, nfull);
-    if (serial || (skip && !s->no_bound && bound_may(s, pa, &full, dma, lat, t0, nfull))) {
-        if (serial ? chunks_serial(s, pa, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec)
-                   : chunks_steady(s, pa, k, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec) ||
-                         chunks_bound(s, pa, k, &full, &last, nfull, dma, lat, i, t0, tref_ns, rec))
-            return;
-    }
     /* on an idle path: the start an earlier message kept (then nothing to keep), or keep
      * this one's (e stays set while it is being kept) */
     mdl_entry_t *e = skip ? entry_of(s, pa, k, t0, &full, lat, dma) : NULL;
@@ -1243,7 +1275,10 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     rec.d0 = s->cost_ns.drain;
     rec.sk0 = s->chunks_skipped;
     rec.push0 = pa->pushes;
-    chunks_run(s, pa, k, z, left, nwr, i, rec.t0, tref_ns, &rec);
+    chunks_plan_t pl;
+    chunks_plan(s, pa, k, z, left, nwr, &pl);
+    if (s->every_chunk || s->no_bound || !chunks_closed(s, pa, k, z, &pl, i, rec.t0, tref_ns, &rec))
+        chunks_run(s, pa, k, z, &pl, nwr, i, rec.t0, tref_ns, &rec);
     if (memo && rec.entry_ok)
         memo_keep(s, pa, k, left, &key, &rec, memo);
 }

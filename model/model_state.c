@@ -79,8 +79,10 @@ static hs_status_t paths_init(mdl_state_t *s, const profile_t *p, uint64_t hint)
 
     if (st == HS_OK)
         st = path_init(&s->path[1], p, &bw, "bw");
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         s->seg_shift[k] = log2_exact(s->path[k].seg_bytes);
+        s->batch_shift[k] = log2_exact(s->path[k].batch);
+    }
     return st;
 }
 
