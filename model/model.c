@@ -1015,17 +1015,17 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
  * open (the first chunk's wait forces it closed and pops it) or closed (the wait pops it). */
 static HS_HOT int serial_may(const mdl_path_t *pa, uint64_t nfull)
 {
-    return pa->window < 2 * pa->batch && nfull >= 2 && pa->used + pa->batch > pa->window &&
+    return pa->window < 2 * pa->batch && nfull >= 1 && pa->used + pa->batch > pa->window &&
            ((pa->count == 0 && pa->open_n > 0) || (pa->count == 1 && pa->open_n == 0));
 }
 
 /* A segmented message on a path whose window holds one full batch (seed 000's BW path under
  * a hint: every full chunk waits for the report of the one before it), from t0 on, where
  * serial_may holds, in closed form (MODEL.md section 3): the first chunk, whose wait pops
- * the previous message's last batch (forced closed first when it is open); the second,
- * which pops the first's batch at its report; full chunks 2 .. nfull - 1, each the
- * second's step lambda later, jumped; the last chunk, which pops the last full one's batch
- * when it needs its slots. Returns 0, with
+ * the previous message's last batch (forced closed first when it is open); the second (if
+ * nfull >= 2), which pops the first's batch at its report; full chunks 2 .. nfull - 1, each
+ * the second's step lambda later, jumped; the last chunk, which pops the last full one's
+ * batch when it needs its slots. Returns 0, with
  * nothing changed, where a chunk would not take that walk (a batch reaped before its wait,
  * the CPU free after a batch closes, the link busy at a chunk's start, a perturbation edge
  * inside the message); chunks_run then replays it. chunk_hw, which changes the CPU, the
@@ -1048,28 +1048,38 @@ static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *p
     int stalled = 0;
     double t_first = wait_pop(t0, c0, ev, &cpu, &r, &stalled);
     double hw0 = chunk_hw(s, pa, full, dma, lat, 0, t_first);
-    double end0 = s->link_free_ns, d0 = s->cost_ns.drain;
-    /* chunk 1: nothing reaped before its wait (chunk 0 reported after the CPU is free), which
-     * pops chunk 0's batch (closed after the CPU is free) at its report; the link free */
-    double t1 = hw0 + ev;
-    if (!(hw0 >= t_first + P && t1 > t_first + P) || end0 > t1 + ps + dma)
-        goto undo;
-    double hw1 = chunk_hw(s, pa, full, dma, lat, 0, t1);
-    double end1 = s->link_free_ns, x1 = s->cost_ns.drain - d0, lambda = hw1 + ev - t1;
-    /* so does chunk 2, and every later full chunk repeats chunk 1's step */
-    if (!(hw1 >= t1 + P && hw1 + ev > t1 + P) || end1 > hw1 + ev + ps + dma)
-        goto undo;
-    uint64_t m = nfull - 2;
-    double tf = t1 + (double)m * lambda, hwf = hw1 + (double)m * lambda;
-    /* the last chunk: pops the last full batch if it needs its slots (else posts when the
-     * CPU is free), with every post on t0's side of the perturbation window's edges */
+    /* the last full chunk: chunk 0 itself, or nfull - 2 steps after chunk 1 */
+    double tf = t_first, hwf = hw0;
+    uint64_t m = 0;
+    if (nfull >= 2) {
+        double end0 = s->link_free_ns, d0 = s->cost_ns.drain;
+        /* chunk 1: nothing reaped before its wait (chunk 0 reported after the CPU is free),
+         * which pops chunk 0's batch (closed after the CPU is free) at its report; the link
+         * free */
+        double t1 = hw0 + ev;
+        if (!(hw0 >= t_first + P && t1 > t_first + P) || end0 > t1 + ps + dma)
+            goto undo;
+        double hw1 = chunk_hw(s, pa, full, dma, lat, 0, t1);
+        double end1 = s->link_free_ns, x1 = s->cost_ns.drain - d0, lambda = hw1 + ev - t1;
+        /* so does chunk 2, and every later full chunk repeats chunk 1's step */
+        if (!(hw1 >= t1 + P && hw1 + ev > t1 + P) || end1 > hw1 + ev + ps + dma)
+            goto undo;
+        m = nfull - 2;
+        tf = t1 + (double)m * lambda;
+        hwf = hw1 + (double)m * lambda;
+        s->link_free_ns = end1 + (double)m * lambda;
+        s->cost_ns.drain += (double)m * x1;
+        stalled = 1; /* chunk 1 waited */
+    }
+    /* the last chunk: nothing reaped before its wait (the last full batch reported after the
+     * CPU is free); it pops that batch if it needs its slots (else posts when the CPU is
+     * free), with every post on t0's side of the perturbation window's edges */
     double cf = tf + P;
     int pop = E + last->nwr > W;
     double t_last = pop ? hwf + ev : cf;
     if (!(hwf + ev > cf) || (pop && !(hwf >= cf)) || t_last >= mdl_next_edge(s, t0))
         goto undo;
-    s->link_free_ns = end1 + (double)m * lambda;
-    s->cost_ns.drain += (double)m * x1;
+    stalled |= pop; /* its wait ended at the report, after the CPU was free */
     double hw_last = chunk_hw(s, pa, last, dma, lat, pa->split_ns, t_last);
 
     /* commit: the forced close (it reports the previous message) and the pop; the full
@@ -1094,10 +1104,10 @@ static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *p
     note_report(s, pa, hwf + ev);
     s->cost_ns.queue += t_first - t0;
     s->chunks_skipped += m;
-    s->stalls++; /* chunk 1 waited */
+    s->stalls += (uint64_t)stalled;
     s->serial_hits++;
     batch_add(s, pa, last->nwr, hw_last, i, 1, tref_ns);
-    rec->stalled = 1;
+    rec->stalled = stalled;
     rec->hw = hw_last;
     rec->t_last = t_last;
     rec->entry_ok = !forced; /* a forced close was popped at once: its close unknown */
