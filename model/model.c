@@ -195,12 +195,12 @@ static __attribute__((noinline)) void size_fill(mdl_state_t *s, int k, mdl_size_
         z->npb_ns /= profile_bw_factor(s->p, size);
         z->lat_ns *= profile_lat_factor(s->p, size);
     }
-    z->ser_ns = (double)size * z->npb_ns + npkt_of(s, size) * s->pkt_ns;
     z->nwr = pa->seg_bytes && size > pa->seg_bytes
                  ? (uint32_t)mdl_div_up(size, pa->seg_bytes, s->seg_shift[k]) : 1;
     z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
     if (z->nwr > pa->batch)
-        return; /* segmented: chunks_run costs its chunks */
+        return; /* segmented: chunks_plan costs its chunks (ser_ns and the rest unset) */
+    z->ser_ns = (double)size * z->npb_ns + npkt_of(s, size) * s->pkt_ns;
     chunk_cost_t c;
     chunk_cost(s, z->ser_ns, z->nwr, &c);
     z->post_ns = c.post_ns;

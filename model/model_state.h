@@ -56,12 +56,13 @@ typedef struct {
     uint64_t tag;   /* size + 1; 0 = empty */
     uint32_t nwr;   /* WRs of a message of this size */
     double npb_ns;  /* link ns per byte at this size (bw factor applied) */
-    double ser_ns;  /* link time of the whole message: bytes and per-packet cost */
+    double ser_ns;  /* link time of the whole message: bytes and per-packet cost (like the
+                     * post costs below, not set for a segmented size) */
     double lat_ns;  /* 2 x base latency, lat factor applied */
     double dma_ns;  /* payload DMA: 0 when the payload goes inline */
     /* a message of one chunk (up to a batch of WRs): the CPU to post its WRs, one WR's
      * share of that, and one WR's share of ser_ns (chunk_cost, once per size; not set for
-     * a segmented message: chunks_run costs its chunks) */
+     * a segmented message: chunks_plan costs its chunks) */
     double post_ns, post_share_ns, ser_share_ns;
 } mdl_size_t;
 
