@@ -58,6 +58,9 @@ static const hs_opt_t g_sim_opts[] = {
      "senders replaying the trace into one receiver"},
     {"platform", 0, HS_OPT_STR, offsetof(struct pred_cli_opts, platform), "FILE", NULL,
      "SimGrid platform XML (default: generated from the profile)"},
+    {"threads", 0, HS_OPT_U64, offsetof(struct pred_cli_opts, threads), "N", "0",
+     "hints simulated in parallel, a process each (0 = one per online CPU; with --flows, "
+     "one at a time)"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -71,7 +74,7 @@ static const hs_cmd_spec_t g_model_spec = {
 
 static const hs_cmd_spec_t g_sim_spec = {
     "hintsim sim TRACE --profile P [--hint H ...] [--mode open|closed] [--json] "
-    "[--set K=V ...] [--flows N] [--platform FILE]",
+    "[--set K=V ...] [--flows N] [--platform FILE] [--threads N]",
     "predict per hint with the SimGrid discrete-event simulator", g_sim_opts, 1, 1,
     "Same semantics as `hintsim model` (model/MODEL.md); figures are simulated."};
 
@@ -330,7 +333,7 @@ typedef struct {
     uint64_t *hints;
     size_t nhints;
     int quiet;
-    unsigned threads; /* hints in parallel (one flow); the sim engine's children stay 1 */
+    unsigned threads; /* hints in parallel (one flow) */
 } pred_job_t;
 
 /* One hint's figures: res (one flow, or flow 0 of several), flows[] and agg with --flows. */
@@ -564,9 +567,7 @@ int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **
     if (!j.po.include_cold && pred_all_cold(j.tr)) /* pred_summarize counts them in */
         hs_log_warn("%s: every one of the %zu messages is flagged cold-start: counted in the "
                     "figures, as with --include-cold", pos[0], j.tr->n);
-    /* the sim engine forks a simulator per hint: from one thread only (a child forked while
-     * another thread holds an allocator lock can wait on it forever: ASan's does) */
-    j.threads = is_sim ? 1 : pred_threads((unsigned)o.threads);
+    j.threads = pred_threads((unsigned)o.threads);
     rc = run_predict(&j, o.json, o.curves);
 out:
     free(j.hints);

@@ -31,7 +31,5 @@ const char *const *profile_builtin_name_list(void);
 profile_t *profile_alloc_defaults(void);
 hs_status_t profile_set_src(profile_t *p, size_t id, const char *source);
 hs_status_t profile_check_factors(const char *ctx, const profile_t *p);
-/* Parse a profile JSON text read from path (named in errors). */
-hs_status_t profile_json_parse(const char *path, const char *text, profile_t **out);
 
 #endif

@@ -1,15 +1,21 @@
 /* sim.c - the SimGrid engine: run one replay in a child process, return pred_raw_t.
  *
  * Why a child process: SimGrid keeps one engine per process (simgrid_init cannot be run
- * twice) and reports a platform it rejects by printing a message and aborting. Forking per
- * replay makes every replay independent (recommend runs many hints), and lets the parent
- * turn an abort into "exit 1 with SimGrid's message and the file named". The child writes
- * its results into an anonymous shared mapping made before the fork; its stderr comes back
- * through a pipe.
+ * twice) and reports a platform it rejects by printing a message and aborting. A process
+ * per replay makes every replay independent (recommend runs many hints), and lets the
+ * parent turn an abort into "exit 1 with SimGrid's message and the file named". The child
+ * is this program executed afresh (fork, then exec of /proc/self/exe: nothing but async-
+ * signal-safe calls between the two, so a parent with threads, such as recommend's
+ * workers, cannot leave it a lock held forever), told by the environment where its shared
+ * memory file is (sim_child_entry, run before main); the parent writes the inputs there
+ * (profile, hint, trace records), the child its results; its stderr comes back through a
+ * pipe.
  */
 #include "sim/sim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <simgrid/engine.h>
@@ -18,17 +24,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "common/hs_mem.h"
 #include "sim/sim_actors.h"
 #include "sim/sim_platform.h"
 
 #define SIM_CHILD_ERR_BASE 20 /* child exit code 20 + (-status): our own, already logged */
+#define SIM_CHILD_NOEXEC 19   /* the child could not be executed (it says why) */
+#define SIM_CHILD_ENV "HINTSIM_SIM_CHILD" /* in the child's environment: its memory file's fd */
+#define SIM_CHILD_FD 200      /* that fd, in the child */
+#define SIM_CHILD_ARGV0 "hintsim-sim" /* and its only argument */
+#define SIM_IO_MAGIC 0x6f69736d69736868ull
 
-/* Shared memory between parent and child: per flow an out struct, then the arrays. */
+/* The shared memory file (memfd) of one replay: this header, the profile as JSON, the
+ * platform file's path and shown name (NUL-terminated), the trace's records, then per flow
+ * an out struct, then the flows' latency arrays and path arrays. Offsets from the start. */
 typedef struct {
+    uint64_t magic, len, n, hint_bytes;
+    uint32_t mode, nflows;
+    uint64_t off_profile, off_platform, off_shown, off_recs, off_outs;
+} sim_io_hdr_t;
+
+/* That file mapped in this process; outs' array pointers point into this mapping. */
+typedef struct {
+    int fd;
     void *base;
     size_t len;
     sim_flow_out_t *outs;
@@ -40,30 +64,83 @@ const char *sim_model_desc(void)
                                   "network/crosstraffic:0, network/TCP-gamma:0";
 }
 
-static hs_status_t shm_map(sim_shm_t *m, unsigned nflows, size_t n)
+static size_t align8(size_t v)
 {
-    size_t per = n * (sizeof(float) + 1), head = nflows * sizeof(sim_flow_out_t);
-    unsigned i;
-    char *p;
+    return (v + 7) & ~(size_t)7;
+}
 
-    m->len = head + nflows * per + 64;
-    m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m->base == MAP_FAILED) {
-        hs_log_error("cannot map %zu bytes for the simulation results: %s", m->len,
-                     strerror(errno));
-        return HS_ERR_NOMEM;
+/* Point m's out structs at this mapping's arrays (each process sets its own: the structs
+ * are shared, so the parent does it again before it reads them). */
+static void shm_point(sim_shm_t *m, const sim_io_hdr_t *h)
+{
+    char *p = (char *)m->base + h->off_outs + h->nflows * sizeof(sim_flow_out_t);
+
+    m->outs = (sim_flow_out_t *)(void *)((char *)m->base + h->off_outs);
+    for (unsigned i = 0; i < h->nflows; i++) {
+        m->outs[i].lat_us = (float *)(void *)p; /* offsets are multiples of 8 */
+        p += h->n * sizeof(float);
     }
-    m->outs = m->base;
-    p = (char *)m->base + head;
-    for (i = 0; i < nflows; i++) {
-        m->outs[i].lat_us = (float *)(void *)p; /* head is a multiple of 8 */
-        p += n * sizeof(float);
-    }
-    for (i = 0; i < nflows; i++) {
+    for (unsigned i = 0; i < h->nflows; i++) {
         m->outs[i].path = (uint8_t *)p;
-        p += n;
+        p += h->n;
     }
-    return HS_OK;
+}
+
+/* Create the replay's memory file and write its inputs (profile p as JSON, hint, mode,
+ * platform and shown name, tr's records); outs zeroed. Release with shm_unmap. */
+static hs_status_t shm_make(sim_shm_t *m, const trace_t *tr, const profile_t *p,
+                            uint64_t hint_bytes, pred_mode_t mode, unsigned nflows,
+                            const char *platform, const char *shown)
+{
+    cJSON *pj = profile_to_json(p);
+    char *ptext = pj ? cJSON_PrintUnformatted(pj) : NULL;
+    hs_status_t st = HS_ERR_NOMEM;
+    sim_io_hdr_t h = {.magic = SIM_IO_MAGIC, .n = tr->n, .hint_bytes = hint_bytes,
+                      .mode = (uint32_t)mode, .nflows = nflows};
+
+    cJSON_Delete(pj);
+    m->fd = -1;
+    m->base = MAP_FAILED;
+    if (!ptext)
+        goto out;
+    h.off_profile = align8(sizeof(h));
+    h.off_platform = h.off_profile + strlen(ptext) + 1;
+    h.off_shown = h.off_platform + strlen(platform) + 1;
+    h.off_recs = align8(h.off_shown + strlen(shown) + 1);
+    h.off_outs = align8(h.off_recs + tr->n * sizeof(trace_rec_t));
+    h.len = h.off_outs + nflows * (sizeof(sim_flow_out_t) + tr->n * (sizeof(float) + 1)) + 64;
+    m->len = h.len;
+    m->fd = memfd_create("hintsim-sim", MFD_CLOEXEC);
+    if (m->fd < 0 || ftruncate(m->fd, (off_t)m->len) != 0) {
+        hs_log_error("cannot make a %zu-byte memory file for the simulator: %s", m->len,
+                     strerror(errno));
+        st = HS_ERR_ENV;
+        goto out;
+    }
+    m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+    if (m->base == MAP_FAILED) {
+        hs_log_error("cannot map %zu bytes for the simulator: %s", m->len, strerror(errno));
+        goto out;
+    }
+    char *b = m->base;
+    memcpy(b, &h, sizeof(h));
+    strcpy(b + h.off_profile, ptext);
+    strcpy(b + h.off_platform, platform);
+    strcpy(b + h.off_shown, shown);
+    memcpy(b + h.off_recs, tr->recs, tr->n * sizeof(trace_rec_t));
+    shm_point(m, &h);
+    st = HS_OK;
+out:
+    free(ptext);
+    return st;
+}
+
+static void shm_unmap(sim_shm_t *m)
+{
+    if (m->base != MAP_FAILED)
+        munmap(m->base, m->len);
+    if (m->fd >= 0)
+        close(m->fd);
 }
 
 /* Child: run the engine, exit with 0 or SIM_CHILD_ERR_BASE - status. Never returns. */
@@ -86,6 +163,50 @@ static void child_run(const sim_run_args_t *a, const char *platform, const char 
     }
     fflush(stderr);
     _exit(st == HS_OK ? 0 : SIM_CHILD_ERR_BASE - (int)st);
+}
+
+/* The child, executed with SIM_CHILD_ENV set: map the memory file, rebuild the profile,
+ * the configuration and the trace from it, run. Never returns. */
+static void child_main(int fd)
+{
+    struct stat sb;
+    sim_shm_t m = {.fd = fd};
+    profile_t *p = NULL;
+    sim_cfg_t cfg;
+
+    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(sim_io_hdr_t)) {
+        hs_log_error("simulator child: no input file at fd %d", fd);
+        _exit(SIM_CHILD_ERR_BASE - (int)HS_ERR_ENV);
+    }
+    m.len = (size_t)sb.st_size;
+    m.base = mmap(NULL, m.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const sim_io_hdr_t *h = m.base;
+    if (m.base == MAP_FAILED || h->magic != SIM_IO_MAGIC || h->len != m.len) {
+        hs_log_error("simulator child: fd %d is not a replay's input file", fd);
+        _exit(SIM_CHILD_ERR_BASE - (int)HS_ERR_ENV);
+    }
+    const char *b = m.base;
+    hs_status_t st = profile_json_parse("the simulator's profile", b + h->off_profile, &p);
+    if (st == HS_OK)
+        st = sim_cfg_init(p, h->hint_bytes, &cfg);
+    if (st != HS_OK)
+        _exit(SIM_CHILD_ERR_BASE - (int)st);
+    trace_t tr = {.recs = (trace_rec_t *)(void *)(b + h->off_recs), .n = h->n};
+    shm_point(&m, h);
+    sim_run_args_t a = {&tr, &cfg, (pred_mode_t)h->mode, h->nflows, m.outs};
+    child_run(&a, b + h->off_platform, b + h->off_shown);
+}
+
+/* Before main, in every program that has this engine: a process executed as a replay's
+ * child (argv exactly {SIM_CHILD_ARGV0}, SIM_CHILD_ENV set) runs it and exits; any other
+ * returns at once. glibc passes main's arguments to constructors. */
+__attribute__((constructor)) static void sim_child_entry(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    const char *v = getenv(SIM_CHILD_ENV);
+
+    if (v && *v && argc == 1 && argv && argv[0] && strcmp(argv[0], SIM_CHILD_ARGV0) == 0)
+        child_main(atoi(v));
 }
 
 /* Remove the stage marks from the child's stderr (in place) and copy the last one into
@@ -222,6 +343,10 @@ static hs_status_t child_status(int wst, char *err, const char *shown_name)
             fputs(err, stderr);
         return HS_OK;
     }
+    if (WIFEXITED(wst) && WEXITSTATUS(wst) == SIM_CHILD_NOEXEC) {
+        hs_log_error("cannot start the simulator process%s%s", *err ? ": " : "", err);
+        return HS_ERR_ENV;
+    }
     if (WIFEXITED(wst) && WEXITSTATUS(wst) > SIM_CHILD_ERR_BASE &&
         strstr(err, "hintsim: error:")) {
         fputs(err, stderr); /* already worded by hs_log_error in the child */
@@ -235,36 +360,116 @@ static hs_status_t child_status(int wst, char *err, const char *shown_name)
     return HS_ERR_INVALID;
 }
 
-static hs_status_t run_child(const sim_run_args_t *a, const char *platform,
-                             const char *shown_name, hs_progress_t *bar)
+/* The child's environment: this one without SIM_CHILD_ENV, plus SIM_CHILD_ENV=fd
+ * (allocated: made before the fork, after which the child may not allocate). */
+static char **child_env(char *var)
 {
-    int fds[2], wst = 0;
+    extern char **environ;
+    size_t n = 0, k = 0;
+
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 2) * sizeof(*env));
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], SIM_CHILD_ENV "=", strlen(SIM_CHILD_ENV) + 1) != 0)
+            env[k++] = environ[i];
+    env[k++] = var;
+    env[k] = NULL;
+    return env;
+}
+
+/* Child side of the fork: stdout and stderr to the pipe, then the replay: in this process
+ * when the parent had no other thread (env NULL), else in this program executed again with
+ * the memory file at SIM_CHILD_FD (only async-signal-safe calls until then). */
+static void child_start(const char *exe, char **env, int pipe_w, int mem_fd)
+{
+    static const char msg[] = "cannot execute this program again (/proc/self/exe)";
+    char *argv[] = {SIM_CHILD_ARGV0, NULL};
+
+    if (dup2(pipe_w, STDERR_FILENO) < 0 || dup2(pipe_w, STDOUT_FILENO) < 0)
+        _exit(SIM_CHILD_NOEXEC);
+    if (!env)
+        child_main(mem_fd);
+    /* dup2 clears close-on-exec, except onto itself */
+    if (mem_fd == SIM_CHILD_FD ? fcntl(mem_fd, F_SETFD, 0) < 0 : dup2(mem_fd, SIM_CHILD_FD) < 0)
+        _exit(SIM_CHILD_NOEXEC);
+    execve(exe, argv, env);
+    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+        _exit(SIM_CHILD_NOEXEC);
+    _exit(SIM_CHILD_NOEXEC);
+}
+
+/* Threads of this process (/proc/self/stat's num_threads), 0 when it cannot be read. */
+static long process_threads(void)
+{
+    char buf[1024];
+    long n = 0;
+    FILE *f = fopen("/proc/self/stat", "r");
+
+    if (!f)
+        return 0;
+    size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')'); /* after the command name, which may hold spaces */
+    /* fields 3 .. 20 after it: state ppid pgrp session tty tpgid flags minflt cminflt
+     * majflt cmajflt utime stime cutime cstime priority nice num_threads */
+    for (int field = 3; p && field <= 20; field++) {
+        p = strchr(p + 1, ' ');
+        if (p && field == 20)
+            n = strtol(p + 1, NULL, 10);
+    }
+    return n;
+}
+
+static hs_status_t run_child(const sim_shm_t *m, unsigned nflows, const char *shown_name,
+                             hs_progress_t *bar)
+{
+    int fds[2] = {-1, -1}, wst = 0;
+    char exe[PATH_MAX] = "", var[64], **env = NULL;
     pid_t pid;
     char *err;
     hs_status_t st;
 
-    if (pipe(fds) != 0) {
+    /* alone, the child may run the replay itself (saves ~70 ms of program start per replay:
+     * sweeps' workers, a single hint); with other threads it must execute afresh */
+    if (process_threads() != 1) {
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (len <= 0) {
+            hs_log_error("cannot find this program to run the simulator (/proc/self/exe): %s",
+                         strerror(errno));
+            return HS_ERR_ENV;
+        }
+        exe[len] = '\0';
+        /* replaced since it started (a rebuild): the link still reaches the running file */
+        if (len > 10 && strcmp(exe + len - 10, " (deleted)") == 0)
+            snprintf(exe, sizeof(exe), "/proc/self/exe");
+        snprintf(var, sizeof(var), SIM_CHILD_ENV "=%d", SIM_CHILD_FD);
+        if (!(env = child_env(var)))
+            return HS_ERR_NOMEM;
+    }
+    /* close-on-exec: a child forked by another thread meanwhile must not hold this pipe
+     * open (its end of file would wait for that child) */
+    if (pipe2(fds, O_CLOEXEC) != 0) {
         hs_log_error("cannot create a pipe for the simulator: %s", strerror(errno));
+        free(env);
         return HS_ERR_ENV;
     }
     fflush(stdout);
     fflush(stderr);
     pid = fork();
+    if (pid == 0)
+        child_start(exe, env, fds[1], m->fd);
+    free(env);
+    close(fds[1]);
     if (pid < 0) {
         hs_log_error("cannot fork the simulator: %s", strerror(errno));
         close(fds[0]);
-        close(fds[1]);
         return HS_ERR_ENV;
     }
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], STDERR_FILENO);
-        dup2(fds[1], STDOUT_FILENO);
-        close(fds[1]);
-        child_run(a, platform, shown_name);
-    }
-    close(fds[1]);
-    err = read_all(fds[0], bar, a->out, a->nflows);
+    err = read_all(fds[0], bar, m->outs, nflows);
     close(fds[0]);
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
@@ -313,8 +518,7 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
     const char *user = o ? o->platform : NULL;
     char *gen = NULL;
     sim_cfg_t cfg;
-    sim_shm_t shm = {0};
-    sim_run_args_t a;
+    sim_shm_t shm = {.fd = -1, .base = MAP_FAILED};
     hs_status_t st;
     unsigned i;
 
@@ -324,15 +528,16 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
         return st;
     if (!user && (st = sim_platform_write(&cfg, nflows, &gen)) != HS_OK)
         return st;
-    if ((st = shm_map(&shm, nflows, tr->n)) != HS_OK)
-        goto out_platform;
-    a = (sim_run_args_t){tr, &cfg, o ? o->mode : PRED_OPEN, nflows, shm.outs};
-    st = run_child(&a, user ? user : gen, user ? user : "generated platform",
-                   o ? o->progress : NULL);
+    const char *shown = user ? user : "generated platform";
+    if ((st = shm_make(&shm, tr, p, hint_bytes, o ? o->mode : PRED_OPEN, nflows,
+                       user ? user : gen, shown)) != HS_OK)
+        goto out_shm;
+    st = run_child(&shm, nflows, shown, o ? o->progress : NULL);
+    shm_point(&shm, shm.base); /* the child pointed the shared structs at its own mapping */
     for (i = 0; st == HS_OK && i < nflows; i++)
         copy_out(&shm.outs[i], tr->n, &raws[i]);
-    munmap(shm.base, shm.len);
-out_platform:
+out_shm:
+    shm_unmap(&shm);
     if (gen)
         unlink(gen);
     free(gen);

@@ -1,9 +1,12 @@
 /* sim.h - the SimGrid discrete-event simulator of the two paths, as a prediction engine.
  * Plug it into pred_run() / recommend through sim_engine_ops (see model/predict.h).
  *
- * Each replay runs in a forked child process (SimGrid allows one engine per process and
- * reports fatal platform errors by aborting): results come back through shared memory,
- * SimGrid's own error message is relayed naming the platform file, never a backtrace.
+ * Each replay runs in a child process (SimGrid allows one engine per process and reports
+ * fatal platform errors by aborting): results come back through shared memory, SimGrid's
+ * own error message is relayed naming the platform file, never a backtrace. From a parent
+ * with threads the child is this program executed afresh: every program that links this
+ * engine starts through its constructor, which returns at once unless HINTSIM_SIM_CHILD is
+ * set (sim/README.md).
  * What is modelled, and every known difference from the analytical model: sim/README.md.
  */
 #ifndef HS_SIM_H
