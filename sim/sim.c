@@ -3,13 +3,13 @@
  * Why a child process: SimGrid keeps one engine per process (simgrid_init cannot be run
  * twice) and reports a platform it rejects by printing a message and aborting. A process
  * per replay makes every replay independent (recommend runs many hints), and lets the
- * parent turn an abort into "exit 1 with SimGrid's message and the file named". The child
- * is this program executed afresh (fork, then exec of /proc/self/exe: nothing but async-
- * signal-safe calls between the two, so a parent with threads, such as recommend's
- * workers, cannot leave it a lock held forever), told by the environment where its shared
- * memory file is (sim_child_entry, run before main); the parent writes the inputs there
- * (profile, hint, trace records), the child its results; its stderr comes back through a
- * pipe.
+ * parent turn an abort into "exit 1 with SimGrid's message and the file named". The parent
+ * writes the inputs (profile, hint, trace records) into a shared memory file, the child its
+ * results; its stderr comes back through a pipe. From a parent with threads (recommend's
+ * workers) the child is this program executed afresh (fork, then exec of /proc/self/exe,
+ * nothing but async-signal-safe calls between the two, so no other thread can leave it a
+ * lock held forever), told by the environment where the memory file is (sim_child_entry,
+ * run before main); from a single-threaded parent it is only forked.
  */
 #include "sim/sim.h"
 
@@ -165,8 +165,8 @@ static void child_run(const sim_run_args_t *a, const char *platform, const char 
     _exit(st == HS_OK ? 0 : SIM_CHILD_ERR_BASE - (int)st);
 }
 
-/* The child, executed with SIM_CHILD_ENV set: map the memory file, rebuild the profile,
- * the configuration and the trace from it, run. Never returns. */
+/* The child (forked, or executed with SIM_CHILD_ENV set): map the memory file at fd,
+ * rebuild the profile, the configuration and the trace from it, run. Never returns. */
 static void child_main(int fd)
 {
     struct stat sb;
