@@ -750,11 +750,10 @@ static HS_HOT uint64_t bound_run(const bound_t *b, const chunk_cost_t *full, dou
  * j >= B, which pops own batch j - B by its post (at most B = window / batch full
  * batches are held), posts at that batch's report at the earliest: L0 + (j - B + 1) S +
  * latency + event, and must start at L0 + j S. */
-static HS_HOT int bound_may(const mdl_state_t *s, const mdl_path_t *pa, int k,
-                            const chunk_cost_t *full, double dma, double lat, double t0,
-                            uint64_t nfull)
+static HS_HOT int bound_may(const mdl_state_t *s, const mdl_path_t *pa, const chunk_cost_t *full,
+                            double dma, double lat, double t0, uint64_t nfull)
 {
-    uint32_t B = s->nbatch[k];
+    uint32_t B = pa->window / pa->batch;
 
     return t0 + full->post_share_ns + dma <= s->link_free_ns &&
            (nfull <= B || lat + pa->fixed_ns + pa->event_ns + full->post_share_ns + dma <=
@@ -785,7 +784,7 @@ static HS_HOT double wait_pop(double t_ch, double c, double ev, double *cpu, dou
 static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, int own)
 {
     mdl_steady_t *st = &s->steady[k];
-    uint32_t B = s->nbatch[k];
+    uint32_t B = pa->window / pa->batch;
 
     st->valid = own && B >= 3 && pa->window == B * pa->batch &&
                 ((pa->count == B - 1 && pa->open_n > 0 && pa->period_ns > 0) ||
@@ -921,7 +920,7 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
                                                    double tref_ns, chunks_rec_t *rec)
 {
     const mdl_steady_t *st = &s->steady[k];
-    uint32_t E = pa->batch, B = s->nbatch[k], open = pa->open_n > 0;
+    uint32_t E = pa->batch, W = pa->window, B = W / E, open = pa->open_n > 0;
     double S = full->ser_ns, P = full->post_ns, ev = pa->event_ns, lf = lat + pa->fixed_ns;
     double L0 = s->link_free_ns;
     const mdl_batch_t *ring = pa->ring, *tail = &ring[(pa->head + B - 1) & pa->mask];
@@ -1165,7 +1164,7 @@ static __attribute__((noinline)) int chunks_closed(mdl_state_t *s, mdl_path_t *p
     if (serial_may(pa, pl->nfull))
         return chunks_serial(s, pa, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
                              rec);
-    return bound_may(s, pa, k, &pl->full, dma, lat, t0, pl->nfull) &&
+    return bound_may(s, pa, &pl->full, dma, lat, t0, pl->nfull) &&
            (chunks_steady(s, pa, k, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
                           rec) ||
             chunks_bound(s, pa, k, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,

@@ -82,7 +82,6 @@ static hs_status_t paths_init(mdl_state_t *s, const profile_t *p, uint64_t hint)
     for (int k = 0; k < 2; k++) {
         s->seg_shift[k] = log2_exact(s->path[k].seg_bytes);
         s->batch_shift[k] = log2_exact(s->path[k].batch);
-        s->nbatch[k] = s->path[k].batch ? s->path[k].window / s->path[k].batch : 0;
     }
     return st;
 }

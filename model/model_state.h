@@ -190,7 +190,6 @@ typedef struct {
     uint32_t seg_shift[2];  /* log2(each path's seg_bytes) likewise (the size cache's miss
                              * divides by neither then: bench_model phased) */
     uint32_t batch_shift[2]; /* log2(each path's batch) likewise (chunks_plan) */
-    uint32_t nbatch[2];      /* each path's window / batch: the full batches it holds */
     mdl_full_t full[2];     /* each path's full chunk costs, last computed */
 } mdl_state_t;
 
