@@ -17,10 +17,9 @@
 set -euo pipefail
 cache=$1 bin=$2 out=$3 gid=$4 topo=${5:-plain}
 here=$(cd "$(dirname "$0")" && pwd)
-vm() { "$here/run-in-vm.sh" --cache "$cache" --hintsim "$bin" --smp 1 --timeout 420 "$@"; }
-# vm_bg ARGS... &: the same in the background, the job being run-in-vm.sh itself (exec), so
-# that $! is the process a TERM stops the VM through
-vm_bg() { exec "$here/run-in-vm.sh" --cache "$cache" --hintsim "$bin" --smp 1 --timeout 420 "$@"; }
+# a simple command, so that "${vm[@]}" ... & makes $! run-in-vm.sh itself, which a TERM stops
+# the VM through
+vm=("$here/run-in-vm.sh" --cache "$cache" --hintsim "$bin" --smp 1 --timeout 420)
 
 # attempt N DIR: both ends (and the router) once, logs and outputs in DIR; sets rc_s rc_c
 # rc_r. UDP ports for the wires from this process's pid and N (two runs at once, or two
@@ -34,7 +33,7 @@ attempt() {
     mkdir -p "$dir/server" "$dir/client"
     if [ "$topo" = routed ]; then
         srv=10.88.0.2 cli=10.89.0.2
-        vm_bg --link "$p:$((p + 1)):10.88.0.1/24" --link "$((p + 2)):$((p + 3)):10.89.0.1/24" \
+        "${vm[@]}" --link "$p:$((p + 1)):10.88.0.1/24" --link "$((p + 2)):$((p + 3)):10.89.0.1/24" \
             --forward "$here/cross-host-router.sh" "$srv" "$cli" >"$dir/router.log" 2>&1 &
         rpid=$!
         slink=(--link "$((p + 1)):$p:$srv/24" --gw 10.88.0.1)
@@ -44,10 +43,10 @@ attempt() {
         slink=(--link "$p:$((p + 1)):$srv/24")
         clink=(--link "$((p + 1)):$p:$cli/24")
     fi
-    vm_bg "${slink[@]}" --out "$dir/server" "$here/cross-host.sh" server "$cli" "$gid" \
+    "${vm[@]}" "${slink[@]}" --out "$dir/server" "$here/cross-host.sh" server "$cli" "$gid" \
         >"$dir/server.log" 2>&1 &
     spid=$!
-    vm "${clink[@]}" --out "$dir/client" "$here/cross-host.sh" client "$srv" "$gid" \
+    "${vm[@]}" "${clink[@]}" --out "$dir/client" "$here/cross-host.sh" client "$srv" "$gid" \
         >"$dir/client.log" 2>&1 || rc_c=$?
     if [ $rc_c -ne 0 ]; then
         # a client that failed may leave the server waiting for its next command (the
