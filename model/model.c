@@ -208,6 +208,19 @@ static __attribute__((noinline)) void size_fill(mdl_state_t *s, int k, mdl_size_
     z->ser_share_ns = c.ser_share_ns;
 }
 
+/* What size_fill computes for a segmented size (above s->seg_min[k]: no size-dependent
+ * factors), without the cache: a segmented message's size is seldom seen twice (measured:
+ * bench_model phased, where every 1 MB size missed the cache). */
+static HS_HOT void size_seg(const mdl_state_t *s, int k, uint64_t size, mdl_size_t *z)
+{
+    const mdl_path_t *pa = &s->path[k];
+
+    z->npb_ns = s->ns_per_byte;
+    z->lat_ns = s->wire2_ns;
+    z->nwr = (uint32_t)mdl_div_up(size, pa->seg_bytes, s->seg_shift[k]);
+    z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
+}
+
 /* Path k's size cache entry of size (computed on a miss). */
 static HS_HOT const mdl_size_t *size_of(mdl_state_t *s, int k, uint64_t size)
 {
@@ -781,12 +794,48 @@ static HS_HOT double wait_pop(double t_ch, double c, double ev, double *cpu, dou
  * message's own last B - 1 full batches (B = window / batch >= 3, written by the commit from
  * the link's times, S apart) and its last chunk's batch, open under a timer or closed (a
  * whole batch). own: the batches in the ring are all the message's own. */
+/* Close of the lazy batch j (mdl_steady_t.lazy): what bound_commit writes there. */
+static HS_HOT double steady_close(const mdl_steady_t *st, uint32_t j)
+{
+    return st->L0 + (st->q1 + (double)j) * st->lS + st->lf;
+}
+
+/* Write the batches chunks_steady's commit left lazy in path k's ring. Called before
+ * anything but chunks_steady reads or moves that ring (post_message, post_chunks). */
+static __attribute__((noinline)) void steady_fill(mdl_state_t *s, int k)
+{
+    mdl_steady_t *st = &s->steady[k];
+    mdl_path_t *pa = &s->path[k];
+
+    for (uint32_t j = 0; j < st->n; j++)
+        pa->ring[(pa->head + j) & pa->mask] = (mdl_batch_t){steady_close(st, j), st->nwr};
+    st->lazy = 0;
+}
+
+/* steady_note's keeping, its test left to the caller. */
+static HS_HOT void steady_keep(mdl_state_t *s, const mdl_path_t *pa, int k, double S)
+{
+    mdl_steady_t *st = &s->steady[k];
+    uint32_t B = st->B;
+
+    st->valid = (pa->count == B - 1 && pa->open_n > 0 && pa->period_ns > 0) ||
+                (pa->count == B && pa->open_n == 0);
+    st->pushes = pa->pushes;
+    st->head = pa->head;
+    st->count = pa->count;
+    st->open_n = pa->open_n;
+    st->S = S;
+    st->tail_close_ns = st->lazy && B - 2 < st->n ? steady_close(st, B - 2)
+                                                  : pa->ring[(pa->head + B - 2) & pa->mask].close_ns;
+    st->timer_close_ns = pa->timer_close_ns;
+}
+
 static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, int own)
 {
     mdl_steady_t *st = &s->steady[k];
-    uint32_t B = pa->window / pa->batch;
+    uint32_t B = st->B;
 
-    st->valid = own && B >= 3 && pa->window == B * pa->batch &&
+    st->valid = own && st->shape &&
                 ((pa->count == B - 1 && pa->open_n > 0 && pa->period_ns > 0) ||
                  (pa->count == B && pa->open_n == 0));
     if (!st->valid)
@@ -796,7 +845,8 @@ static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, i
     st->count = pa->count;
     st->open_n = pa->open_n;
     st->S = S;
-    st->tail_close_ns = pa->ring[(pa->head + B - 2) & pa->mask].close_ns;
+    st->tail_close_ns = st->lazy && B - 2 < st->n ? steady_close(st, B - 2)
+                                                  : pa->ring[(pa->head + B - 2) & pa->mask].close_ns;
     st->timer_close_ns = pa->timer_close_ns;
 }
 
@@ -809,7 +859,7 @@ static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, i
 static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bound_t *b,
                          const chunk_cost_t *last, uint64_t nfull, double t0, double t_first,
                          double t_last, uint64_t jumped, size_t i, double tref_ns,
-                         chunks_rec_t *rec)
+                         chunks_rec_t *rec, const int lazy)
 {
     uint64_t avail = b->nv + nfull, h0 = b->h > b->nv ? b->h : b->nv;
     double link = b->L0 + (double)(int64_t)nfull * b->S;
@@ -820,18 +870,30 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
         batch_close(s, pa, b->open_close);
     double q1 = (double)(int64_t)(h0 - b->nv + 1);
     uint32_t n = (uint32_t)(avail - h0), at = (uint32_t)((b->head + h0) & b->mask);
-    uint32_t n1 = (uint32_t)b->mask + 1 - at; /* up to the ring's end, then from its start */
-    n1 = n1 < n ? n1 : n;
-    for (uint32_t j = 0; j < n1; j++, q1 += 1)
-        pa->ring[at + j] = (mdl_batch_t){b->L0 + q1 * b->S + b->lf, b->batch};
-    for (uint32_t j = 0; j < n - n1; j++, q1 += 1)
-        pa->ring[j] = (mdl_batch_t){b->L0 + q1 * b->S + b->lf, b->batch};
+    mdl_steady_t *st = &s->steady[k];
+    if (lazy) { /* h0 == b->h: the batches not popped start at the new head */
+        st->lazy = 1;
+        st->n = n;
+        st->nwr = b->batch;
+        st->L0 = b->L0;
+        st->q1 = q1;
+        st->lS = b->S;
+        st->lf = b->lf;
+    } else {
+        uint32_t n1 = (uint32_t)b->mask + 1 - at; /* up to the ring's end, then its start */
+        n1 = n1 < n ? n1 : n;
+        for (uint32_t j = 0; j < n1; j++, q1 += 1)
+            pa->ring[at + j] = (mdl_batch_t){b->L0 + q1 * b->S + b->lf, b->batch};
+        for (uint32_t j = 0; j < n - n1; j++, q1 += 1)
+            pa->ring[j] = (mdl_batch_t){b->L0 + q1 * b->S + b->lf, b->batch};
+    }
     note_report(s, pa, link + b->lf + b->ev);
     pa->head = (uint32_t)((b->head + b->h) & b->mask);
     pa->count = (uint32_t)(avail - b->h);
     pa->used = b->used;
     pa->pushes += nfull;
-    pa->head_r_ns = pa->count ? pa->ring[pa->head].close_ns + b->ev : HUGE_VAL;
+    pa->head_r_ns = !pa->count ? HUGE_VAL
+                    : (lazy ? steady_close(st, 0) : pa->ring[pa->head].close_ns) + b->ev;
     s->cpu_free_ns = b->cpu;
     s->link_free_ns = link + last->ser_ns;
     s->cost_ns.queue += t_first - t0;
@@ -844,7 +906,10 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
     rec->t_last = t_last;
     if (open)
         rec->entry_close = b->open_close;
-    steady_note(s, pa, k, b->S, b->h >= b->nv);
+    if (lazy) /* chunks_steady's: own batches on a path of steady shape */
+        steady_keep(s, pa, k, b->S);
+    else
+        steady_note(s, pa, k, b->S, b->h >= b->nv);
 }
 
 static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa, int k,
@@ -899,7 +964,7 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
     double t_last = bound_acquire(&b, last->nwr, t_ch, avail);
     if (t_last < 0 || !bound_post(&b, last, dma, t_last, link))
         return 0;
-    bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, jumped, i, tref_ns, rec);
+    bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, jumped, i, tref_ns, rec, 0);
     return 1;
 }
 
@@ -913,26 +978,35 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
  * allowed further, a chunk not link-bound) returns 0 with nothing changed, and
  * chunks_bound replays the message. tests/test_model_skip.c checks both against the
  * chunk-by-chunk replay. */
-static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *pa, int k,
-                                                   const chunk_cost_t *full,
-                                                   const chunk_cost_t *last, uint64_t nfull,
-                                                   double dma, double lat, size_t i, double t0,
-                                                   double tref_ns, chunks_rec_t *rec)
+static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk_cost_t *full,
+                              const chunk_cost_t *last, uint64_t nfull, double dma, double lat,
+                              size_t i, double t0, double tref_ns, chunks_rec_t *rec,
+                              const int lazy)
 {
     const mdl_steady_t *st = &s->steady[k];
-    uint32_t E = pa->batch, W = pa->window, B = W / E, open = pa->open_n > 0;
+    uint32_t E = pa->batch, B = st->B, open = pa->open_n > 0;
     double S = full->ser_ns, P = full->post_ns, ev = pa->event_ns, lf = lat + pa->fixed_ns;
     double L0 = s->link_free_ns;
     const mdl_batch_t *ring = pa->ring, *tail = &ring[(pa->head + B - 1) & pa->mask];
+    double c0, cl;
 
-    if (!st->valid || st->pushes != pa->pushes || st->head != pa->head ||
-        st->count != pa->count || st->open_n != pa->open_n ||
-        st->timer_close_ns != pa->timer_close_ns || st->S != S || nfull < (uint64_t)B ||
+    /* lazy: the ring as the last commit left it (the pushes are the same: nothing else
+     * moved its head, closed or added to its open batch without writing the ring first) */
+    if (!st->valid || st->pushes != pa->pushes || st->S != S || nfull < (uint64_t)B ||
         mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
         return 0;
-    double c0 = ring[pa->head].close_ns, cl = ring[(pa->head + B - 2) & pa->mask].close_ns;
-    if (cl != st->tail_close_ns)
-        return 0;
+    if (lazy) { /* the ring's first B - 1 batches (steady_note: count >= B - 1) */
+        c0 = steady_close(st, 0);
+        cl = steady_close(st, B - 2);
+    } else {
+        if (st->head != pa->head || st->count != pa->count || st->open_n != pa->open_n ||
+            st->timer_close_ns != pa->timer_close_ns)
+            return 0;
+        c0 = ring[pa->head].close_ns;
+        cl = ring[(pa->head + B - 2) & pa->mask].close_ns;
+        if (cl != st->tail_close_ns)
+            return 0;
+    }
     /* the last batch: the open one (closed by its timer) or a closed one */
     uint32_t o = open ? pa->open_n : tail->nwr;
     double oc = open ? pa->timer_close_ns : tail->close_ns;
@@ -1004,10 +1078,31 @@ static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *p
                  .ev = ev, .open_close = oc, .L0 = L0, .S = S, .lf = lf,
                  .cpu = t_last + last->post_ns, .h = nfull + 1, .used = used - E + last->nwr,
                  .stalled = stalled};
-    bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, (B - 2) + m, i, tref_ns, rec);
+    bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, (B - 2) + m, i, tref_ns, rec,
+                 1);
     s->steady_hits++;
     rec->entry_ok = 1;
     return 1;
+}
+
+/* steady_walk on a ring the previous commit left lazy (mdl_steady_t.lazy), or written. */
+static __attribute__((noinline)) int chunks_steady_lazy(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                        const chunk_cost_t *full,
+                                                        const chunk_cost_t *last,
+                                                        uint64_t nfull, double dma, double lat,
+                                                        size_t i, double t0, double tref_ns,
+                                                        chunks_rec_t *rec)
+{
+    return steady_walk(s, pa, k, full, last, nfull, dma, lat, i, t0, tref_ns, rec, 1);
+}
+
+static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                   const chunk_cost_t *full,
+                                                   const chunk_cost_t *last, uint64_t nfull,
+                                                   double dma, double lat, size_t i, double t0,
+                                                   double tref_ns, chunks_rec_t *rec)
+{
+    return steady_walk(s, pa, k, full, last, nfull, dma, lat, i, t0, tref_ns, rec, 0);
 }
 
 /* Whether chunks_serial may apply to a message of nfull full chunks on pa: its window holds
@@ -1263,9 +1358,22 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     mdl_view_t key;
 
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
+    rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    if (s->steady[k].lazy) {
+        /* the ring the previous message left, if nothing is due by t0: chunks_steady on it
+         * as it is (no memo: a formula is cheaper than a lookup); else it is written */
+        if (pa->head_r_ns > rec.t0 && pa->timer_r_ns > rec.t0) {
+            chunks_plan_t pl;
+            chunks_plan(s, pa, k, z, left, nwr, &pl);
+            if (bound_may(s, pa, &pl.full, z->dma_ns, z->lat_ns, rec.t0, pl.nfull) &&
+                chunks_steady_lazy(s, pa, k, &pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i,
+                              rec.t0, tref_ns, &rec))
+                return;
+        }
+        steady_fill(s, k);
+    }
     /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
      * the pipeline it leaves */
-    rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     reap_due(s, pa, rec.t0, 1);
     if (!s->every_chunk) {
         /* a size is looked up and kept from its second message in a row in its slot on,
@@ -1299,6 +1407,15 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
                                 double tref_ns, const int pert)
 {
     uint64_t size = s->tr->recs[i].size_bytes;
+
+    if (size > s->seg_min[k]) {
+        mdl_size_t zs;
+        size_seg(s, k, size, &zs);
+        post_chunks(s, pa, k, &zs, size, zs.nwr, i, t_ns, tref_ns);
+        return;
+    }
+    if (__builtin_expect(s->steady[k].lazy, 0))
+        steady_fill(s, k); /* post_chunks tries chunks_steady on it first */
     const mdl_size_t *z = size_of(s, k, size);
     uint32_t nwr = z->nwr;
 

@@ -82,6 +82,11 @@ static hs_status_t paths_init(mdl_state_t *s, const profile_t *p, uint64_t hint)
     for (int k = 0; k < 2; k++) {
         s->seg_shift[k] = log2_exact(s->path[k].seg_bytes);
         s->batch_shift[k] = log2_exact(s->path[k].batch);
+        const mdl_path_t *pa = &s->path[k];
+        s->steady[k].B = pa->window / pa->batch;
+        s->steady[k].shape = s->steady[k].B >= 3 && pa->window == s->steady[k].B * pa->batch;
+        s->seg_min[k] = pa->seg_bytes && !p->nfactors && pa->seg_bytes <= UINT64_MAX / pa->batch
+                            ? pa->seg_bytes * pa->batch : UINT64_MAX;
     }
     return st;
 }

@@ -149,10 +149,19 @@ typedef struct {
  * under a timer or closed. While the path is as left, the next such message on it is replayed
  * by formulas (chunks_steady). */
 typedef struct {
+    uint32_t B;    /* window / batch, and whether the window is B >= 3 whole batches (the */
+    int shape;     /* only shape kept): the path's, set once (mdl_state_init) */
     int valid;
     uint64_t pushes;
     uint32_t head, count, open_n;
     double S, tail_close_ns, timer_close_ns;
+    /* lazy: the ring's first n batches from its head (the message's own full batches q1,
+     * q1 + 1, ..) are not written yet; batch j closes at L0 + (q1 + j) S + lf and holds nwr
+     * WRs (chunks_steady's commit leaves them so; steady_fill writes them before anything
+     * else reads the ring) */
+    int lazy;
+    uint32_t n, nwr;
+    double L0, q1, lS, lf;
 } mdl_steady_t;
 
 typedef struct {
@@ -191,6 +200,9 @@ typedef struct {
                              * divides by neither then: bench_model phased) */
     uint32_t batch_shift[2]; /* log2(each path's batch) likewise (chunks_plan) */
     mdl_full_t full[2];     /* each path's full chunk costs, last computed */
+    uint64_t seg_min[2];    /* sizes above this on path k are segmented (more than a batch
+                             * of WRs) and need no size cache (no size-dependent factors:
+                             * size_seg); UINT64_MAX where that does not hold */
 } mdl_state_t;
 
 #define MDL_NO_SHIFT 64u
