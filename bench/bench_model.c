@@ -201,11 +201,12 @@ static int bench_once(uint64_t hint, int nw, char **names, size_t n, const profi
             return 1;
         double r = replay_rate(tr, p, hint, mode, 0, raw);
         printf("  %-10s %-6s hint %llu: %.1f M msgs/s (one replay, CPU time); chunks skipped "
-               "%llu, memo hits %llu, idle starts applied %llu, closed-form messages %llu (steady %llu), serial %llu\n", names[a],
+               "%llu, memo hits %llu, idle starts applied %llu, closed-form messages %llu (steady %llu, lazy %llu), serial %llu\n", names[a],
                mode == PRED_OPEN ? "open" : "closed", (unsigned long long)hint, r * 1e-6,
                (unsigned long long)raw->chunks_skipped, (unsigned long long)raw->memo_hits,
                (unsigned long long)raw->entry_hits, (unsigned long long)raw->bound_hits,
-               (unsigned long long)raw->steady_hits, (unsigned long long)raw->serial_hits);
+               (unsigned long long)raw->steady_hits, (unsigned long long)raw->lazy_hits,
+               (unsigned long long)raw->serial_hits);
         trace_free(tr);
         if (r <= 0)
             return 1;

@@ -1081,6 +1081,7 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
     bound_commit(s, pa, k, &b, last, nfull, t0, t_first, t_last, (B - 2) + m, i, tref_ns, rec,
                  1);
     s->steady_hits++;
+    s->lazy_hits += (uint64_t)lazy;
     rec->entry_ok = 1;
     return 1;
 }

@@ -150,6 +150,7 @@ void mdl_state_finish(mdl_state_t *s)
     s->raw->entry_hits = s->entry_hits;
     s->raw->bound_hits = s->bound_hits;
     s->raw->steady_hits = s->steady_hits;
+    s->raw->lazy_hits = s->lazy_hits;
     s->raw->serial_hits = s->serial_hits;
 }
 

@@ -193,6 +193,7 @@ typedef struct {
     uint64_t entry_hits;
     uint64_t bound_hits;    /* messages chunks_bound replayed */
     uint64_t steady_hits;   /* of those, by chunks_steady */
+    uint64_t lazy_hits;     /* of those, on a ring left lazy (chunks_steady_lazy) */
     uint64_t serial_hits;   /* messages chunks_serial replayed */
     mdl_steady_t steady[2]; /* each path's ring as chunks_bound left it */
     uint32_t mtu_shift;     /* log2(mtu) when a power of two, else MDL_NO_SHIFT */

@@ -72,6 +72,8 @@ typedef struct {
                               * chunk link-bound (0 with pred_opts_t.every_chunk) */
     uint64_t steady_hits;    /* model: of those, the ones that met the ring the previous
                               * one left on a saturated path, replayed by formulas */
+    uint64_t lazy_hits;      /* model: of those, the ones whose ring the previous one left
+                              * unwritten (its next reader wrote nothing of it first) */
     uint64_t serial_hits;    /* model: segmented messages on a path whose window holds one
                               * full batch, replayed in closed form (0 with every_chunk or
                               * no_bound) */
