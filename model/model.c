@@ -1376,6 +1376,15 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
      * the pipeline it leaves */
     reap_due(s, pa, rec.t0, 1);
+    if (!s->every_chunk && !s->no_bound && serial_may(pa, 1)) {
+        /* a window of one batch: the closed form before the memo, as chunks_steady_lazy's
+         * (a formula is cheaper than a lookup; measured: bench_model phased at hint 4K) */
+        chunks_plan_t pl;
+        chunks_plan(s, pa, k, z, left, nwr, &pl);
+        if (chunks_serial(s, pa, &pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, rec.t0,
+                          tref_ns, &rec))
+            return;
+    }
     if (!s->every_chunk) {
         /* a size is looked up and kept from its second message in a row in its slot on,
          * so that traces of ever-different sizes pay one comparison per message */
