@@ -183,7 +183,7 @@ static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, c
 }
 
 /* Fill path k's size cache entry z for size (a miss). */
-static __attribute__((noinline)) void size_fill(mdl_state_t *s, int k, mdl_size_t *z,
+static HS_HOT void size_fill(mdl_state_t *s, int k, mdl_size_t *z,
                                                 uint64_t size)
 {
     const mdl_path_t *pa = &s->path[k];
@@ -810,6 +810,7 @@ static __attribute__((noinline)) void steady_fill(mdl_state_t *s, int k)
     for (uint32_t j = 0; j < st->n; j++)
         pa->ring[(pa->head + j) & pa->mask] = (mdl_batch_t){steady_close(st, j), st->nwr};
     st->lazy = 0;
+    s->gate[k] = mdl_gate(s, k);
 }
 
 /* steady_note's keeping, its test left to the caller. */
@@ -873,6 +874,7 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
     mdl_steady_t *st = &s->steady[k];
     if (lazy) { /* h0 == b->h: the batches not popped start at the new head */
         st->lazy = 1;
+        s->gate[k] = 0;
         st->n = n;
         st->nwr = b->batch;
         st->L0 = b->L0;
@@ -1418,14 +1420,15 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
 {
     uint64_t size = s->tr->recs[i].size_bytes;
 
-    if (size > s->seg_min[k]) {
-        mdl_size_t zs;
-        size_seg(s, k, size, &zs);
-        post_chunks(s, pa, k, &zs, size, zs.nwr, i, t_ns, tref_ns);
-        return;
+    if (__builtin_expect(size >= s->gate[k], 0)) {
+        if (size > s->seg_min[k]) {
+            mdl_size_t zs;
+            size_seg(s, k, size, &zs);
+            post_chunks(s, pa, k, &zs, size, zs.nwr, i, t_ns, tref_ns);
+            return;
+        }
+        steady_fill(s, k); /* lazy; post_chunks tries chunks_steady on it first */
     }
-    if (__builtin_expect(s->steady[k].lazy, 0))
-        steady_fill(s, k); /* post_chunks tries chunks_steady on it first */
     const mdl_size_t *z = size_of(s, k, size);
     uint32_t nwr = z->nwr;
 

@@ -87,6 +87,7 @@ static hs_status_t paths_init(mdl_state_t *s, const profile_t *p, uint64_t hint)
         s->steady[k].shape = s->steady[k].B >= 3 && pa->window == s->steady[k].B * pa->batch;
         s->seg_min[k] = pa->seg_bytes && !p->nfactors && pa->seg_bytes <= UINT64_MAX / pa->batch
                             ? pa->seg_bytes * pa->batch : UINT64_MAX;
+        s->gate[k] = mdl_gate(s, k);
     }
     return st;
 }

@@ -204,6 +204,9 @@ typedef struct {
     uint64_t seg_min[2];    /* sizes above this on path k are segmented (more than a batch
                              * of WRs) and need no size cache (no size-dependent factors:
                              * size_seg); UINT64_MAX where that does not hold */
+    uint64_t gate[2];       /* post_message's one test (size >= gate): seg_min + 1 (sizes
+                             * are at most 2^40), or 0 while path k's ring is lazy
+                             * (mdl_steady_t), so that every size, 0 too, looks there first */
 } mdl_state_t;
 
 #define MDL_NO_SHIFT 64u
@@ -213,6 +216,12 @@ typedef struct {
 static inline uint64_t mdl_div_up(uint64_t a, uint64_t d, uint32_t sh)
 {
     return sh != MDL_NO_SHIFT ? (a + d - 1) >> sh : (a + d - 1) / d;
+}
+
+/* post_message's test on path k while its ring is written (mdl_state_t.gate). */
+static inline uint64_t mdl_gate(const mdl_state_t *s, int k)
+{
+    return s->seg_min[k] == UINT64_MAX ? UINT64_MAX : s->seg_min[k] + 1;
 }
 
 /* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */
