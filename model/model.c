@@ -53,13 +53,13 @@ static HS_HOT void note_report(mdl_state_t *s, mdl_path_t *pa, double r_ns)
     s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
-/* Close the open batch of pa at close_ns: report its members, queue its slots. */
-static HS_HOT void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
+/* Close the open batch of pa (not empty) at close_ns and report its members; queued: on the
+ * ring (else the caller pops it at once: counted pushed, not written). */
+static HS_HOT void batch_report(mdl_state_t *s, mdl_path_t *pa, double close_ns,
+                                const int queued)
 {
     double r_ns = close_ns + pa->event_ns;
 
-    if (pa->open_n == 0)
-        return;
     for (uint32_t j = 0; j < pa->nmem; j++) {
         const mdl_member_t *m = &pa->mem[j];
         double coal = close_ns > m->hw_ns ? close_ns - m->hw_ns : 0;
@@ -67,11 +67,21 @@ static HS_HOT void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
         s->sum_lat_ns += r_ns - m->tref_ns;
         s->cost_ns.coalesce += coal;
     }
-    ring_push(pa, close_ns, pa->open_n);
+    if (queued)
+        ring_push(pa, close_ns, pa->open_n);
+    else
+        pa->pushes++;
     pa->nmem = 0;
     pa->open_n = 0;
     pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
     note_report(s, pa, r_ns);
+}
+
+/* Close the open batch of pa at close_ns: report its members, queue its slots. */
+static HS_HOT void batch_close(mdl_state_t *s, mdl_path_t *pa, double close_ns)
+{
+    if (pa->open_n)
+        batch_report(s, pa, close_ns, 1);
 }
 
 /* batch_add + batch_close of a one-WR message on a path whose batches hold one WR: it is
@@ -819,15 +829,14 @@ static HS_HOT void steady_keep(mdl_state_t *s, const mdl_path_t *pa, int k, doub
     mdl_steady_t *st = &s->steady[k];
     uint32_t B = st->B;
 
-    st->valid = (pa->count == B - 1 && pa->open_n > 0 && pa->period_ns > 0) ||
-                (pa->count == B && pa->open_n == 0);
+    /* the last chunk's batch open (count B - 1) or closed whole (count B) */
+    st->valid = pa->open_n == 0 || pa->period_ns > 0;
     st->pushes = pa->pushes;
     st->head = pa->head;
     st->count = pa->count;
     st->open_n = pa->open_n;
     st->S = S;
-    st->tail_close_ns = st->lazy && B - 2 < st->n ? steady_close(st, B - 2)
-                                                  : pa->ring[(pa->head + B - 2) & pa->mask].close_ns;
+    st->tail_close_ns = steady_close(st, B - 2); /* lazy */
     st->timer_close_ns = pa->timer_close_ns;
 }
 
@@ -846,8 +855,7 @@ static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, i
     st->count = pa->count;
     st->open_n = pa->open_n;
     st->S = S;
-    st->tail_close_ns = st->lazy && B - 2 < st->n ? steady_close(st, B - 2)
-                                                  : pa->ring[(pa->head + B - 2) & pa->mask].close_ns;
+    st->tail_close_ns = pa->ring[(pa->head + B - 2) & pa->mask].close_ns; /* not lazy */
     st->timer_close_ns = pa->timer_close_ns;
 }
 
@@ -867,8 +875,8 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
     double hw_last = link + last->ser_ns + b->lf + pa->split_ns;
     int open = b->nv > b->nold;
 
-    if (open)
-        batch_close(s, pa, b->open_close);
+    if (open) /* popped below when lazy (chunks_steady: b->h > b->nv) */
+        batch_report(s, pa, b->open_close, !lazy);
     double q1 = (double)(int64_t)(h0 - b->nv + 1);
     uint32_t n = (uint32_t)(avail - h0), at = (uint32_t)((b->head + h0) & b->mask);
     mdl_steady_t *st = &s->steady[k];
@@ -881,6 +889,7 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
         st->q1 = q1;
         st->lS = b->S;
         st->lf = b->lf;
+        st->c0 = steady_close(st, 0);
     } else {
         uint32_t n1 = (uint32_t)b->mask + 1 - at; /* up to the ring's end, then its start */
         n1 = n1 < n ? n1 : n;
@@ -895,7 +904,7 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
     pa->used = b->used;
     pa->pushes += nfull;
     pa->head_r_ns = !pa->count ? HUGE_VAL
-                    : (lazy ? steady_close(st, 0) : pa->ring[pa->head].close_ns) + b->ev;
+                    : (lazy ? st->c0 : pa->ring[pa->head].close_ns) + b->ev;
     s->cpu_free_ns = b->cpu;
     s->link_free_ns = link + last->ser_ns;
     s->cost_ns.queue += t_first - t0;
@@ -980,11 +989,13 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
  * allowed further, a chunk not link-bound) returns 0 with nothing changed, and
  * chunks_bound replays the message. tests/test_model_skip.c checks both against the
  * chunk-by-chunk replay. */
-static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk_cost_t *full,
-                              const chunk_cost_t *last, uint64_t nfull, double dma, double lat,
+static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk_cost_t *full_p,
+                              const chunk_cost_t *last_p, uint64_t nfull, double dma, double lat,
                               size_t i, double t0, double tref_ns, chunks_rec_t *rec,
                               const int lazy)
 {
+    /* copies, kept in registers: every check below reads them (measured: bench_model phased) */
+    const chunk_cost_t fc = *full_p, lc = *last_p, *full = &fc, *last = &lc;
     const mdl_steady_t *st = &s->steady[k];
     uint32_t E = pa->batch, B = st->B, open = pa->open_n > 0;
     double S = full->ser_ns, P = full->post_ns, ev = pa->event_ns, lf = lat + pa->fixed_ns;
@@ -998,8 +1009,8 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
         mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
         return 0;
     if (lazy) { /* the ring's first B - 1 batches (steady_note: count >= B - 1) */
-        c0 = steady_close(st, 0);
-        cl = steady_close(st, B - 2);
+        c0 = st->c0;
+        cl = st->tail_close_ns;
     } else {
         if (st->head != pa->head || st->count != pa->count || st->open_n != pa->open_n ||
             st->timer_close_ns != pa->timer_close_ns)
@@ -1086,17 +1097,6 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
     s->lazy_hits += (uint64_t)lazy;
     rec->entry_ok = 1;
     return 1;
-}
-
-/* steady_walk on a ring the previous commit left lazy (mdl_steady_t.lazy), or written. */
-static __attribute__((noinline)) int chunks_steady_lazy(mdl_state_t *s, mdl_path_t *pa, int k,
-                                                        const chunk_cost_t *full,
-                                                        const chunk_cost_t *last,
-                                                        uint64_t nfull, double dma, double lat,
-                                                        size_t i, double t0, double tref_ns,
-                                                        chunks_rec_t *rec)
-{
-    return steady_walk(s, pa, k, full, last, nfull, dma, lat, i, t0, tref_ns, rec, 1);
 }
 
 static __attribute__((noinline)) int chunks_steady(mdl_state_t *s, mdl_path_t *pa, int k,
@@ -1362,24 +1362,11 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
 
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
     rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    if (s->steady[k].lazy) {
-        /* the ring the previous message left, if nothing is due by t0: chunks_steady on it
-         * as it is (no memo: a formula is cheaper than a lookup); else it is written */
-        if (pa->head_r_ns > rec.t0 && pa->timer_r_ns > rec.t0) {
-            chunks_plan_t pl;
-            chunks_plan(s, pa, k, z, left, nwr, &pl);
-            if (bound_may(s, pa, &pl.full, z->dma_ns, z->lat_ns, rec.t0, pl.nfull) &&
-                chunks_steady_lazy(s, pa, k, &pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i,
-                              rec.t0, tref_ns, &rec))
-                return;
-        }
-        steady_fill(s, k);
-    }
     /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
      * the pipeline it leaves */
     reap_due(s, pa, rec.t0, 1);
     if (!s->every_chunk && !s->no_bound && serial_may(pa, 1)) {
-        /* a window of one batch: the closed form before the memo, as chunks_steady_lazy's
+        /* a window of one batch: the closed form before the memo, as steady_next's
          * (a formula is cheaper than a lookup; measured: bench_model phased at hint 4K) */
         chunks_plan_t pl;
         chunks_plan(s, pa, k, z, left, nwr, &pl);
@@ -1413,6 +1400,31 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
         memo_keep(s, pa, k, left, &key, &rec, memo);
 }
 
+/* Message i of size (above s->seg_min[k]) from t_ns on, on the ring the previous message
+ * left lazy on pa (index k), if nothing on it is due by then: chunks_steady there, without
+ * the memo (a formula is cheaper than a lookup; measured: bench_model phased). Returns 0,
+ * with nothing changed, where it does not apply (the ring must then be written). */
+static __attribute__((noinline)) int steady_next(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                 uint64_t size, size_t i, double t_ns,
+                                                 double tref_ns)
+{
+    double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    mdl_size_t z;
+    chunks_plan_t pl;
+    chunks_rec_t rec;
+
+    if (!(pa->head_r_ns > t0 && pa->timer_r_ns > t0))
+        return 0;
+    size_seg(s, k, size, &z);
+    chunks_plan(s, pa, k, &z, size, z.nwr, &pl);
+    if (!bound_may(s, pa, &pl.full, z.dma_ns, z.lat_ns, t0, pl.nfull) ||
+        !steady_walk(s, pa, k, &pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i, t0, tref_ns,
+                     &rec, 1))
+        return 0;
+    s->cost_ns.l1 += (double)z.nwr * s->l1x_ns; /* post_chunks's first step */
+    return 1;
+}
+
 /* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks; pert as
  * chunk_hw_p's. */
 static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
@@ -1422,12 +1434,17 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
 
     if (__builtin_expect(size >= s->gate[k], 0)) {
         if (size > s->seg_min[k]) {
+            if (s->steady[k].lazy) {
+                if (steady_next(s, pa, k, size, i, t_ns, tref_ns))
+                    return;
+                steady_fill(s, k);
+            }
             mdl_size_t zs;
             size_seg(s, k, size, &zs);
             post_chunks(s, pa, k, &zs, size, zs.nwr, i, t_ns, tref_ns);
             return;
         }
-        steady_fill(s, k); /* lazy; post_chunks tries chunks_steady on it first */
+        steady_fill(s, k); /* lazy: written before anything else reads it */
     }
     const mdl_size_t *z = size_of(s, k, size);
     uint32_t nwr = z->nwr;

@@ -162,6 +162,7 @@ typedef struct {
     int lazy;
     uint32_t n, nwr;
     double L0, q1, lS, lf;
+    double c0;     /* batch 0's close (the ring's head) */
 } mdl_steady_t;
 
 typedef struct {
