@@ -179,7 +179,8 @@ static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr,
 
 static double npkt_of(const mdl_state_t *s, uint64_t bytes)
 {
-    return bytes > s->mtu ? (double)mdl_div_up(bytes, s->mtu, s->mtu_shift) : 1.0;
+    /* (int64_t): sizes are at most 2^40 (pred_check_trace), and one conversion is cheaper */
+    return bytes > s->mtu ? (double)(int64_t)mdl_div_up(bytes, s->mtu, s->mtu_shift) : 1.0;
 }
 
 
@@ -210,7 +211,7 @@ static HS_HOT void size_fill(mdl_state_t *s, int k, mdl_size_t *z,
     z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
     if (z->nwr > pa->batch)
         return; /* segmented: chunks_plan costs its chunks (ser_ns and the rest unset) */
-    z->ser_ns = (double)size * z->npb_ns + npkt_of(s, size) * s->pkt_ns;
+    z->ser_ns = (double)(int64_t)size * z->npb_ns + npkt_of(s, size) * s->pkt_ns;
     chunk_cost_t c;
     chunk_cost(s, z->ser_ns, z->nwr, &c);
     z->post_ns = c.post_ns;
@@ -1183,8 +1184,8 @@ static __attribute__((noinline)) int chunks_serial(mdl_state_t *s, mdl_path_t *p
     /* commit: the forced close (it reports the previous message) and the pop; the full
      * chunks' batches, each pushed and popped by the next, the last full one's kept when
      * the last chunk does not pop it */
-    if (forced)
-        batch_close(s, pa, c0);
+    if (forced) /* reported; popped at once, so not written (head moves past it) */
+        batch_report(s, pa, c0, 0);
     uint32_t head = (pa->head + 1) & pa->mask;
     if (pop) {
         pa->head = (uint32_t)((head + nfull) & pa->mask);
@@ -1244,7 +1245,7 @@ static HS_HOT void chunks_plan(mdl_state_t *s, const mdl_path_t *pa, int k, cons
     pl->nfull = nfull;
     /* the last chunk: the rest of the WRs and bytes, after nfull full chunks */
     uint64_t lb = left - nfull * full_bytes;
-    chunk_cost(s, (double)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
+    chunk_cost(s, (double)(int64_t)lb * z->npb_ns + npkt_of(s, lb) * s->pkt_ns,
                (uint32_t)(nwr - nfull * pa->batch), &pl->last);
 }
 
@@ -1350,6 +1351,18 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     rec->t_last = t_ns;
 }
 
+/* chunks_serial for message i (nwr > batch WRs, size left) from t0 on: planned here. */
+static HS_HOT int serial_try(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
+                             uint64_t left, uint64_t nwr, size_t i, double t0, double tref_ns,
+                             chunks_rec_t *rec)
+{
+    chunks_plan_t pl;
+
+    chunks_plan(s, pa, k, z, left, nwr, &pl);
+    return chunks_serial(s, pa, &pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, t0,
+                         tref_ns, rec);
+}
+
 /* Post message i of nwr > batch WRs on pa (index k) from t_ns on (chunks_run); or, when an
  * earlier message of its size met the same pipeline, that message's replay shifted (the
  * memo, model_memo.h). */
@@ -1360,20 +1373,16 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     mdl_memo_t *memo = NULL;
     mdl_view_t key;
 
-    s->cost_ns.l1 += (double)nwr * s->l1x_ns;
+    s->cost_ns.l1 += (double)(int64_t)nwr * s->l1x_ns;
     rec.t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
      * the pipeline it leaves */
     reap_due(s, pa, rec.t0, 1);
-    if (!s->every_chunk && !s->no_bound && serial_may(pa, 1)) {
-        /* a window of one batch: the closed form before the memo, as steady_next's
-         * (a formula is cheaper than a lookup; measured: bench_model phased at hint 4K) */
-        chunks_plan_t pl;
-        chunks_plan(s, pa, k, z, left, nwr, &pl);
-        if (chunks_serial(s, pa, &pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, rec.t0,
-                          tref_ns, &rec))
-            return;
-    }
+    /* a window of one batch: the closed form before the memo, as steady_next's (a formula
+     * is cheaper than a lookup; measured: bench_model phased at hint 4K) */
+    if (!s->every_chunk && !s->no_bound && serial_may(pa, 1) &&
+        serial_try(s, pa, k, z, left, nwr, i, rec.t0, tref_ns, &rec))
+        return;
     if (!s->every_chunk) {
         /* a size is looked up and kept from its second message in a row in its slot on,
          * so that traces of ever-different sizes pay one comparison per message */
@@ -1425,6 +1434,26 @@ static __attribute__((noinline)) int steady_next(mdl_state_t *s, mdl_path_t *pa,
     return 1;
 }
 
+/* steady_next's for a window of one batch (chunks_serial), where nothing is due by t0: so
+ * that post_chunks's frame is not needed (measured: bench_model phased at hint 4K). */
+static __attribute__((noinline)) int serial_next(mdl_state_t *s, mdl_path_t *pa, int k,
+                                                 uint64_t size, size_t i, double t_ns,
+                                                 double tref_ns)
+{
+    double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    mdl_size_t z;
+    chunks_rec_t rec;
+
+    if (s->every_chunk || s->no_bound || !(pa->head_r_ns > t0 && pa->timer_r_ns > t0) ||
+        !serial_may(pa, 1))
+        return 0;
+    size_seg(s, k, size, &z);
+    if (!serial_try(s, pa, k, &z, size, z.nwr, i, t0, tref_ns, &rec))
+        return 0;
+    s->cost_ns.l1 += (double)(int64_t)z.nwr * s->l1x_ns; /* post_chunks's first step */
+    return 1;
+}
+
 /* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks; pert as
  * chunk_hw_p's. */
 static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
@@ -1438,6 +1467,9 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
                 if (steady_next(s, pa, k, size, i, t_ns, tref_ns))
                     return;
                 steady_fill(s, k);
+            } else if (pa->window < 2 * pa->batch &&
+                       serial_next(s, pa, k, size, i, t_ns, tref_ns)) {
+                return;
             }
             mdl_size_t zs;
             size_seg(s, k, size, &zs);
