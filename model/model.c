@@ -1007,7 +1007,7 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
     /* lazy: the ring as the last commit left it (the pushes are the same: nothing else
      * moved its head, closed or added to its open batch without writing the ring first) */
     if (!st->valid || st->pushes != pa->pushes || st->S != S || nfull < (uint64_t)B ||
-        mdl_next_edge(s, t0) != HUGE_VAL || !(S > P && S >= ev + P))
+        mdl_edge_ahead(s, t0) || !(S > P && S >= ev + P))
         return 0;
     if (lazy) { /* the ring's first B - 1 batches (steady_note: count >= B - 1) */
         c0 = st->c0;
@@ -1221,7 +1221,8 @@ undo:
 /* A segmented message's chunks: nfull full ones (a batch of WRs each) and the last one
  * (the rest), with their costs. */
 typedef struct {
-    chunk_cost_t full, last;
+    const chunk_cost_t *full; /* s->full[k].cost: kept per path */
+    chunk_cost_t last;
     uint64_t nfull;
 } chunks_plan_t;
 
@@ -1241,7 +1242,7 @@ static HS_HOT void chunks_plan(mdl_state_t *s, const mdl_path_t *pa, int k, cons
         chunk_cost(s, (double)full_bytes * z->npb_ns + npkt_of(s, full_bytes) * s->pkt_ns,
                    pa->batch, &fc->cost);
     }
-    pl->full = fc->cost;
+    pl->full = &fc->cost;
     pl->nfull = nfull;
     /* the last chunk: the rest of the WRs and bytes, after nfull full chunks */
     uint64_t lb = left - nfull * full_bytes;
@@ -1261,12 +1262,12 @@ static __attribute__((noinline)) int chunks_closed(mdl_state_t *s, mdl_path_t *p
     double dma = z->dma_ns, lat = z->lat_ns;
 
     if (serial_may(pa, pl->nfull))
-        return chunks_serial(s, pa, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
+        return chunks_serial(s, pa, pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
                              rec);
-    return bound_may(s, pa, &pl->full, dma, lat, t0, pl->nfull) &&
-           (chunks_steady(s, pa, k, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
+    return bound_may(s, pa, pl->full, dma, lat, t0, pl->nfull) &&
+           (chunks_steady(s, pa, k, pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
                           rec) ||
-            chunks_bound(s, pa, k, &pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
+            chunks_bound(s, pa, k, pl->full, &pl->last, pl->nfull, dma, lat, i, t0, tref_ns,
                          rec));
 }
 
@@ -1286,7 +1287,7 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     uint64_t nwr0 = nwr, chunks = pl->nfull + 1;
     int stalled = 0, had_open = pa->open_n > 0, skip = !s->every_chunk, regular;
     double hw, t_ns, dma = z->dma_ns, lat = z->lat_ns;
-    chunk_cost_t full = pl->full, last = pl->last;
+    chunk_cost_t full = *pl->full, last = pl->last;
     mdl_track_t track = {0};
 
     /* on an idle path: the start an earlier message kept (then nothing to keep), or keep
@@ -1359,7 +1360,7 @@ static HS_HOT int serial_try(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_si
     chunks_plan_t pl;
 
     chunks_plan(s, pa, k, z, left, nwr, &pl);
-    return chunks_serial(s, pa, &pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, t0,
+    return chunks_serial(s, pa, pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, t0,
                          tref_ns, rec);
 }
 
@@ -1413,7 +1414,7 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
  * left lazy on pa (index k), if nothing on it is due by then: chunks_steady there, without
  * the memo (a formula is cheaper than a lookup; measured: bench_model phased). Returns 0,
  * with nothing changed, where it does not apply (the ring must then be written). */
-static __attribute__((noinline)) int steady_next(mdl_state_t *s, mdl_path_t *pa, int k,
+static HS_HOT int steady_next(mdl_state_t *s, mdl_path_t *pa, int k,
                                                  uint64_t size, size_t i, double t_ns,
                                                  double tref_ns)
 {
@@ -1426,8 +1427,8 @@ static __attribute__((noinline)) int steady_next(mdl_state_t *s, mdl_path_t *pa,
         return 0;
     size_seg(s, k, size, &z);
     chunks_plan(s, pa, k, &z, size, z.nwr, &pl);
-    if (!bound_may(s, pa, &pl.full, z.dma_ns, z.lat_ns, t0, pl.nfull) ||
-        !steady_walk(s, pa, k, &pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i, t0, tref_ns,
+    if (!bound_may(s, pa, pl.full, z.dma_ns, z.lat_ns, t0, pl.nfull) ||
+        !steady_walk(s, pa, k, pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i, t0, tref_ns,
                      &rec, 1))
         return 0;
     s->cost_ns.l1 += (double)z.nwr * s->l1x_ns; /* post_chunks's first step */
@@ -1436,7 +1437,7 @@ static __attribute__((noinline)) int steady_next(mdl_state_t *s, mdl_path_t *pa,
 
 /* steady_next's for a window of one batch (chunks_serial), where nothing is due by t0: so
  * that post_chunks's frame is not needed (measured: bench_model phased at hint 4K). */
-static __attribute__((noinline)) int serial_next(mdl_state_t *s, mdl_path_t *pa, int k,
+static HS_HOT int serial_next(mdl_state_t *s, mdl_path_t *pa, int k,
                                                  uint64_t size, size_t i, double t_ns,
                                                  double tref_ns)
 {

@@ -247,6 +247,13 @@ static inline double mdl_next_edge(const mdl_state_t *s, double t)
                                                                         : HUGE_VAL;
 }
 
+/* Whether a perturbation-window edge lies after t (mdl_next_edge(s, t) != HUGE_VAL): the
+ * window's end does (its start is never after it). */
+static inline int mdl_edge_ahead(const mdl_state_t *s, double t)
+{
+    return t < s->pert_until_ns;
+}
+
 /* Rounding tolerance for times of magnitude ref (~45 ulps): the skip and the memo call two
  * pipeline states the same when their relative times agree to within it. */
 static inline double mdl_time_tol(double ref)
