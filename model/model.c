@@ -1003,6 +1003,12 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
     double L0 = s->link_free_ns;
     const mdl_batch_t *ring = pa->ring, *tail = &ring[(pa->head + B - 1) & pa->mask];
     double c0, cl;
+    /* bound_fits of a full chunk as one sum: posted at t on a link free at link, it is
+     * link-bound iff t + F <= link (also with one WR: then both terms are P + DMA); and
+     * bound_next_fits(r, .., end) iff r + S + F <= end. The sums round apart from theirs,
+     * so a tie can take either side: there the chunk starts when the link frees either way */
+    double F = fc.post_share_ns + dma, F2 = fc.post_ns + dma + fc.ser_share_ns - S;
+    F = F2 > F ? F2 : F;
 
     /* lazy: the ring as the last commit left it (the pushes are the same: nothing else
      * moved its head, closed or added to its open batch without writing the ring first) */
@@ -1031,8 +1037,7 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
     double t_first = t;
     /* link-bound; the open batch does not take it in; the jump over batches 1 .. B - 2
      * (kept S apart) is allowed and stops at the last batch */
-    if (!bound_fits(full, dma, t, L0) || (open && !(L0 + S + lf > oc)) || r != t ||
-        !bound_next_fits(r, S, full, dma, L0 + S) ||
+    if (!(t + F <= L0) || (open && !(L0 + S + lf > oc)) || r != t || !(r + S + F <= L0 + S) ||
         (o == E && mdl_same_time(oc - cl, S, mdl_time_tol(r))))
         return 0;
     double t_ch = cl + ev + P; /* the jump: each posts at the report it popped */
@@ -1052,9 +1057,9 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
     }
     used += E - o;
     double end = L0 + (double)(int64_t)B * S;
-    if (!bound_fits(full, dma, t, L0 + (double)(int64_t)(B - 1) * S))
+    if (!(t + F <= L0 + (double)(int64_t)(B - 1) * S))
         return 0;
-    if (nfull > B && last_r == t && bound_next_fits(last_r, S, full, dma, end) &&
+    if (nfull > B && last_r == t && last_r + S + F <= end &&
         mdl_same_time(own0 - (last_r - ev), S, mdl_time_tol(last_r)))
         return 0; /* chunks_bound jumps from here */
     t_ch = cpu = t + P;
@@ -1065,13 +1070,13 @@ static HS_HOT int steady_walk(mdl_state_t *s, mdl_path_t *pa, int k, const chunk
         if (own0 + ev <= t_ch)
             return 0;
         t = wait_pop(t_ch, own0, ev, &cpu, &last_r, &stalled);
-        if (!bound_fits(full, dma, t, end))
+        if (!(t + F <= end))
             return 0;
         cpu = t_ch = t + P;
         /* the jump over the rest: chunk j >= B posts at own batch j - B's report */
         m = nfull - 1 - B;
         if (m) {
-            if (last_r != t || !bound_next_fits(last_r, S, full, dma, end + S))
+            if (last_r != t || !(last_r + S + F <= end + S))
                 return 0;
             last_r = L0 + (double)(int64_t)(nfull - B) * S + lf + ev;
             cpu = t_ch = last_r + P;
