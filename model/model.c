@@ -118,6 +118,21 @@ static HS_HOT double batch_pop(mdl_state_t *s, mdl_path_t *pa)
     return r_ns;
 }
 
+/* batch_force_close + batch_pop where the ring is empty and the open batch holds the slots
+ * wanted: it is reported and its slots freed without going through the ring. Returns its
+ * report time. */
+static HS_HOT double batch_close_pop(mdl_state_t *s, mdl_path_t *pa)
+{
+    double c = pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
+    uint32_t n = pa->open_n;
+
+    batch_report(s, pa, c, 0);
+    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->event_ns;
+    pa->used -= n;
+    pa->head = (pa->head + 1) & pa->mask; /* where the ring would have held it */
+    return c + pa->event_ns;
+}
+
 /* Add a chunk completing at hw_ns; member >= 0 when it is its message's last chunk. */
 static HS_HOT void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns,
                       size_t member, int is_last, double tref_ns)
@@ -146,8 +161,13 @@ static HS_HOT void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, doubl
  * have a timer (callers whose batches hold one WR pass 0, a constant). */
 static HS_HOT void reap_due(mdl_state_t *s, mdl_path_t *pa, double t, const int timer)
 {
-    if (timer && pa->timer_r_ns <= t)
+    if (timer && pa->timer_r_ns <= t) {
+        if (!pa->count) { /* closed and reported by t: reaped at once */
+            batch_close_pop(s, pa);
+            return;
+        }
         batch_close(s, pa, pa->timer_close_ns);
+    }
     while (pa->head_r_ns <= t)
         batch_pop(s, pa);
 }
@@ -161,9 +181,7 @@ static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr,
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
     while (pa->used + nwr > pa->window) {
-        if (!pa->count)
-            batch_force_close(s, pa);
-        double r_ns = batch_pop(s, pa);
+        double r_ns = !pa->count && pa->open_n ? batch_close_pop(s, pa) : batch_pop(s, pa);
         if (r_ns > t_ns) {
             t_ns = r_ns;
             *stalled = 1;
@@ -292,9 +310,8 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     if (pa->used >= pa->window) {
         double t_wait = t;
         while (pa->used >= pa->window) {
-            if (!b1 && !pa->count)
-                batch_force_close(s, pa);
-            double r_ns = batch_pop(s, pa);
+            double r_ns = !b1 && !pa->count && pa->open_n ? batch_close_pop(s, pa)
+                                                          : batch_pop(s, pa);
             t = r_ns > t ? r_ns : t;
         }
         s->stalls += t > t_wait;
