@@ -14,8 +14,12 @@
  * chunks pop continue the spacing); on a saturated path, where every chunk starts when the
  * link frees, the whole message in closed form (chunks_bound), by formulas when it meets the
  * ring the previous one left (chunks_steady); on a path whose window holds one full batch,
- * the whole message in closed form too (chunks_serial); MODEL.md section 3. Speed:
- * model/README.md, bench/bench_model.c. */
+ * the whole message in closed form too (chunks_serial); MODEL.md section 3. A saturated
+ * path's closed form leaves its own batches unwritten (mdl_steady_t.lazy: steady_fill
+ * writes them before anything else reads that ring), and the next segmented message there
+ * goes to it first (steady_next), as one on a one-batch window goes to chunks_serial
+ * (serial_next), before post_chunks and its memo. Speed: model/README.md,
+ * bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>
