@@ -17,8 +17,8 @@
  * the whole message in closed form too (chunks_serial); MODEL.md section 3. A saturated
  * path's closed form leaves its own batches unwritten (mdl_steady_t.lazy: steady_fill
  * writes them before anything else reads that ring), and the next segmented message there
- * goes to it first (steady_next), as one on a one-batch window goes to chunks_serial
- * (serial_next), before post_chunks and its memo. Speed: model/README.md,
+ * goes to it first, as one on a one-batch window goes to chunks_serial, before
+ * post_chunks and its memo (closed_next). Speed: model/README.md,
  * bench/bench_model.c. */
 #include "model/model.h"
 
@@ -1405,7 +1405,7 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     /* the first chunk's reaping (slots_acquire's first steps), here so that the memo sees
      * the pipeline it leaves */
     reap_due(s, pa, rec.t0, 1);
-    /* a window of one batch: the closed form before the memo, as steady_next's (a formula
+    /* a window of one batch: the closed form before the memo, as closed_next's (a formula
      * is cheaper than a lookup; measured: bench_model phased at hint 4K) */
     if (!s->every_chunk && !s->no_bound && serial_may(pa, 1) &&
         serial_try(s, pa, k, z, left, nwr, i, rec.t0, tref_ns, &rec))
@@ -1436,48 +1436,32 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
         memo_keep(s, pa, k, left, &key, &rec, memo);
 }
 
-/* Message i of size (above s->seg_min[k]) from t_ns on, on the ring the previous message
- * left lazy on pa (index k), if nothing on it is due by then: chunks_steady there, without
- * the memo (a formula is cheaper than a lookup; measured: bench_model phased). Returns 0,
- * with nothing changed, where it does not apply (the ring must then be written). */
-static HS_HOT int steady_next(mdl_state_t *s, mdl_path_t *pa, int k,
-                                                 uint64_t size, size_t i, double t_ns,
-                                                 double tref_ns)
+/* Message i of size (above s->seg_min[k]) from t_ns on, on pa (index k), in closed form
+ * before post_chunks and its memo (a formula is cheaper than a lookup, and post_chunks's
+ * frame is not needed; measured: bench_model phased), where nothing on pa is due by then:
+ * lazy, chunks_steady on the ring the previous message left lazy; else chunks_serial on a
+ * window of one batch. Returns 0, with nothing changed, where it does not apply (a lazy ring
+ * must then be written). */
+static HS_HOT int closed_next(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size, size_t i,
+                              double t_ns, double tref_ns, const int lazy)
 {
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     mdl_size_t z;
     chunks_plan_t pl;
     chunks_rec_t rec;
 
-    if (!(pa->head_r_ns > t0 && pa->timer_r_ns > t0))
+    if (!(pa->head_r_ns > t0 && pa->timer_r_ns > t0) ||
+        (!lazy && (s->every_chunk || s->no_bound || !serial_may(pa, 1))))
         return 0;
     size_seg(s, k, size, &z);
     chunks_plan(s, pa, k, &z, size, z.nwr, &pl);
-    if (!bound_may(s, pa, pl.full, z.dma_ns, z.lat_ns, t0, pl.nfull) ||
-        !steady_walk(s, pa, k, pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i, t0, tref_ns,
-                     &rec, 1))
+    if (lazy ? !bound_may(s, pa, pl.full, z.dma_ns, z.lat_ns, t0, pl.nfull) ||
+                   !steady_walk(s, pa, k, pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i,
+                                t0, tref_ns, &rec, 1)
+             : !chunks_serial(s, pa, pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i, t0,
+                              tref_ns, &rec))
         return 0;
     s->cost_ns.l1 += (double)z.nwr * s->l1x_ns; /* post_chunks's first step */
-    return 1;
-}
-
-/* steady_next's for a window of one batch (chunks_serial), where nothing is due by t0: so
- * that post_chunks's frame is not needed (measured: bench_model phased at hint 4K). */
-static HS_HOT int serial_next(mdl_state_t *s, mdl_path_t *pa, int k,
-                                                 uint64_t size, size_t i, double t_ns,
-                                                 double tref_ns)
-{
-    double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    mdl_size_t z;
-    chunks_rec_t rec;
-
-    if (s->every_chunk || s->no_bound || !(pa->head_r_ns > t0 && pa->timer_r_ns > t0) ||
-        !serial_may(pa, 1))
-        return 0;
-    size_seg(s, k, size, &z);
-    if (!serial_try(s, pa, k, &z, size, z.nwr, i, t0, tref_ns, &rec))
-        return 0;
-    s->cost_ns.l1 += (double)(int64_t)z.nwr * s->l1x_ns; /* post_chunks's first step */
     return 1;
 }
 
@@ -1491,11 +1475,11 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
     if (__builtin_expect(size >= s->gate[k], 0)) {
         if (size > s->seg_min[k]) {
             if (s->steady[k].lazy) {
-                if (steady_next(s, pa, k, size, i, t_ns, tref_ns))
+                if (closed_next(s, pa, k, size, i, t_ns, tref_ns, 1))
                     return;
                 steady_fill(s, k);
             } else if (pa->window < 2 * pa->batch &&
-                       serial_next(s, pa, k, size, i, t_ns, tref_ns)) {
+                       closed_next(s, pa, k, size, i, t_ns, tref_ns, 0)) {
                 return;
             }
             mdl_size_t zs;
