@@ -1432,8 +1432,11 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     chunks_plan(s, pa, k, z, left, nwr, &pl);
     if (s->every_chunk || s->no_bound || !chunks_closed(s, pa, k, z, &pl, i, rec.t0, tref_ns, &rec))
         chunks_run(s, pa, k, z, &pl, nwr, i, rec.t0, tref_ns, &rec);
-    if (memo && rec.entry_ok)
+    if (memo && rec.entry_ok) {
+        if (s->steady[k].lazy) /* chunks_steady's commit: the memo reads the ring it left */
+            steady_fill(s, k);
         memo_keep(s, pa, k, left, &key, &rec, memo);
+    }
 }
 
 /* Message i of size (above s->seg_min[k]) from t_ns on, on pa (index k), in closed form
