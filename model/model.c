@@ -1470,10 +1470,9 @@ static HS_HOT int closed_next(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t si
 
 /* Post message i on pa (index k) from t_ns on: one WR, one chunk, or chunks; pert as
  * chunk_hw_p's. */
-static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, double t_ns,
-                                double tref_ns, const int pert)
+static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, uint64_t size,
+                                double t_ns, double tref_ns, const int pert)
 {
-    uint64_t size = s->tr->recs[i].size_bytes;
 
     if (__builtin_expect(size >= s->gate[k], 0)) {
         if (size > s->seg_min[k]) {
@@ -1589,7 +1588,7 @@ static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, co
         mdl_path_t *pa = &s->path[k];
         if (!one)
             pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
-        post_message(s, pa, k, i, t, ready, !one);
+        post_message(s, pa, k, i, r->size_bytes, t, ready, !one);
         if (mode == PRED_CLOSED) {
             batch_force_close(s, pa);
             s->prev_path = k;
