@@ -57,8 +57,8 @@ static HS_HOT void note_report(mdl_state_t *s, mdl_path_t *pa, double r_ns)
     s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
-/* Close the open batch of pa (not empty) at close_ns and report its members; queued: on the
- * ring (else the caller pops it at once: counted pushed, not written). */
+/* Close the open batch of pa (not empty) at close_ns and report its members; queued: its
+ * slots go on the ring (else the caller frees them at once: counted pushed, not written). */
 static HS_HOT void batch_report(mdl_state_t *s, mdl_path_t *pa, double close_ns,
                                 const int queued)
 {
@@ -215,9 +215,9 @@ static HS_HOT void chunk_cost(const mdl_state_t *s, double ser_ns, uint32_t c, c
     cc->ser_share_ns = ser_ns / c;
 }
 
-/* Fill path k's size cache entry z for size (a miss). */
-static HS_HOT void size_fill(mdl_state_t *s, int k, mdl_size_t *z,
-                                                uint64_t size)
+/* Fill path k's size cache entry z for size (a miss; inlined: measured, bench_model phased,
+ * whose 16 KB sizes nearly all miss). */
+static HS_HOT void size_fill(mdl_state_t *s, int k, mdl_size_t *z, uint64_t size)
 {
     const mdl_path_t *pa = &s->path[k];
 
@@ -822,10 +822,6 @@ static HS_HOT double wait_pop(double t_ch, double c, double ev, double *cpu, dou
     return t > *cpu ? t : *cpu;
 }
 
-/* After a closed-form message on pa (index k): keep the ring in s->steady[k] when it is the
- * message's own last B - 1 full batches (B = window / batch >= 3, written by the commit from
- * the link's times, S apart) and its last chunk's batch, open under a timer or closed (a
- * whole batch). own: the batches in the ring are all the message's own. */
 /* Close of the lazy batch j (mdl_steady_t.lazy): what bound_commit writes there. */
 static HS_HOT double steady_close(const mdl_steady_t *st, uint32_t j)
 {
@@ -845,7 +841,9 @@ static __attribute__((noinline)) void steady_fill(mdl_state_t *s, int k)
     s->gate[k] = mdl_gate(s, k);
 }
 
-/* steady_note's keeping, its test left to the caller. */
+/* steady_note after chunks_steady's commit: the ring is the message's own batches on a path
+ * of steady shape, left lazy, so only its last chunk's batch is tested (open under a timer, or
+ * closed whole). */
 static HS_HOT void steady_keep(mdl_state_t *s, const mdl_path_t *pa, int k, double S)
 {
     mdl_steady_t *st = &s->steady[k];
@@ -862,6 +860,10 @@ static HS_HOT void steady_keep(mdl_state_t *s, const mdl_path_t *pa, int k, doub
     st->timer_close_ns = pa->timer_close_ns;
 }
 
+/* After a closed-form message on pa (index k): keep the ring in s->steady[k] when it is the
+ * message's own last B - 1 full batches (B = window / batch >= 3, written by the commit from
+ * the link's times, S apart) and its last chunk's batch, open under a timer or closed (a
+ * whole batch). own: the batches in the ring are all the message's own. */
 static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, int own)
 {
     mdl_steady_t *st = &s->steady[k];
