@@ -137,6 +137,14 @@ static HS_HOT double batch_close_pop(mdl_state_t *s, mdl_path_t *pa)
     return c + pa->event_ns;
 }
 
+/* The slot wait's next step: pop the ring's oldest batch, or, where the ring is empty, force
+ * the open batch closed and free it (open: pa can have an open batch; callers whose batches
+ * hold one WR pass 0, a constant). Returns the report time. */
+static HS_HOT double slot_pop(mdl_state_t *s, mdl_path_t *pa, const int open)
+{
+    return open && !pa->count && pa->open_n ? batch_close_pop(s, pa) : batch_pop(s, pa);
+}
+
 /* Add a chunk completing at hw_ns; member >= 0 when it is its message's last chunk. */
 static HS_HOT void batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, double hw_ns,
                       size_t member, int is_last, double tref_ns)
@@ -185,7 +193,7 @@ static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr,
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
     while (pa->used + nwr > pa->window) {
-        double r_ns = !pa->count && pa->open_n ? batch_close_pop(s, pa) : batch_pop(s, pa);
+        double r_ns = slot_pop(s, pa, 1);
         if (r_ns > t_ns) {
             t_ns = r_ns;
             *stalled = 1;
@@ -314,8 +322,7 @@ static HS_HOT void post_w1(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size
     if (pa->used >= pa->window) {
         double t_wait = t;
         while (pa->used >= pa->window) {
-            double r_ns = !b1 && !pa->count && pa->open_n ? batch_close_pop(s, pa)
-                                                          : batch_pop(s, pa);
+            double r_ns = slot_pop(s, pa, !b1);
             t = r_ns > t ? r_ns : t;
         }
         s->stalls += t > t_wait;
@@ -600,7 +607,7 @@ static mdl_entry_t *entry_of(mdl_state_t *s, const mdl_path_t *pa, int k, double
     mdl_entry_t *e = &s->entry[k];
 
     if (pa->count || pa->open_n || s->link_free_ns > t0 || s->cpu_free_ns > t0 ||
-        mdl_next_edge(s, t0) != HUGE_VAL)
+        mdl_edge_ahead(s, t0))
         return NULL;
     if (e->ser_ns != full->ser_ns || e->lat_ns != lat || e->dma_ns != dma) {
         e->valid = 0;
@@ -825,7 +832,7 @@ static HS_HOT double wait_pop(double t_ch, double c, double ev, double *cpu, dou
 /* Close of the lazy batch j (mdl_steady_t.lazy): what bound_commit writes there. */
 static HS_HOT double steady_close(const mdl_steady_t *st, uint32_t j)
 {
-    return st->L0 + (st->q1 + (double)j) * st->lS + st->lf;
+    return st->L0 + (st->q1 + (double)j) * st->S + st->lf;
 }
 
 /* Write the batches chunks_steady's commit left lazy in path k's ring. Called before
@@ -835,29 +842,36 @@ static __attribute__((noinline)) void steady_fill(mdl_state_t *s, int k)
     mdl_steady_t *st = &s->steady[k];
     mdl_path_t *pa = &s->path[k];
 
-    for (uint32_t j = 0; j < st->n; j++)
-        pa->ring[(pa->head + j) & pa->mask] = (mdl_batch_t){steady_close(st, j), st->nwr};
+    for (uint32_t j = 0; j + 1 < st->B; j++) /* the B - 1 own full batches */
+        pa->ring[(pa->head + j) & pa->mask] = (mdl_batch_t){steady_close(st, j), pa->batch};
     st->lazy = 0;
     s->gate[k] = mdl_gate(s, k);
 }
 
-/* steady_note after chunks_steady's commit: the ring is the message's own batches on a path
- * of steady shape, left lazy, so only its last chunk's batch is tested (open under a timer, or
- * closed whole). */
-static HS_HOT void steady_keep(mdl_state_t *s, const mdl_path_t *pa, int k, double S)
+/* What chunks_steady checks the path against later: pa as it is now, the full chunks' link
+ * time S and the close of the ring's batch B - 2 (steady_note, steady_keep). */
+static HS_HOT void steady_store(mdl_steady_t *st, const mdl_path_t *pa, double S,
+                                double tail_close_ns)
 {
-    mdl_steady_t *st = &s->steady[k];
-    uint32_t B = st->B;
-
-    /* the last chunk's batch open (count B - 1) or closed whole (count B) */
-    st->valid = pa->open_n == 0 || pa->period_ns > 0;
     st->pushes = pa->pushes;
     st->head = pa->head;
     st->count = pa->count;
     st->open_n = pa->open_n;
     st->S = S;
-    st->tail_close_ns = steady_close(st, B - 2); /* lazy */
+    st->tail_close_ns = tail_close_ns;
     st->timer_close_ns = pa->timer_close_ns;
+}
+
+/* steady_note after chunks_steady's commit: the ring is the message's own batches on a path
+ * of steady shape, left lazy (S set by the commit), so only its last chunk's batch is tested
+ * (open under a timer, or closed whole). */
+static HS_HOT void steady_keep(mdl_state_t *s, const mdl_path_t *pa, int k)
+{
+    mdl_steady_t *st = &s->steady[k];
+
+    /* the last chunk's batch open (count B - 1) or closed whole (count B) */
+    st->valid = pa->open_n == 0 || pa->period_ns > 0;
+    steady_store(st, pa, st->S, steady_close(st, st->B - 2));
 }
 
 /* After a closed-form message on pa (index k): keep the ring in s->steady[k] when it is the
@@ -872,15 +886,8 @@ static void steady_note(mdl_state_t *s, const mdl_path_t *pa, int k, double S, i
     st->valid = own && st->shape &&
                 ((pa->count == B - 1 && pa->open_n > 0 && pa->period_ns > 0) ||
                  (pa->count == B && pa->open_n == 0));
-    if (!st->valid)
-        return;
-    st->pushes = pa->pushes;
-    st->head = pa->head;
-    st->count = pa->count;
-    st->open_n = pa->open_n;
-    st->S = S;
-    st->tail_close_ns = pa->ring[(pa->head + B - 2) & pa->mask].close_ns; /* not lazy */
-    st->timer_close_ns = pa->timer_close_ns;
+    if (st->valid) /* the ring is written (not lazy) */
+        steady_store(st, pa, S, pa->ring[(pa->head + B - 2) & pa->mask].close_ns);
 }
 
 /* Apply a closed-form message that b walked to its end (b->h batches popped, b->used slots
@@ -904,14 +911,12 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
     double q1 = (double)(int64_t)(h0 - b->nv + 1);
     uint32_t n = (uint32_t)(avail - h0), at = (uint32_t)((b->head + h0) & b->mask);
     mdl_steady_t *st = &s->steady[k];
-    if (lazy) { /* h0 == b->h: the batches not popped start at the new head */
+    if (lazy) { /* h0 == b->h: the B - 1 batches not popped start at the new head */
         st->lazy = 1;
         s->gate[k] = 0;
-        st->n = n;
-        st->nwr = b->batch;
         st->L0 = b->L0;
         st->q1 = q1;
-        st->lS = b->S;
+        st->S = b->S;
         st->lf = b->lf;
         st->c0 = steady_close(st, 0);
     } else {
@@ -942,7 +947,7 @@ static HS_HOT void bound_commit(mdl_state_t *s, mdl_path_t *pa, int k, const bou
     if (open)
         rec->entry_close = b->open_close;
     if (lazy) /* chunks_steady's: own batches on a path of steady shape */
-        steady_keep(s, pa, k, b->S);
+        steady_keep(s, pa, k);
     else
         steady_note(s, pa, k, b->S, b->h >= b->nv);
 }
@@ -964,7 +969,7 @@ static __attribute__((noinline)) int chunks_bound(mdl_state_t *s, mdl_path_t *pa
 
     /* no perturbation window ahead; an open batch without a timer would take the first
      * chunk in (one batch of both) */
-    if (mdl_next_edge(s, t0) != HUGE_VAL || (open && !(pa->period_ns > 0)))
+    if (mdl_edge_ahead(s, t0) || (open && !(pa->period_ns > 0)))
         return 0;
     int consts = S > full->post_ns && S >= b.ev + full->post_ns;
     double t_first = 0, t_ch = t0;
@@ -1447,26 +1452,27 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
  * lazy, chunks_steady on the ring the previous message left lazy; else chunks_serial on a
  * window of one batch. Returns 0, with nothing changed, where it does not apply (a lazy ring
  * must then be written). */
-static HS_HOT int closed_next(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t size, size_t i,
-                              double t_ns, double tref_ns, const int lazy)
+static HS_HOT int closed_next(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
+                              uint64_t size, size_t i, double t_ns, double tref_ns,
+                              const int lazy)
 {
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    mdl_size_t z;
     chunks_plan_t pl;
     chunks_rec_t rec;
 
-    if (!(pa->head_r_ns > t0 && pa->timer_r_ns > t0) ||
-        (!lazy && (s->every_chunk || s->no_bound || !serial_may(pa, 1))))
+    if (!(pa->head_r_ns > t0 && pa->timer_r_ns > t0))
         return 0;
-    size_seg(s, k, size, &z);
-    chunks_plan(s, pa, k, &z, size, z.nwr, &pl);
-    if (lazy ? !bound_may(s, pa, pl.full, z.dma_ns, z.lat_ns, t0, pl.nfull) ||
-                   !steady_walk(s, pa, k, pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i,
-                                t0, tref_ns, &rec, 1)
-             : !chunks_serial(s, pa, pl.full, &pl.last, pl.nfull, z.dma_ns, z.lat_ns, i, t0,
-                              tref_ns, &rec))
+    if (lazy) {
+        chunks_plan(s, pa, k, z, size, z->nwr, &pl);
+        if (!bound_may(s, pa, pl.full, z->dma_ns, z->lat_ns, t0, pl.nfull) ||
+            !steady_walk(s, pa, k, pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, t0,
+                         tref_ns, &rec, 1))
+            return 0;
+    } else if (s->every_chunk || s->no_bound || !serial_may(pa, 1) ||
+               !serial_try(s, pa, k, z, size, z->nwr, i, t0, tref_ns, &rec)) {
         return 0;
-    s->cost_ns.l1 += (double)z.nwr * s->l1x_ns; /* post_chunks's first step */
+    }
+    s->cost_ns.l1 += (double)z->nwr * s->l1x_ns; /* post_chunks's first step */
     return 1;
 }
 
@@ -1475,19 +1481,18 @@ static HS_HOT int closed_next(mdl_state_t *s, mdl_path_t *pa, int k, uint64_t si
 static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i, uint64_t size,
                                 double t_ns, double tref_ns, const int pert)
 {
-
     if (__builtin_expect(size >= s->gate[k], 0)) {
         if (size > s->seg_min[k]) {
+            mdl_size_t zs;
+            size_seg(s, k, size, &zs);
             if (s->steady[k].lazy) {
-                if (closed_next(s, pa, k, size, i, t_ns, tref_ns, 1))
+                if (closed_next(s, pa, k, &zs, size, i, t_ns, tref_ns, 1))
                     return;
                 steady_fill(s, k);
             } else if (pa->window < 2 * pa->batch &&
-                       closed_next(s, pa, k, size, i, t_ns, tref_ns, 0)) {
+                       closed_next(s, pa, k, &zs, size, i, t_ns, tref_ns, 0)) {
                 return;
             }
-            mdl_size_t zs;
-            size_seg(s, k, size, &zs);
             post_chunks(s, pa, k, &zs, size, zs.nwr, i, t_ns, tref_ns);
             return;
         }

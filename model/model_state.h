@@ -155,13 +155,12 @@ typedef struct {
     uint64_t pushes;
     uint32_t head, count, open_n;
     double S, tail_close_ns, timer_close_ns;
-    /* lazy: the ring's first n batches from its head (the message's own full batches q1,
-     * q1 + 1, ..) are not written yet; batch j closes at L0 + (q1 + j) S + lf and holds nwr
-     * WRs (chunks_steady's commit leaves them so; steady_fill writes them before anything
-     * else reads the ring) */
+    /* lazy: the ring's first B - 1 batches from its head (the message's own full batches
+     * q1, q1 + 1, ..) are not written yet; batch j closes at L0 + (q1 + j) S + lf and holds a
+     * batch of WRs (chunks_steady's commit leaves them so; steady_fill writes them before
+     * anything else reads the ring) */
     int lazy;
-    uint32_t n, nwr;
-    double L0, q1, lS, lf;
+    double L0, q1, lf;
     double c0;     /* batch 0's close (the ring's head) */
 } mdl_steady_t;
 
@@ -194,7 +193,7 @@ typedef struct {
     uint64_t entry_hits;
     uint64_t bound_hits;    /* messages chunks_bound replayed */
     uint64_t steady_hits;   /* of those, by chunks_steady */
-    uint64_t lazy_hits;     /* of those, on a ring left lazy (chunks_steady_lazy) */
+    uint64_t lazy_hits;     /* of those, on a ring left lazy (closed_next) */
     uint64_t serial_hits;   /* messages chunks_serial replayed */
     mdl_steady_t steady[2]; /* each path's ring as chunks_bound left it */
     uint32_t mtu_shift;     /* log2(mtu) when a power of two, else MDL_NO_SHIFT */
