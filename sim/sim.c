@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <simgrid/engine.h>
@@ -381,9 +380,10 @@ static char **child_env(char *var)
 }
 
 /* Child side of the fork: stdout and stderr to the pipe, then the replay: in this process
- * when the parent had no other thread (env NULL), else in this program executed again with
- * the memory file at SIM_CHILD_FD (only async-signal-safe calls until then). */
-static void child_start(const char *exe, char **env, int pipe_w, int mem_fd)
+ * when the parent had no other thread (env NULL), else in this program executed again
+ * (/proc/self/exe: the running file, even if replaced since) with the memory file at
+ * SIM_CHILD_FD (only async-signal-safe calls until then). */
+static void child_start(char **env, int pipe_w, int mem_fd)
 {
     static const char msg[] = "cannot execute this program again (/proc/self/exe)";
     char *argv[] = {SIM_CHILD_ARGV0, NULL};
@@ -395,7 +395,7 @@ static void child_start(const char *exe, char **env, int pipe_w, int mem_fd)
     /* dup2 clears close-on-exec, except onto itself */
     if (mem_fd == SIM_CHILD_FD ? fcntl(mem_fd, F_SETFD, 0) < 0 : dup2(mem_fd, SIM_CHILD_FD) < 0)
         _exit(SIM_CHILD_NOEXEC);
-    execve(exe, argv, env);
+    execve("/proc/self/exe", argv, env);
     if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
         _exit(SIM_CHILD_NOEXEC);
     _exit(SIM_CHILD_NOEXEC);
@@ -428,7 +428,7 @@ static hs_status_t run_child(const sim_shm_t *m, unsigned nflows, const char *sh
                              hs_progress_t *bar)
 {
     int fds[2] = {-1, -1}, wst = 0;
-    char exe[PATH_MAX] = "", var[64], **env = NULL;
+    char var[64], **env = NULL;
     pid_t pid;
     char *err;
     hs_status_t st;
@@ -436,16 +436,6 @@ static hs_status_t run_child(const sim_shm_t *m, unsigned nflows, const char *sh
     /* alone, the child may run the replay itself (saves ~70 ms of program start per replay:
      * sweeps' workers, a single hint); with other threads it must execute afresh */
     if (process_threads() != 1) {
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (len <= 0) {
-            hs_log_error("cannot find this program to run the simulator (/proc/self/exe): %s",
-                         strerror(errno));
-            return HS_ERR_ENV;
-        }
-        exe[len] = '\0';
-        /* replaced since it started (a rebuild): the link still reaches the running file */
-        if (len > 10 && strcmp(exe + len - 10, " (deleted)") == 0)
-            snprintf(exe, sizeof(exe), "/proc/self/exe");
         snprintf(var, sizeof(var), SIM_CHILD_ENV "=%d", SIM_CHILD_FD);
         if (!(env = child_env(var)))
             return HS_ERR_NOMEM;
@@ -461,7 +451,7 @@ static hs_status_t run_child(const sim_shm_t *m, unsigned nflows, const char *sh
     fflush(stderr);
     pid = fork();
     if (pid == 0)
-        child_start(exe, env, fds[1], m->fd);
+        child_start(env, fds[1], m->fd);
     free(env);
     close(fds[1]);
     if (pid < 0) {
