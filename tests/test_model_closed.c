@@ -173,6 +173,36 @@ static void test_single_switch(void **state)
     profile_free(p);
 }
 
+/* Hysteresis counts other-class messages in a row: a message of the current class between
+ * them starts the count again, also inside a run of that class's messages (replay_run). */
+static void test_hysteresis_count(void **state)
+{
+    (void)state;
+    static const char *const hyst[] = {"switch.hysteresis=3", NULL};
+    /* 8 B x4, 64 KB x2, 8 B, 64 KB x3 at hint 1 KB: the last 64 KB switches, nothing else */
+    static const uint64_t sizes[] = {8, 8, 8, 8, 65536, 65536, 8, 65536, 65536, 65536};
+    trace_t *tr = NULL;
+    profile_t *p = mk_profile(hyst);
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        trace_rec_t r = {.t_post_ns = i * 100000, .t_done_ns = TRACE_TIME_UNKNOWN,
+                         .size_bytes = sizes[i]};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    for (int m = 0; m < 2; m++) {
+        if (m == 1) /* closed loop: completion times one message apart */
+            for (size_t i = 0; i < tr->n; i++)
+                tr->recs[i].t_done_ns = tr->recs[i].t_post_ns + 50000;
+        pred_result_t r = run(tr, p, 1024, m ? PRED_CLOSED : PRED_OPEN);
+        assert_int_equal(r.switches, 1);
+        assert_float_equal(r.ll_fraction, 0.9, 1e-12); /* messages 0-8 on LL */
+        pred_result_release(&r);
+    }
+    trace_free(tr);
+    profile_free(p);
+}
+
 /* Perturbation: after a switch, latencies inside the window are inflated by the factor. */
 static void test_perturbation(void **state)
 {
@@ -369,7 +399,7 @@ int main(void)
         cmocka_unit_test(test_depth_limited_stream),
         cmocka_unit_test(test_coalescing_bounds),
         cmocka_unit_test(test_single_switch),
-        cmocka_unit_test(test_perturbation),
+        cmocka_unit_test(test_hysteresis_count), cmocka_unit_test(test_perturbation),
         cmocka_unit_test(test_costs_sum),
         cmocka_unit_test(test_summary_percentiles),
         cmocka_unit_test(test_closed_loop),
