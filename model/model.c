@@ -1644,6 +1644,29 @@ static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, co
     return HS_OK;
 }
 
+/* Each mode's loop is a function of its own, so that one's code does not move with
+ * another's (measured: bench_model wide at hint 0, 13% slower when replay_run's loops were
+ * added to the one function holding all four). */
+static __attribute__((noinline)) hs_status_t replay_open_one(mdl_state_t *s)
+{
+    return replay_mode(s, PRED_OPEN, 1);
+}
+
+static __attribute__((noinline)) hs_status_t replay_closed_one(mdl_state_t *s)
+{
+    return replay_mode(s, PRED_CLOSED, 1);
+}
+
+static __attribute__((noinline)) hs_status_t replay_open_routed(mdl_state_t *s)
+{
+    return replay_mode(s, PRED_OPEN, 0);
+}
+
+static __attribute__((noinline)) hs_status_t replay_closed_routed(mdl_state_t *s)
+{
+    return replay_mode(s, PRED_CLOSED, 0);
+}
+
 static hs_status_t replay_loop(mdl_state_t *s)
 {
     /* the first message is ready at time 0 (open loop: times are relative to its post)
@@ -1651,8 +1674,8 @@ static hs_status_t replay_loop(mdl_state_t *s)
     s->raw->t_first_post_us = 0;
     s->cur = route_class(s, &s->tr->recs[0]);
     if (s->hint == 0)
-        return s->mode == PRED_OPEN ? replay_mode(s, PRED_OPEN, 1) : replay_mode(s, PRED_CLOSED, 1);
-    return s->mode == PRED_OPEN ? replay_mode(s, PRED_OPEN, 0) : replay_mode(s, PRED_CLOSED, 0);
+        return s->mode == PRED_OPEN ? replay_open_one(s) : replay_closed_one(s);
+    return s->mode == PRED_OPEN ? replay_open_routed(s) : replay_closed_routed(s);
 }
 
 static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
