@@ -1627,7 +1627,12 @@ static HS_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, co
         mdl_path_t *pa = &s->path[k];
         if (!one)
             pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
-        post_message(s, pa, k, i, r->size_bytes, t, ready, !one);
+        if (one)
+            post_message(s, pa, 1, i, r->size_bytes, t, ready, 0);
+        else if (k) /* each path its own copy: its branches predicted apart */
+            post_message(s, &s->path[1], 1, i, r->size_bytes, t, ready, 1);
+        else
+            post_message(s, &s->path[0], 0, i, r->size_bytes, t, ready, 1);
         if (mode == PRED_CLOSED) {
             batch_force_close(s, pa);
             s->prev_path = k;
