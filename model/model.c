@@ -1574,8 +1574,8 @@ static HS_HOT hs_status_t ready_time(mdl_state_t *s, size_t i, const pred_mode_t
 
 /* Messages from i on while each one's class is K (a constant: the current path, so no
  * switch), all ready after the perturbation window: no routing, no perturbation test, and
- * K's fields at fixed offsets (measured: bench_model phased at hint 4K, callgrind 185, 364
- * and 511 instructions a message on its three phases, now 135, 275 and 483). Under mode,
+ * K's fields at fixed offsets (measured: callgrind at hint 4K, phased's three phases 185,
+ * 364 and 511 instructions a message, now 138, 273 and 481; model/README.md). Under mode,
  * as replay_mode. Returns the index of the first message not replayed (*st set on an
  * error). */
 static HS_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const int K, size_t i,
