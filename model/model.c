@@ -18,8 +18,10 @@
  * path's closed form leaves its own batches unwritten (mdl_steady_t.lazy: steady_fill
  * writes them before anything else reads that ring), and the next segmented message there
  * goes to it first, as one on a one-batch window goes to chunks_serial, before
- * post_chunks and its memo (closed_next). Speed: model/README.md,
- * bench/bench_model.c. */
+ * post_chunks and its memo (closed_next). The loop over messages is compiled once per mode
+ * (open / closed, hint 0 / routed); the routed one posts through a copy per path, and a run
+ * of messages of the current path's class past the perturbation window goes through
+ * replay_run, with no routing. Speed: model/README.md, bench/bench_model.c. */
 #include "model/model.h"
 
 #include <math.h>
