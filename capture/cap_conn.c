@@ -5,6 +5,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,9 +158,28 @@ hs_status_t cap_conn_listen(uint16_t port, int *fd_out)
     return HS_OK;
 }
 
-static hs_status_t tcp_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out)
+hs_status_t cap_conn_keepalive(int fd, uint64_t timeout_ns)
+{
+    int one = 1, cnt = 3;
+    int idle = (int)((timeout_ns + 999999999ull) / 1000000000ull);
+    int intvl = (idle + 2) / 3;
+
+    idle = idle > 0 ? idle : 1;
+    intvl = intvl > 0 ? intvl : 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) != 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) != 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) != 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) != 0) {
+        hs_log_error("TCP keepalive on the control connection: %s", strerror(errno));
+        return HS_ERR_ENV;
+    }
+    return HS_OK;
+}
+
+hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out)
 {
     int fd, rc = wait_fd(lfd, POLLIN, hs_now_ns() + timeout_ns);
+    hs_status_t st;
 
     if (rc != 0) {
         hs_log_error("no client connected to TCP port %u within %.1f s", port,
@@ -169,6 +190,10 @@ static hs_status_t tcp_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *
     if (fd < 0) {
         hs_log_error("accept on TCP port %u: %s", port, strerror(errno));
         return HS_ERR_CHECK;
+    }
+    if ((st = cap_conn_keepalive(fd, timeout_ns)) != HS_OK) {
+        close(fd);
+        return st;
     }
     *fd_out = fd;
     return HS_OK;
@@ -212,6 +237,11 @@ static hs_status_t tcp_connect(const char *host, uint16_t port, uint64_t timeout
         hs_log_error("cannot reach %s:%u within %.1f s: %s (is the server running?)", host,
                      port, (double)timeout_ns / 1e9, strerror(err));
         return HS_ERR_TIMEOUT;
+    }
+    hs_status_t st = cap_conn_keepalive(fd, timeout_ns);
+    if (st != HS_OK) {
+        close(fd);
+        return st;
     }
     *fd_out = fd;
     return HS_OK;
@@ -350,7 +380,7 @@ static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_
     hs_status_t st;
 
     /* the client dials inside hello (client_hello) */
-    st = c->role == CAP_ROLE_SERVER ? tcp_accept(o->listen_fd, o->port, o->timeout_ns, &c->fd)
+    st = c->role == CAP_ROLE_SERVER ? cap_conn_accept(o->listen_fd, o->port, o->timeout_ns, &c->fd)
                                     : HS_OK;
     if (st == HS_OK)
         st = hello(c, o, mem, &max_msg, &hint);
@@ -616,7 +646,9 @@ static hs_status_t serve_pingpong(cap_conn_t *c, const uint64_t cmd[4])
 hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
 {
     /* Between commands the client may run long one-sided phases: wait much longer than
-     * one operation's timeout, but still bounded. A client that dies closes the socket. */
+     * one operation's timeout, but still bounded. A client that dies closes the socket; one
+     * whose host vanishes is noticed by TCP keepalive in about twice the timeout
+     * (cap_conn_keepalive). */
     uint64_t idle_ns = c->ep->timeout_ns * 60;
     uint64_t cmd[4];
     hs_status_t st;

@@ -44,6 +44,14 @@ typedef struct {
  * closed while the server starts). HS_ERR_CHECK when the port is in use. */
 hs_status_t cap_conn_listen(uint16_t port, int *fd_out);
 
+/* Server: accept one client on lfd (cap_conn_listen's; port only names it in errors) within
+ * timeout_ns; the connection gets TCP keepalive (cap_conn_keepalive). */
+hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out);
+/* TCP keepalive on fd: a peer whose host vanished (no FIN, no reset) is noticed within about
+ * twice timeout_ns (probes after timeout_ns of silence, three more a third of it apart), and
+ * the next read or write on fd fails. Both ends' control connections have it. */
+hs_status_t cap_conn_keepalive(int fd, uint64_t timeout_ns);
+
 /* The path configuration a run uses: profile p, hint, checked against dev's limits
  * (HS_ERR_INVALID naming the limit). */
 hs_status_t cap_conn_make_cfg(const profile_t *p, uint64_t hint_bytes, const cap_dev_t *dev,

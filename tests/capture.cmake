@@ -4,6 +4,9 @@
 hs_add_unit_test(test_cap_policy SOURCES test_cap_policy.c LIBS hs_capture hs_testlib)
 hs_add_valgrind_test(valgrind_test_cap_policy COMMAND $<TARGET_FILE:test_cap_policy>)
 hs_add_unit_test(test_cap_validate SOURCES test_cap_validate.c LIBS hs_capture hs_testlib)
+# the control connection's TCP keepalive; its vanished-client case needs a network namespace
+# of its own (root) and skips without one
+hs_add_unit_test(test_cap_keepalive SOURCES test_cap_keepalive.c LIBS hs_capture hs_testlib)
 
 # In the soft-RoCE VM (label vm; tests/vm/README.md).
 if(COMMAND hs_add_vm_test)
