@@ -1387,13 +1387,16 @@ static __attribute__((noinline)) void chunks_run(mdl_state_t *s, mdl_path_t *pa,
     rec->t_last = t_ns;
 }
 
-/* chunks_serial for message i (nwr > batch WRs, size left) from t0 on: planned here. */
+/* chunks_serial for message i (nwr > batch WRs, size left) from t0 on, where the closed
+ * forms are on and serial_may holds: planned here. Returns 0 where it does not apply. */
 static HS_HOT int serial_try(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t *z,
                              uint64_t left, uint64_t nwr, size_t i, double t0, double tref_ns,
                              chunks_rec_t *rec)
 {
     chunks_plan_t pl;
 
+    if (s->every_chunk || s->no_bound || !serial_may(pa, 1))
+        return 0;
     chunks_plan(s, pa, k, z, left, nwr, &pl);
     return chunks_serial(s, pa, pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, t0,
                          tref_ns, rec);
@@ -1416,8 +1419,7 @@ static void post_chunks(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_size_t 
     reap_due(s, pa, rec.t0, 1);
     /* a window of one batch: the closed form before the memo, as closed_next's (a formula
      * is cheaper than a lookup; measured: bench_model phased at hint 4K) */
-    if (!s->every_chunk && !s->no_bound && serial_may(pa, 1) &&
-        serial_try(s, pa, k, z, left, nwr, i, rec.t0, tref_ns, &rec))
+    if (serial_try(s, pa, k, z, left, nwr, i, rec.t0, tref_ns, &rec))
         return;
     if (!s->every_chunk) {
         /* a size is looked up and kept from its second message in a row in its slot on,
@@ -1470,8 +1472,7 @@ static HS_HOT int closed_next(mdl_state_t *s, mdl_path_t *pa, int k, const mdl_s
             !steady_walk(s, pa, k, pl.full, &pl.last, pl.nfull, z->dma_ns, z->lat_ns, i, t0,
                          tref_ns, &rec, 1))
             return 0;
-    } else if (s->every_chunk || s->no_bound || !serial_may(pa, 1) ||
-               !serial_try(s, pa, k, z, size, z->nwr, i, t0, tref_ns, &rec)) {
+    } else if (!serial_try(s, pa, k, z, size, z->nwr, i, t0, tref_ns, &rec)) {
         return 0;
     }
     s->cost_ns.l1 += (double)z->nwr * s->l1x_ns; /* post_chunks's first step */
