@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/hs_json.h"
 #include "common/hs_util.h"
 #include "model/profile.h"
 #include "model/profile_builtin.h"
@@ -117,11 +118,16 @@ hs_status_t profile_json_parse(const char *path, const char *text, profile_t **o
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1); /* nothing may follow the object */
     profile_t *p = NULL;
+    char why[160];
     hs_status_t st = HS_ERR_INVALID;
 
     if (!root) {
         hs_log_error("%s: JSON syntax error at byte offset %ld (expected one JSON object and "
                      "nothing after it)", path, end ? (long)(end - text) : 0L);
+        goto out;
+    }
+    if (hs_json_strict_check(text, strlen(text), why, sizeof(why))) {
+        hs_log_error("%s: %s", path, why);
         goto out;
     }
     if (!cJSON_IsObject(root)) {

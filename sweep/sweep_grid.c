@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/hs_json.h"
 #include "common/hs_util.h"
 #include "model/profile.h"
 
@@ -414,6 +415,10 @@ static hs_status_t parse_hints(sweep_grid_t *g, const cJSON *v)
     const cJSON *it;
     hs_status_t st;
 
+    if (g->hints) { /* hs_json_strict_check refuses a second "hints"; never append to one */
+        hs_log_error("%s: hints: given twice", g->path);
+        return HS_ERR_INVALID;
+    }
     if (!cJSON_IsArray(v)) {
         g->hints = calloc(1, sizeof(*g->hints));
         if (!g->hints)
@@ -499,12 +504,18 @@ static hs_status_t parse_json(sweep_grid_t *g, const char *text, size_t len)
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     const cJSON *it;
+    char why[160];
     hs_status_t st = HS_OK;
 
     if (!root) {
         hs_log_error("%s: not valid JSON near byte offset %zu", g->path,
                      end ? (size_t)(end - text) : (size_t)0);
         return HS_ERR_INVALID;
+    }
+    if (hs_json_strict_check(text, len, why, sizeof(why))) {
+        hs_log_error("%s: %s", g->path, why);
+        st = HS_ERR_INVALID;
+        goto out;
     }
     if (!cJSON_IsObject(root)) {
         hs_log_error("%s: expected a JSON object at the top level", g->path);

@@ -137,6 +137,57 @@ static void test_parse_bad(void **state)
     expect_bad(f, "[1, 2]");
 }
 
+/* The grid is refused naming the message; what stderr said must contain needle. */
+static void expect_said(const gfix_t *f, const char *text, const char *needle)
+{
+    hs_test_stderr_t cap;
+    sweep_grid_t *g = NULL;
+    char *err;
+
+    assert_int_equal(test_sweep_write(f->grid, text), 0);
+    hs_test_stderr_begin(&cap);
+    assert_int_equal(sweep_grid_load(f->grid, NULL, &g), HS_ERR_INVALID);
+    err = hs_test_stderr_end(&cap);
+    assert_null(g);
+    if (!strstr(err, needle))
+        print_error("stderr:\n%s\nexpected: %s\n", err, needle);
+    assert_non_null(strstr(err, needle));
+    free(err);
+}
+
+/* A key given twice in any object, and anything after the object, is refused with the key
+ * and the byte offset of its second occurrence (a second "hints" used to corrupt the heap:
+ * parse_hints appended to the first's array). */
+static void test_duplicate_keys(void **state)
+{
+    static const char *const grids[] = {
+        "{\"traces\":[\"a.hst\"],\"profiles\":[\"generic\"],\"hints\":[0],\"hints\":[4096]}",
+        "{\"traces\":[\"a.hst\"],\"profiles\":[\"generic\"],\"hints\":[0,64,128,256],"
+        "\"hints\":[4096]}",
+        "{\"traces\":[\"a.hst\"],\"profiles\":[\"generic\"],\"hints\":\"auto\",\"\\u0068ints\":0}",
+        "{\"traces\":[\"a.hst\"],\"profiles\":\"p\",\"vary\":{\"ll.depth\":[8],\"ll.depth\":[9]}}",
+        "{\"traces\":[\"a.hst\"],\"traces\":[\"b.hst\"],\"profiles\":\"p\"}",
+    };
+    static const char *const keys[] = {"hints", "hints", "hints", "ll.depth", "traces"};
+    static const char *const second[] = {"\"hints\"", "\"hints\"", "\"\\u0068ints\"",
+                                         "\"ll.depth\"", "\"traces\""};
+    gfix_t *f = *state;
+    char needle[128];
+
+    for (size_t i = 0; i < sizeof(grids) / sizeof(grids[0]); i++) {
+        const char *at = NULL; /* the last spelling of the key: its opening quote */
+        for (const char *p = grids[i]; (p = strstr(p, second[i])) != NULL; p++)
+            at = p;
+        snprintf(needle, sizeof(needle), "duplicate key '%s' at byte offset %td", keys[i],
+                 at - grids[i]);
+        expect_said(f, grids[i], needle);
+    }
+    expect_said(f, "{\"traces\":[\"a.hst\"],\"profiles\":\"p\"}\n  x",
+                "trailing data after the JSON value at byte offset 38");
+    expect_said(f, "{\"traces\":[\"a.hst\"],\"profiles\":\"p\"} {}",
+                "trailing data after the JSON value at byte offset 36");
+}
+
 static void test_expand_order(void **state)
 {
     gfix_t *f = *state;
@@ -261,6 +312,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_parse_good, setup, teardown),
         cmocka_unit_test_setup_teardown(test_defaults_and_extra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parse_bad, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expand_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_many_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),

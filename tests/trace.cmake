@@ -1,6 +1,7 @@
 # Trace module tests: the library in-process, and the `hintsim trace` CLI end to end.
 hs_add_unit_test(test_trace_format SOURCES test_trace_format.c LIBS hs_testlib hs_trace)
 hs_add_unit_test(test_trace_cli SOURCES test_trace_cli.c LIBS hs_testlib hs_trace)
+hs_add_unit_test(test_trace_json SOURCES test_trace_json.c LIBS hs_testlib hs_model hs_trace)
 hs_add_valgrind_test(valgrind_test_trace_format COMMAND $<TARGET_FILE:test_trace_format>)
 
 # libFuzzer target for the reader and parsers. The project may be built with gcc, so the

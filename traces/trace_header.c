@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_json.h"
 #include "traces/trace_format.h"
 
 static const char *const g_mode_names[] = {"bench", "preload", "synthetic", "converted"};
@@ -289,6 +290,12 @@ int trace_hdr_from_json(const char *text, size_t len, trace_hdr_t *hdr, char *wh
     if (!o) {
         snprintf(why, whylen, "JSON syntax error at byte %td of the header",
                  end ? end - text : (ptrdiff_t)0);
+        return -1;
+    }
+    if (hs_json_strict_check(text, len, why, whylen)) {
+        size_t n = strlen(why); /* the offset counts from the JSON's first byte */
+        snprintf(why + n, whylen - n, " of the header");
+        cJSON_Delete(o);
         return -1;
     }
     rc = trace_hdr_from_cjson(o, hdr, why, whylen);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_json.h"
 #include "traces/trace_convert.h"
 #include "traces/trace_format.h"
 
@@ -261,6 +262,7 @@ static int csv_header_line(const char *line, trace_t *tr, char *why, size_t wl)
     }
     if (trace_version_check(v, "", why, wl) != 0)
         return -1;
+    json += *json == ' '; /* byte offsets in errors count from the JSON's first byte */
     return trace_hdr_from_json(json, strlen(json), &tr->hdr, why, wl);
 }
 
@@ -420,6 +422,10 @@ static cJSON *jsonl_parse(const char *line, char *why, size_t wl)
             snprintf(why, wl, "JSON syntax error at column %td", end - line + 1);
         else
             snprintf(why, wl, "JSON syntax error");
+        return NULL;
+    }
+    if (hs_json_strict_check(line, strlen(line), why, wl)) {
+        cJSON_Delete(o);
         return NULL;
     }
     if (!cJSON_IsObject(o)) {

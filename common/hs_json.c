@@ -1,0 +1,308 @@
+/* hs_json.c - duplicate keys and trailing data in JSON text (see hs_json.h).
+ *
+ * A small recursive scanner over text a JSON parser has already accepted: it decodes each
+ * object's keys, sorts them and reports the duplicate whose second occurrence comes first
+ * in the file. Depth is bounded as cJSON bounds it. */
+#include "common/hs_json.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HS_JSON_MAX_DEPTH 1000
+
+typedef struct {
+    char *s;    /* decoded, NUL-terminated */
+    size_t off; /* byte offset of its opening quote */
+} hs_jkey_t;
+
+typedef struct {
+    const char *t;
+    size_t len, pos;
+    int bad;            /* malformed or out of memory: msg says which */
+    const char *msg;
+    size_t dup_off;     /* earliest duplicate's second occurrence, SIZE_MAX for none */
+    char dup_key[80];
+} hs_jscan_t;
+
+static int fail(hs_jscan_t *s, const char *msg)
+{
+    if (!s->bad) {
+        s->bad = 1;
+        s->msg = msg;
+    }
+    return -1;
+}
+
+static void skip_ws(hs_jscan_t *s)
+{
+    while (s->pos < s->len && (s->t[s->pos] == ' ' || s->t[s->pos] == '\t' ||
+                               s->t[s->pos] == '\n' || s->t[s->pos] == '\r'))
+        s->pos++;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+    unsigned v = 0;
+
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static size_t put_utf8(char *d, unsigned cp)
+{
+    if (cp < 0x80) {
+        d[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        d[0] = (char)(0xc0 | cp >> 6);
+        d[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        d[0] = (char)(0xe0 | cp >> 12);
+        d[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        d[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    d[0] = (char)(0xf0 | cp >> 18);
+    d[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    d[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+    d[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* One escape at s->t[s->pos] (after the backslash); the code point in *cp. */
+static int escape(hs_jscan_t *s, unsigned *cp)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *hit;
+    unsigned lo;
+
+    if (s->pos >= s->len)
+        return fail(s, "unterminated string");
+    if (s->t[s->pos] != 'u') {
+        if (!(hit = memchr(from, s->t[s->pos], sizeof(from) - 1)))
+            return fail(s, "bad escape");
+        *cp = (unsigned char)to[hit - from];
+        s->pos++;
+        return 0;
+    }
+    if (s->len - s->pos < 5 || hex4(s->t + s->pos + 1, cp))
+        return fail(s, "bad \\u escape");
+    s->pos += 5;
+    if (*cp >= 0xd800 && *cp < 0xdc00 && s->len - s->pos >= 6 && s->t[s->pos] == '\\' &&
+        s->t[s->pos + 1] == 'u' && hex4(s->t + s->pos + 2, &lo) == 0 && lo >= 0xdc00 &&
+        lo < 0xe000) {
+        *cp = 0x10000 + ((*cp - 0xd800) << 10) + (lo - 0xdc00);
+        s->pos += 6;
+    }
+    return 0;
+}
+
+/* A string at s->pos (its quote); decoded into *out (malloc'ed) when out is non-NULL. */
+static int string(hs_jscan_t *s, char **out)
+{
+    size_t start = ++s->pos, n = 0;
+    char *d = NULL;
+    int ended = 0; /* a decoded NUL ends the key as a C parser sees it */
+
+    if (out && !(d = malloc(s->len - start + 1)))
+        return fail(s, "out of memory");
+    while (s->pos < s->len && s->t[s->pos] != '"') {
+        unsigned cp = (unsigned char)s->t[s->pos++];
+        char enc[4];
+        size_t k = 1;
+
+        if (cp == '\\') {
+            if (escape(s, &cp))
+                break;
+            k = put_utf8(enc, cp);
+        } else {
+            enc[0] = (char)cp;
+        }
+        if (cp == 0)
+            ended = 1;
+        if (d && !ended) {
+            memcpy(d + n, enc, k);
+            n += k;
+        }
+    }
+    if (s->bad || s->pos >= s->len) {
+        free(d);
+        return fail(s, "unterminated string");
+    }
+    s->pos++;
+    if (d) {
+        d[n] = '\0';
+        *out = d;
+    }
+    return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const hs_jkey_t *x = a, *y = b;
+    int c = strcmp(x->s, y->s);
+
+    return c ? c : (x->off > y->off) - (x->off < y->off);
+}
+
+/* The earliest second occurrence among an object's keys. */
+static void note_dups(hs_jscan_t *s, hs_jkey_t *k, size_t n)
+{
+    if (n < 2)
+        return;
+    qsort(k, n, sizeof(*k), key_cmp);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(k[i - 1].s, k[i].s) == 0 && k[i].off < s->dup_off) {
+            s->dup_off = k[i].off;
+            snprintf(s->dup_key, sizeof(s->dup_key), "%s", k[i].s);
+            for (char *c = s->dup_key; *c; c++) /* no terminal controls in the message */
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = '?';
+        }
+    }
+}
+
+static int value(hs_jscan_t *s, int depth);
+
+static int object_keys(hs_jscan_t *s, int depth, hs_jkey_t **keys, size_t *n)
+{
+    size_t cap = 0;
+
+    s->pos++;
+    skip_ws(s);
+    if (s->pos < s->len && s->t[s->pos] == '}') {
+        s->pos++;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(s);
+        if (s->pos >= s->len || s->t[s->pos] != '"')
+            return fail(s, "expected a key");
+        if (*n == cap) {
+            hs_jkey_t *k = realloc(*keys, (cap = cap ? 2 * cap : 8) * sizeof(**keys));
+            if (!k)
+                return fail(s, "out of memory");
+            *keys = k;
+        }
+        (*keys)[*n].off = s->pos;
+        if (string(s, &(*keys)[*n].s))
+            return -1;
+        (*n)++;
+        skip_ws(s);
+        if (s->pos >= s->len || s->t[s->pos++] != ':')
+            return fail(s, "expected ':'");
+        if (value(s, depth + 1))
+            return -1;
+        skip_ws(s);
+        if (s->pos < s->len && s->t[s->pos] == ',') {
+            s->pos++;
+            continue;
+        }
+        if (s->pos < s->len && s->t[s->pos] == '}') {
+            s->pos++;
+            return 0;
+        }
+        return fail(s, "expected ',' or '}'");
+    }
+}
+
+static int object(hs_jscan_t *s, int depth)
+{
+    hs_jkey_t *keys = NULL;
+    size_t n = 0;
+    int rc = object_keys(s, depth, &keys, &n);
+
+    if (rc == 0)
+        note_dups(s, keys, n);
+    for (size_t i = 0; i < n; i++)
+        free(keys[i].s);
+    free(keys);
+    return rc;
+}
+
+static int array(hs_jscan_t *s, int depth)
+{
+    s->pos++;
+    skip_ws(s);
+    if (s->pos < s->len && s->t[s->pos] == ']') {
+        s->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (value(s, depth + 1))
+            return -1;
+        skip_ws(s);
+        if (s->pos < s->len && s->t[s->pos] == ',') {
+            s->pos++;
+            continue;
+        }
+        if (s->pos < s->len && s->t[s->pos] == ']') {
+            s->pos++;
+            return 0;
+        }
+        return fail(s, "expected ',' or ']'");
+    }
+}
+
+static int value(hs_jscan_t *s, int depth)
+{
+    size_t start;
+
+    if (depth > HS_JSON_MAX_DEPTH)
+        return fail(s, "nested too deeply");
+    skip_ws(s);
+    if (s->pos >= s->len)
+        return fail(s, "expected a value");
+    switch (s->t[s->pos]) {
+    case '{':
+        return object(s, depth);
+    case '[':
+        return array(s, depth);
+    case '"':
+        return string(s, NULL);
+    default:
+        break;
+    }
+    start = s->pos;
+    while (s->pos < s->len && strchr("+-.0123456789eEtruefalsn", s->t[s->pos]) &&
+           s->t[s->pos] != '\0')
+        s->pos++;
+    return s->pos > start ? 0 : fail(s, "expected a value");
+}
+
+int hs_json_strict_check(const char *text, size_t len, char *why, size_t whylen)
+{
+    hs_jscan_t s = {.t = text, .len = len, .dup_off = SIZE_MAX};
+
+    if (value(&s, 0)) {
+        snprintf(why, whylen, "%s at byte offset %zu", s.msg, s.pos);
+        return -1;
+    }
+    if (s.dup_off != SIZE_MAX) {
+        snprintf(why, whylen, "duplicate key '%s' at byte offset %zu", s.dup_key, s.dup_off);
+        return -1;
+    }
+    skip_ws(&s);
+    if (s.pos < s.len) {
+        snprintf(why, whylen, "trailing data after the JSON value at byte offset %zu", s.pos);
+        return -1;
+    }
+    return 0;
+}
