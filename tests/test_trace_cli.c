@@ -230,6 +230,13 @@ static void test_salvage(void **state)
         free(ins);
     }
     assert_salvaged("ins.hst", all, 5, "13 bytes skipped");
+    /* one bit flipped in the version field (1 -> 3): the header CRC proves it damaged, so
+     * it is damage, not a later format; every block is intact and kept */
+    memcpy(d, g_orig, g_len);
+    d[8] ^= 0x02;
+    put("ver.hst", d, g_len);
+    assert_salvaged("ver.hst", all, 5, "kept 5 blocks (20000 records) of 5 blocks");
+    expect_damage("ver.hst", "header bytes 0..27 damaged", "not a later format");
     free(d);
 }
 

@@ -285,6 +285,17 @@ static int salv_json(salv_t *s, uint32_t len, uint32_t crc, char *why, size_t wl
     return 0;
 }
 
+/* A file header that says a later version and whose CRC proves it says so: such a file is
+ * refused. With the CRC wrong, the version field is as likely damage as any other byte
+ * (one flipped bit of 1 reads 3), and the file is salvaged as version 1. */
+static int salv_future(const salv_t *s)
+{
+    return s->size >= TRACE_FILE_HDR_BYTES &&
+           memcmp(s->map, TRACE_FILE_MAGIC, TRACE_FILE_MAGIC_LEN) == 0 &&
+           trace_get_u32(s->map + 8) > TRACE_FORMAT_VERSION &&
+           !TRACE_CRC_BAD(trace_crc32(0, s->map, 28), trace_get_u32(s->map + 28));
+}
+
 /* Returns -1 for a file this build must not reinterpret (future version). */
 static int salv_header(salv_t *s, trace_salvage_t *res)
 {
@@ -292,9 +303,7 @@ static int salv_header(salv_t *s, trace_salvage_t *res)
     char why[256], jwhy[256];
 
     s->start = 0;
-    if (s->size >= TRACE_FILE_HDR_BYTES &&
-        memcmp(s->map, TRACE_FILE_MAGIC, TRACE_FILE_MAGIC_LEN) == 0 &&
-        trace_get_u32(s->map + 8) > TRACE_FORMAT_VERSION) {
+    if (salv_future(s)) {
         hs_log_error("%s: format version %" PRIu32 " at byte offset 8; this build reads version "
                      "%d and cannot salvage it", s->path, trace_get_u32(s->map + 8),
                      TRACE_FORMAT_VERSION);

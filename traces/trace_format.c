@@ -214,13 +214,17 @@ int trace_filehdr_check(const uint8_t raw[TRACE_FILE_HDR_BYTES], uint32_t *json_
                  "(expected \\x89HST\\r\\n\\x1a\\n)");
         return -1;
     }
-    if (trace_version_check(version, " at byte offset 8", why, whylen) != 0)
-        return -1;
     crc = trace_crc32(0, raw, 28);
+    /* another version is believed only when the CRC proves the field: else it is damage */
+    if (!TRACE_CRC_BAD(crc, trace_get_u32(raw + 28)) &&
+        trace_version_check(version, " at byte offset 8", why, whylen) != 0)
+        return -1;
     if (TRACE_CRC_BAD(crc, trace_get_u32(raw + 28))) {
         snprintf(why, whylen, "file header CRC at byte offset 28 is 0x%08" PRIx32
-                 ", computed 0x%08" PRIx32 ": header bytes 0..27 damaged",
-                 trace_get_u32(raw + 28), crc);
+                 ", computed 0x%08" PRIx32 ": header bytes 0..27 damaged%s",
+                 trace_get_u32(raw + 28), crc,
+                 version != TRACE_FORMAT_VERSION ? " (the version field at byte offset 8 "
+                 "reads another version: damage, not a later format)" : "");
         return -1;
     }
     if (len == 0 || len > TRACE_JSON_MAX_BYTES) {

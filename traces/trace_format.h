@@ -94,8 +94,9 @@ void trace_end_decode(const uint8_t *payload, trace_end_t *end);
 
 /* Encode the 32-byte file header for a JSON header of json_len bytes with CRC json_crc. */
 void trace_filehdr_encode(uint32_t json_len, uint32_t json_crc, uint8_t out[TRACE_FILE_HDR_BYTES]);
-/* Check a file header: magic, version (a future version says which one this build reads),
- * header CRC, JSON length. On success sets *json_len and *json_crc. On failure writes the
+/* Check a file header: magic, version (a future version says which one this build reads;
+ * believed only when the header CRC holds, else the header is reported damaged), header
+ * CRC, JSON length. On success sets *json_len and *json_crc. On failure writes the
  * reason, including the byte offset, into why. */
 int trace_filehdr_check(const uint8_t raw[TRACE_FILE_HDR_BYTES], uint32_t *json_len,
                         uint32_t *json_crc, char *why, size_t whylen);
