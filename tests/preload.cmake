@@ -17,3 +17,16 @@ hs_add_vm_test(vm_preload_tools SCRIPT preload-tools.sh TIMEOUT 900
 # Under valgrind memcheck too (label valgrind, release build): threads, rings, fork.
 hs_add_valgrind_test(valgrind_test_hcap_match COMMAND $<TARGET_FILE:test_hcap_match>)
 hs_add_valgrind_test(valgrind_test_hcap_hooks COMMAND $<TARGET_FILE:test_hcap_hooks>)
+
+# A verbs program that resolves libibverbs as NCCL does (dlopen + dlvsym/dlsym, RTLD_DEFAULT,
+# RTLD_NEXT from a library) and posts through the context's ops; the same source linked
+# normally. Run in the soft-RoCE VM by vm_preload_dlopen (tests/vm/preload-dlopen*.sh).
+add_library(hcap_vapp_dl SHARED test_hcap_vapp.c)
+target_link_libraries(hcap_vapp_dl PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(hcap_vapp_dl PROPERTIES C_VISIBILITY_PRESET hidden)
+add_executable(hcap_vapp test_hcap_vapp.c)
+target_compile_definitions(hcap_vapp PRIVATE VAPP_MAIN_ONLY)
+target_link_libraries(hcap_vapp PRIVATE hcap_vapp_dl)
+add_executable(hcap_vapp_linked test_hcap_vapp.c)
+target_compile_definitions(hcap_vapp_linked PRIVATE VAPP_LINKED)
+target_link_libraries(hcap_vapp_linked PRIVATE ${IBVERBS_LIB} ${CMAKE_DL_LIBS})

@@ -71,6 +71,77 @@ static void test_run_status_and_env(void **state)
     free(dir);
 }
 
+/* A command that opens no device: `capture run` says nothing was captured, and its exit
+ * status is still the command's. LD_AUDIT carries libhintcap-audit.so (dlopen programs). */
+static void test_run_no_device(void **state)
+{
+    char *dir = hs_test_tmpdir(), out[300], *err = NULL;
+    int rc;
+    (void)state;
+
+    snprintf(out, sizeof(out), "%s/t", dir);
+    rc = with_stderr(&err, cmd_capture_run, 7,
+                     ARGV("run", "-o", out, "--", "sh", "-c",
+                          "case \"$LD_AUDIT\" in *libhintcap-audit.so*) exit 3;; esac; exit 90"));
+    assert_int_equal(rc, 3);
+    assert_non_null(strstr(err, "no process opened a verbs device"));
+    free(err);
+    rc = with_stderr(&err, cmd_capture_run, 5, ARGV("run", "-o", out, "--", "true"));
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(err, "no process opened a verbs device"));
+    free(err);
+    /* --no-audit: LD_AUDIT left alone */
+    unsetenv("LD_AUDIT");
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--no-audit", "--", "sh", "-c",
+                          "[ -z \"$LD_AUDIT\" ] && exit 5; exit 91"),
+                     5);
+    assert_int_equal(count_files(out), 0);
+    remove(out);
+    remove(dir);
+    free(dir);
+}
+
+/* The line per process and the warnings, from the summaries the processes of this run left
+ * (written here by the command itself, as libhintcap would; test_hcap_hooks checks what
+ * libhintcap writes). A summary of another run is not reported. */
+static void test_run_reports_summaries(void **state)
+{
+    char *dir = hs_test_tmpdir(), out[300], *err = NULL;
+    char script[] =
+        "w() { printf '{\"run\":\"%s\",\"host\":\"h\",\"pid\":%s,\"rank\":%s,"
+        "\"device\":\"rxe0\",\"trace\":\"h-%s.hst\",\"trace_written\":true,"
+        "\"qps_seen\":%s,\"qps_posting\":%s,\"wrs_posted\":%s,\"wrs_completed\":%s,"
+        "\"dropped\":%s,\"outside\":{\"completions\":%s,\"qps\":%s,\"more_qps\":false,"
+        "\"qp_nums\":[%s]}}' \"$1\" $2 $3 $2 $4 $5 $6 $7 $8 $9 ${10} \"${11}\" "
+        ">\"$HINTCAP_DIR/h-$2.summary.json\"; };"
+        "w \"$HINTCAP_RUN\" 101 0 2 2 1000 1000 0 0 0 '';"     /* captured */
+        "w \"$HINTCAP_RUN\" 102 1 2 0 0 0 0 7 2 '17, 18';"     /* posted outside */
+        "w \"$HINTCAP_RUN\" 103 -1 1 1 50 50 4 0 0 '';"        /* dropped */
+        "w other-run 104 2 1 1 9 9 0 0 0 '';"                  /* an earlier run's */
+        "exit 6";
+    int rc;
+    (void)state;
+
+    snprintf(out, sizeof(out), "%s/t", dir);
+    rc = with_stderr(&err, cmd_capture_run, 7, ARGV("run", "-o", out, "--", "sh", "-c", script));
+    assert_int_equal(rc, 6);
+    assert_null(strstr(err, "no process opened"));
+    assert_non_null(strstr(err, "process 101 on h, rank 0, rxe0: 2 QPs (2 posting), 1000 WRs "
+                                "posted, 1000 completed, 0 dropped"));
+    assert_non_null(strstr(err, "process 102 opened rxe0 but recorded no WR"));
+    assert_non_null(strstr(err, "process 102: posted outside libibverbs: 7 send completions "
+                                "on 2 QPs (qp_num 0x11, 0x12)"));
+    assert_non_null(strstr(err, "process 103 dropped 4 records"));
+    assert_null(strstr(err, "process 103 on h, rank")); /* rank -1: none printed */
+    assert_null(strstr(err, "process 104"));
+    assert_null(strstr(err, "process 101 opened")); /* no warning for a full capture */
+    assert_true(strstr(err, "process 101 on") < strstr(err, "process 102:"));
+    free(err);
+    assert_int_equal(hs_test_run(NULL, "rm -rf '%s'", out), 0);
+    remove(dir);
+    free(dir);
+}
+
 static void test_run_unwritable_dir(void **state)
 {
     char *err = NULL;
@@ -217,6 +288,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_status_and_env),
+        cmocka_unit_test(test_run_no_device),
+        cmocka_unit_test(test_run_reports_summaries),
         cmocka_unit_test(test_run_unwritable_dir),
         cmocka_unit_test(test_run_salvages_orphans),
         cmocka_unit_test(test_audit),

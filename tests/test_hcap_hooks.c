@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "capture/preload/hcap.h"
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
@@ -287,10 +289,35 @@ static fake_ctx_t *file_start(const char *dir, const char *ring_events, const ch
     return f;
 }
 
-static trace_t *file_finish(fake_ctx_t *f, const char *dir)
+/* The summary written next to the trace (<trace>.summary.json), parsed; the file removed. */
+static cJSON *summary_load(const char *trace_path)
+{
+    char path[1400], *text = NULL;
+    size_t n = strlen(trace_path) - 4, len = 0;
+    cJSON *j;
+
+    snprintf(path, sizeof(path), "%.*s.summary.json", (int)n, trace_path);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    j = cJSON_Parse(text);
+    assert_non_null(j);
+    free(text);
+    remove(path);
+    return j;
+}
+
+static double jnum(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+static trace_t *file_finish(fake_ctx_t *f, const char *dir, cJSON **summary)
 {
     char path[1300], host[64] = "unknown";
     trace_t *tr = NULL;
+    cJSON *j;
 
     hcap_stop(&hcap_g, 0);
     hcap_ctx_detach(&hcap_g, &f->vctx.context);
@@ -298,6 +325,11 @@ static trace_t *file_finish(fake_ctx_t *f, const char *dir)
     assert_int_equal(hcap_trace_path(path, sizeof(path), dir, host, (long)getpid(), 5), 0);
     assert_int_equal(trace_load(path, &tr), HS_OK);
     remove(path);
+    j = summary_load(path);
+    if (summary)
+        *summary = j;
+    else
+        cJSON_Delete(j);
     unsetenv("HINTCAP_DIR");
     unsetenv("HINTCAP_RING_EVENTS");
     unsetenv("RDMA_LOW_LATENCY_HINT");
@@ -312,6 +344,7 @@ static void test_trace_file(void **state)
     fake_cq_t *cq = fake_cq_new(f, 64);
     fake_qp_t *q = fake_qp_new(f, cq, 21, 0);
     trace_t *tr;
+    cJSON *sum = NULL;
     int i;
     (void)state;
 
@@ -320,7 +353,21 @@ static void test_trace_file(void **state)
         post(q, (uint64_t)i, 1000 + (uint32_t)i, i % 5 == 4 ? IBV_SEND_SIGNALED : 0,
              IBV_WR_SEND);
     assert_int_equal(poll_all(cq), 2);
-    tr = file_finish(f, dir);
+    setenv("HINTCAP_RUN", "run-1", 0); /* read at start: too late here, so not in this one */
+    tr = file_finish(f, dir, &sum);
+    unsetenv("HINTCAP_RUN");
+    /* The exit summary beside the trace: what was posted, completed, dropped. */
+    assert_int_equal(jnum(sum, "qps_seen"), 1);
+    assert_int_equal(jnum(sum, "qps_posting"), 1);
+    assert_int_equal(jnum(sum, "wrs_posted"), 10);
+    assert_int_equal(jnum(sum, "wrs_completed"), 10);
+    assert_int_equal(jnum(sum, "dropped"), 0);
+    assert_int_equal(jnum(sum, "rank"), 5);
+    assert_int_equal(jnum(sum, "pid"), getpid());
+    assert_int_equal(jnum(cJSON_GetObjectItem(sum, "outside"), "completions"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(sum, "run")), "");
+    assert_non_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(sum, "trace")), "-r5.hst"));
+    cJSON_Delete(sum);
     assert_int_equal(tr->n, 10);
     assert_int_equal(tr->hdr.mode, TRACE_MODE_PRELOAD);
     assert_string_equal(tr->hdr.producer, "libhintcap");
@@ -357,7 +404,7 @@ static void test_overflow_counted(void **state)
     assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
     for (i = 0; i < 100; i++)
         post(q, (uint64_t)i, 64, 0, IBV_WR_RDMA_WRITE);
-    tr = file_finish(f, dir);
+    tr = file_finish(f, dir, NULL);
     assert_true(tr->hdr.dropped > 0);
     assert_int_equal(tr->n + tr->hdr.dropped, 100); /* every WR is recorded or counted */
     trace_free(tr);
@@ -376,6 +423,7 @@ static void test_crash_keeps_trace(void **state)
     int status = 0, i;
     pid_t pid;
     trace_t *tr;
+    cJSON *sum;
     (void)state;
 
     pid = fork();
@@ -409,6 +457,10 @@ static void test_crash_keeps_trace(void **state)
         assert_int_equal(tr->recs[39].size_bytes, 512);
         trace_free(tr);
         remove(path);
+        sum = summary_load(path); /* the signal's final flush writes the summary too */
+        assert_int_equal(jnum(sum, "wrs_posted"), 40);
+        assert_int_equal(jnum(sum, "wrs_completed"), 40);
+        cJSON_Delete(sum);
     }
     remove(dir);
     free(dir);
@@ -467,6 +519,41 @@ static void test_sigkill_salvage(void **state)
     free(dir);
 }
 
+/* Provider-direct posting: completions polled through the hooks for a tracked QP that
+ * posted nothing through them, and for a QP number no hook ever saw, are counted apart
+ * (not as dropped) with their QP numbers; receive completions are not. */
+static void test_summary_outside(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 7, 0), *quiet = qp_make(x, 8, 0);
+    const hcap_summary_t *s = &hcap_g.summary;
+    int i;
+
+    for (i = 0; i < 5; i++)
+        assert_int_equal(post(q, (uint64_t)i, 64, IBV_SEND_SIGNALED, IBV_WR_SEND), 0);
+    for (i = 0; i < 3; i++)
+        fake_cq_push(x->cq, 8, 500 + (uint64_t)i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+    for (i = 0; i < 2; i++)
+        fake_cq_push(x->cq, 99, 600 + (uint64_t)i, IBV_WC_SUCCESS, IBV_WC_SEND);
+    fake_cq_push(x->cq, 99, 700, IBV_WC_SUCCESS, IBV_WC_RECV);
+    assert_int_equal(poll_all(x->cq), 11);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 5);
+    assert_int_equal(s->qps_seen, 2);
+    assert_int_equal(s->qps_posting, 1);
+    assert_int_equal(s->wrs_posted, 5);
+    assert_int_equal(s->wrs_completed, 5);
+    assert_int_equal(s->dropped, 0);
+    assert_int_equal(s->outside_comps, 5);
+    assert_int_equal(s->outside_qps, 2);
+    assert_int_equal(s->outside_n, 2);
+    assert_true((s->outside_qpn[0] == 8 && s->outside_qpn[1] == 99) ||
+                (s->outside_qpn[0] == 99 && s->outside_qpn[1] == 8));
+    assert_int_equal(s->outside_more, 0);
+    fake_qp_free(quiet);
+    fake_qp_free(q);
+}
+
 static void test_unwritable_dir(void **state)
 {
     char *dir = hs_test_tmpdir(), *text = NULL;
@@ -500,6 +587,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_error_completion, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_destroy_pending, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),
         cmocka_unit_test(test_trace_file),
         cmocka_unit_test(test_overflow_counted),
         cmocka_unit_test(test_crash_keeps_trace),

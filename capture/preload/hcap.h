@@ -95,6 +95,24 @@ typedef struct {
     uint32_t (*read_qp_num)(struct ibv_cq_ex *);
 } hcap_cq_t;
 
+/* QP numbers of completions that no tracked QP posted listed in the summary (at most). */
+#define HCAP_OUTSIDE_QPNS 16
+
+/* What a process saw, written at exit next to its trace (<trace>.summary.json) so that
+ * `capture run` can say what was and what was not captured. */
+typedef struct {
+    uint64_t qps_seen;      /* QPs tracked: created through the wrappers, or adopted */
+    uint64_t qps_posting;   /* of them, with at least one WR through the hooks */
+    uint64_t wrs_posted;    /* WRs recorded (trace records) */
+    uint64_t wrs_completed; /* of them, with a completion time */
+    uint64_t dropped;       /* the trace header's dropped */
+    uint64_t outside_comps; /* send completions of QPs that posted nothing through the hooks */
+    uint32_t outside_qps;   /* such QPs (at least, when outside_more) */
+    int outside_more;       /* more QPs than outside_qpn could list */
+    uint32_t outside_n;     /* entries of outside_qpn */
+    uint32_t outside_qpn[HCAP_OUTSIDE_QPNS];
+} hcap_summary_t;
+
 typedef struct {
     _Atomic int state;      /* hcap_state_t */
     _Atomic uint32_t gen;   /* bumped at each start: stale thread rings are not reused */
@@ -111,8 +129,13 @@ typedef struct {
     hcap_map_t qpns;        /* (ctx index + 1) << 32 | qp_num -> hcap_qp_t * */
     hcap_map_t cqs;         /* ibv_cq_ex * -> hcap_cq_t * */
     _Atomic uint32_t next_qp;
+    uint32_t qp_base;           /* next_qp when this capture started */
     _Atomic uint32_t ctx_hwm;   /* slots in use are below this */
     _Atomic uint64_t lost;      /* WRs/completions the hooks could not record */
+    /* send completions of QP numbers no hook tracks (posted outside libibverbs) */
+    _Atomic uint64_t outside_comps;
+    _Atomic uint32_t outside_qpn[HCAP_OUTSIDE_QPNS]; /* qp_num + 1; 0 = free */
+    _Atomic uint32_t outside_more; /* completions of QP numbers past a full list */
     hcap_qp_t *dead_qps;        /* destroyed QPs, freed at the next start (pollers may race) */
     /* writer side (writer thread only, after start) */
     pthread_t writer;
@@ -124,6 +147,10 @@ typedef struct {
     trace_writer_t *tw;
     int sink_failed;
     uint64_t records;
+    uint64_t completed;     /* records with a completion time */
+    hcap_summary_t summary; /* filled by the writer at its end */
+    char host[64];
+    char run_id[64];        /* HINTCAP_RUN (capture run's), copied into the summary */
     uint64_t dropped;       /* events lost: rings full, matcher out of memory */
     char path[1200];
     /* header information */

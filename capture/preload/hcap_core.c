@@ -130,6 +130,7 @@ static void sink_emit(void *arg, const trace_rec_t *rec)
     hcap_t *h = arg;
 
     h->records++;
+    h->completed += rec->t_done_ns != TRACE_TIME_UNKNOWN;
     if (h->emit) {
         h->emit(h->emit_arg, rec);
         return;
@@ -152,6 +153,99 @@ static void sink_close(hcap_t *h)
     if (trace_writer_close(h->tw) != HS_OK)
         hcap_warn("closing %s failed", h->path);
     h->tw = NULL;
+}
+
+/* ---- the exit summary ------------------------------------------------------------ */
+
+static void outside_add(hcap_summary_t *s, uint32_t qp_num, uint64_t comps)
+{
+    uint32_t i;
+
+    s->outside_comps += comps;
+    for (i = 0; i < s->outside_n; i++)
+        if (s->outside_qpn[i] == qp_num)
+            return;
+    s->outside_qps++;
+    if (s->outside_n < HCAP_OUTSIDE_QPNS)
+        s->outside_qpn[s->outside_n++] = qp_num;
+    else
+        s->outside_more = 1;
+}
+
+/* What this process saw (writer thread, after the final drain; dropped is final). */
+static void summary_fill(hcap_t *h, hcap_summary_t *s)
+{
+    hcap_match_qp_t q;
+    size_t i, n = hcap_match_n_qps(h->match);
+    uint32_t k;
+
+    memset(s, 0, sizeof(*s));
+    s->qps_seen = atomic_load(&h->next_qp) - h->qp_base;
+    s->wrs_posted = h->records;
+    s->wrs_completed = h->completed;
+    s->dropped = h->dropped;
+    for (i = 0; i < n; i++) {
+        hcap_match_qp_stats(h->match, i, &q);
+        s->qps_posting += q.posted > 0;
+        if (q.posted == 0 && q.comps > 0) /* tracked, but posted outside the hooks */
+            outside_add(s, q.qp_num, q.comps);
+    }
+    for (k = 0; k < HCAP_OUTSIDE_QPNS; k++) { /* never tracked at all */
+        uint32_t v = atomic_load(&h->outside_qpn[k]);
+
+        if (v)
+            outside_add(s, v - 1, 0);
+    }
+    s->outside_comps += atomic_load(&h->outside_comps);
+    s->outside_more |= atomic_load(&h->outside_more) > 0;
+}
+
+static char *summary_json(const hcap_t *h, const hcap_summary_t *s)
+{
+    cJSON *root = cJSON_CreateObject(), *out, *qpns;
+    const char *base = strrchr(h->path, '/');
+    char *text;
+    uint32_t i;
+
+    cJSON_AddStringToObject(root, "producer", "libhintcap");
+    cJSON_AddStringToObject(root, "run", h->run_id);
+    cJSON_AddStringToObject(root, "host", h->host);
+    cJSON_AddNumberToObject(root, "pid", (double)getpid());
+    cJSON_AddNumberToObject(root, "rank", h->rank);
+    cJSON_AddStringToObject(root, "device", h->device);
+    cJSON_AddStringToObject(root, "trace", base ? base + 1 : h->path);
+    cJSON_AddBoolToObject(root, "trace_written", !h->sink_failed);
+    cJSON_AddNumberToObject(root, "qps_seen", (double)s->qps_seen);
+    cJSON_AddNumberToObject(root, "qps_posting", (double)s->qps_posting);
+    cJSON_AddNumberToObject(root, "wrs_posted", (double)s->wrs_posted);
+    cJSON_AddNumberToObject(root, "wrs_completed", (double)s->wrs_completed);
+    cJSON_AddNumberToObject(root, "dropped", (double)s->dropped);
+    out = cJSON_AddObjectToObject(root, "outside");
+    cJSON_AddNumberToObject(out, "completions", (double)s->outside_comps);
+    cJSON_AddNumberToObject(out, "qps", (double)s->outside_qps);
+    cJSON_AddBoolToObject(out, "more_qps", s->outside_more);
+    qpns = cJSON_AddArrayToObject(out, "qp_nums");
+    for (i = 0; i < s->outside_n; i++)
+        cJSON_AddItemToArray(qpns, cJSON_CreateNumber((double)s->outside_qpn[i]));
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+/* <trace minus .hst>.summary.json, atomically; one warning if it cannot be written. */
+static void summary_write(hcap_t *h)
+{
+    char path[sizeof(h->path) + 16];
+    size_t n = strlen(h->path);
+    char *text;
+
+    if (n < 4 || strcmp(h->path + n - 4, ".hst") != 0)
+        return;
+    snprintf(path, sizeof(path), "%.*s.summary.json", (int)(n - 4), h->path);
+    text = summary_json(h, &h->summary);
+    if (!text || hs_write_file_atomic(path, text) != HS_OK)
+        hcap_warn("cannot write the capture summary %s", path);
+    free(text);
 }
 
 /* ---- the writer thread ---------------------------------------------------------- */
@@ -222,6 +316,9 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&h->lock);
     h->dropped += hcap_match_lost(h->match) + atomic_load(&h->lost);
     sink_close(h);
+    summary_fill(h, &h->summary);
+    if (!h->emit)
+        summary_write(h);
     free(buf);
     atomic_store(&h->writer_done, 1);
     return NULL;
@@ -246,6 +343,7 @@ static int prepare_dir(hcap_t *h)
         return -1;
     }
     gethostname(host, sizeof(host) - 1);
+    snprintf(h->host, sizeof(h->host), "%s", host);
     if (hcap_trace_path(h->path, sizeof(h->path), dir, host, (long)getpid(), h->rank) != 0) {
         hcap_warn("trace directory name too long: %s; the application runs without capture",
                   dir);
@@ -342,8 +440,14 @@ void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg
     h->emit = emit;
     h->emit_arg = arg;
     h->rank = hcap_rank_from_env();
-    h->records = h->dropped = 0;
+    h->records = h->dropped = h->completed = 0;
+    h->qp_base = atomic_load(&h->next_qp);
     atomic_store(&h->lost, 0);
+    atomic_store(&h->outside_comps, 0);
+    atomic_store(&h->outside_more, 0);
+    for (int i = 0; i < HCAP_OUTSIDE_QPNS; i++)
+        atomic_store(&h->outside_qpn[i], 0);
+    snprintf(h->run_id, sizeof(h->run_id), "%s", getenv("HINTCAP_RUN") ? getenv("HINTCAP_RUN") : "");
     h->sink_failed = 0;
     atomic_store(&h->writer_done, 0);
     if ((!emit && prepare_dir(h) != 0) || start_alloc(h) != 0)

@@ -118,6 +118,26 @@ static int hook_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
     return rc;
 }
 
+/* A send completion of a QP number no hook tracks: its QP was created and posted outside
+ * the wrappers (provider-direct posting). Counted, and the number kept for the summary. */
+static void note_outside(hcap_t *h, uint32_t qp_num)
+{
+    uint32_t i, want = qp_num + 1;
+
+    atomic_fetch_add_explicit(&h->outside_comps, 1, memory_order_relaxed);
+    for (i = 0; i < HCAP_OUTSIDE_QPNS; i++) {
+        uint32_t cur = atomic_load_explicit(&h->outside_qpn[i], memory_order_relaxed);
+
+        if (cur == want)
+            return;
+        if (cur == 0 && atomic_compare_exchange_strong(&h->outside_qpn[i], &cur, want))
+            return;
+        if (cur == want)
+            return;
+    }
+    atomic_fetch_add_explicit(&h->outside_more, 1, memory_order_relaxed);
+}
+
 void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t wr_id,
                       uint8_t status, uint64_t t_ns)
 {
@@ -127,7 +147,7 @@ void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t w
     hcap_ev_t *ev;
 
     if (!hq) {
-        atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
+        note_outside(h, qp_num);
         return;
     }
     r = hcap_ring_get(h);
@@ -136,7 +156,7 @@ void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t w
     ev = hcap_ring_slot(r, slot);
     ev->t_ns = t_ns;
     ev->wr_id = wr_id;
-    ev->size_bytes = 0;
+    ev->size_bytes = qp_num;
     ev->qp = hq->index;
     ev->kind = HCAP_EV_COMP;
     ev->op = status;

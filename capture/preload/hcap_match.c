@@ -18,6 +18,8 @@ typedef struct {
     hcap_evq_t posts;
     hcap_evq_t comps;
     uint64_t n_posted;
+    uint64_t n_comps;   /* completion events of this QP */
+    uint32_t qp_num;    /* from its completions (0 until one arrived) */
 } hcap_mqp_t;
 
 struct hcap_match {
@@ -212,6 +214,8 @@ hs_status_t hcap_match_event(hcap_match_t *m, const hcap_ev_t *ev)
         st = match_post(m, q, ev);
         break;
     case HCAP_EV_COMP:
+        q->n_comps++;
+        q->qp_num = (uint32_t)ev->size_bytes;
         st = match_comp(m, q, ev);
         break;
     case HCAP_EV_GONE:
@@ -236,6 +240,20 @@ void hcap_match_flush(hcap_match_t *m)
 uint64_t hcap_match_unmatched(const hcap_match_t *m)
 {
     return m->unmatched;
+}
+
+size_t hcap_match_n_qps(const hcap_match_t *m)
+{
+    return m->n_qps;
+}
+
+void hcap_match_qp_stats(const hcap_match_t *m, size_t qp, hcap_match_qp_t *out)
+{
+    const hcap_mqp_t *q = &m->qps[qp];
+
+    out->posted = q->n_posted;
+    out->comps = q->n_comps;
+    out->qp_num = q->qp_num;
 }
 
 uint64_t hcap_match_lost(const hcap_match_t *m)

@@ -32,6 +32,18 @@ void hcap_match_flush(hcap_match_t *m);
 /* Completions that matched no post (their post was lost), and events lost to memory. */
 uint64_t hcap_match_unmatched(const hcap_match_t *m);
 uint64_t hcap_match_lost(const hcap_match_t *m);
+
+/* What one QP (trace_rec_t.qp index) saw: WRs posted through the hooks, completions polled,
+ * its QP number (carried by completion events; 0 until one arrived). */
+typedef struct {
+    uint64_t posted;
+    uint64_t comps;
+    uint32_t qp_num;
+} hcap_match_qp_t;
+
+/* QP indexes are below this (some may have seen nothing). */
+size_t hcap_match_n_qps(const hcap_match_t *m);
+void hcap_match_qp_stats(const hcap_match_t *m, size_t qp, hcap_match_qp_t *out);
 void hcap_match_free(hcap_match_t *m);
 
 #endif

@@ -19,7 +19,7 @@ typedef enum {
 } hcap_ev_kind_t;
 
 /* One event. 32 bytes. For POST: op = trace_opcode_t, flags = TRACE_F_*; for COMP:
- * op = ibv_wc_status, size_bytes unused. */
+ * op = ibv_wc_status, size_bytes = the QP number (for the exit summary). */
 typedef struct {
     uint64_t t_ns;       /* CLOCK_MONOTONIC, ns */
     uint64_t wr_id;
