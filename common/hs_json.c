@@ -306,3 +306,61 @@ int hs_json_strict_check(const char *text, size_t len, char *why, size_t whylen)
     }
     return 0;
 }
+
+int hs_json_member_span(const char *text, size_t len, const char *key, size_t *off,
+                        size_t *n)
+{
+    hs_jscan_t s = {.t = text, .len = len, .dup_off = SIZE_MAX};
+
+    skip_ws(&s);
+    if (s.pos >= len || text[s.pos] != '{')
+        return -1;
+    s.pos++;
+    for (;;) {
+        char *k = NULL;
+        int hit;
+
+        skip_ws(&s);
+        if (s.pos >= len || text[s.pos] != '"' || string(&s, &k))
+            return -1;
+        hit = strcmp(k, key) == 0;
+        free(k);
+        skip_ws(&s);
+        if (s.pos >= len || text[s.pos++] != ':')
+            return -1;
+        skip_ws(&s);
+        *off = s.pos;
+        if (value(&s, 1))
+            return -1;
+        if (hit) {
+            *n = s.pos - *off;
+            return 0;
+        }
+        skip_ws(&s);
+        if (s.pos >= len || text[s.pos++] != ',')
+            return -1;
+    }
+}
+
+size_t hs_json_minify(char *text, size_t len)
+{
+    size_t w = 0;
+    int in_str = 0;
+
+    for (size_t r = 0; r < len; r++) {
+        char c = text[r];
+        if (in_str) {
+            text[w++] = c;
+            if (c == '\\' && r + 1 < len)
+                text[w++] = text[++r];
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+            text[w++] = c;
+        } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            text[w++] = c;
+        }
+    }
+    return w;
+}

@@ -16,4 +16,15 @@
  * gives -1 with a reason too; never reads outside text[0..len). */
 int hs_json_strict_check(const char *text, size_t len, char *why, size_t whylen);
 
+/* The raw text of member key of the object text[0..len) starts with (white space first
+ * allowed; text already accepted by a parser): 0 with its value's byte offset and length,
+ * -1 when text is not an object or has no such member (the first one when repeated).
+ * Lets a reader keep a value verbatim instead of re-printing it. */
+int hs_json_member_span(const char *text, size_t len, const char *key, size_t *off,
+                        size_t *n);
+
+/* Remove the white space outside strings from JSON text of len bytes, in place; returns
+ * the new length. Never makes text longer, changes no value. */
+size_t hs_json_minify(char *text, size_t len);
+
 #endif

@@ -252,6 +252,63 @@ static void test_salvage_refusals(void **state)
     assert_int_equal(access(tmp("s2.hst"), F_OK), -1);
 }
 
+/* A header near the 1 MiB limit whose extra spells numbers briefly (1e5): a parse and
+ * print would spell them 100000 and take the header past the limit. Conversion and salvage
+ * keep the extra as written and succeed. */
+static void test_big_header(void **state)
+{
+    const char *head = "{\"format_version\":1,\"producer\":\"t\",\"producer_version\":\"1\","
+                       "\"mode\":\"bench\",\"host\":\"h\",\"device\":\"\",\"firmware\":\"\","
+                       "\"mem\":\"host\",\"clock_source\":\"CLOCK_MONOTONIC\",\"clock_unit\":\"ns\","
+                       "\"hint_bytes\":0,\"hint_source\":\"none\",\"pid\":-1,\"rank\":-1,"
+                       "\"dropped\":0,\"workload\":\"\",\"extra\":";
+    size_t cap = TRACE_JSON_MAX_BYTES, n = 0, k;
+    char *json = malloc(cap + 8), *extra;
+    uint8_t fh[TRACE_FILE_HDR_BYTES];
+    static const char *const outs[] = {"big_c.hst", "big_c.csv", "big_c.jsonl", "big_s.hst"};
+    FILE *fp;
+
+    (void)state;
+    assert_non_null(json);
+    n = (size_t)snprintf(json, cap, "%s{\"v\":[1e5", head);
+    extra = json + strlen(head);
+    while (n + 4 + 3 <= cap) {
+        memcpy(json + n, ",1e5", 4);
+        n += 4;
+    }
+    memcpy(json + n, "]}}", 4);
+    n += 3;
+    assert_true(n <= TRACE_JSON_MAX_BYTES && n > TRACE_JSON_MAX_BYTES - 8);
+    fp = fopen(tmp("big.hst"), "wb");
+    assert_non_null(fp);
+    trace_filehdr_encode((uint32_t)n, trace_crc32(0, json, n), fh);
+    assert_int_equal(fwrite(fh, 1, sizeof(fh), fp), sizeof(fh));
+    assert_int_equal(fwrite(json, 1, n, fp), n);
+    for (k = n; k % 8; k++)
+        fputc(0, fp);
+    assert_int_equal(fwrite(g_orig + blk_off(0), 1, g_len - blk_off(0), fp), g_len - blk_off(0));
+    assert_int_equal(fclose(fp), 0);
+    run_expect(0, "20000 records", "trace validate %s", tmp("big.hst"));
+    for (size_t i = 0; i < 4; i++) {
+        trace_t *tr = NULL;
+        if (i < 3)
+            run_expect(0, "", "trace convert %s -o %s", tmp("big.hst"), tmp(outs[i]));
+        else
+            run_expect(0, "kept 5 blocks", "trace salvage %s -o %s", tmp("big.hst"),
+                       tmp(outs[i]));
+        assert_int_equal(trace_load(tmp(outs[i]), &tr), HS_OK);
+        assert_int_equal(tr->n, NREC);
+        json[n - 1] = '\0'; /* the extra object, as written */
+        assert_non_null(tr->hdr.extra_json);
+        assert_int_equal(strlen(tr->hdr.extra_json), strlen(extra));
+        assert_string_equal(tr->hdr.extra_json, extra);
+        json[n - 1] = '}';
+        trace_free(tr);
+    }
+    run_expect(0, "20000 records", "trace convert %s -o %s", tmp("big_c.csv"), tmp("big_2.hst"));
+    free(json);
+}
+
 static void test_convert_roundtrip(void **state)
 {
     char args[8400];
@@ -645,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_salvage),
         cmocka_unit_test(test_salvage_refusals),
         cmocka_unit_test(test_convert_roundtrip),
+        cmocka_unit_test(test_big_header),
         cmocka_unit_test(test_text_errors_name_line),
         cmocka_unit_test(test_perftest_bad_sample),
         cmocka_unit_test(test_text_version),

@@ -117,6 +117,11 @@ int trace_hdr_from_cjson(const struct cJSON *obj, trace_hdr_t *hdr, char *why, s
 /* Parse JSON header text of len bytes (need not be NUL-terminated). */
 int trace_hdr_from_json(const char *text, size_t len, trace_hdr_t *hdr, char *why, size_t whylen);
 
+/* After trace_hdr_from_cjson on the object text[0..len): keep its "extra" as written
+ * (white space outside strings removed) instead of as cJSON prints it, so that writing the
+ * header again never makes it longer than it was read (numbers keep their spelling). */
+hs_status_t trace_hdr_keep_extra(const char *text, size_t len, trace_hdr_t *hdr);
+
 /* Deep copy of a header (extra_json duplicated). */
 hs_status_t trace_hdr_copy(trace_hdr_t *dst, const trace_hdr_t *src);
 

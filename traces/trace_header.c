@@ -122,18 +122,54 @@ cJSON *trace_hdr_to_cjson(const trace_hdr_t *hdr)
     return o;
 }
 
+/* The header's extra as it was read (a parse and print would change how numbers are
+ * spelled, "1e5" -> "100000", so a header read within the size limit could be written past
+ * it); NULL when there is none or it is not valid JSON (written as {}, as before). */
+static const char *extra_verbatim(const trace_hdr_t *hdr)
+{
+    cJSON *e;
+    int ok;
+
+    if (!hdr->extra_json || !*hdr->extra_json)
+        return NULL;
+    e = cJSON_Parse(hdr->extra_json);
+    ok = cJSON_IsObject(e);
+    cJSON_Delete(e);
+    return ok ? hdr->extra_json : NULL;
+}
+
 hs_status_t trace_hdr_to_json(const trace_hdr_t *hdr, char **out)
 {
+    const char *extra = extra_verbatim(hdr);
     cJSON *o = trace_hdr_to_cjson(hdr);
-    char *text;
+    char *text, *all;
+    size_t n, m;
 
     if (!o)
         return HS_ERR_NOMEM;
+    if (extra) /* spliced in below, in the same place (last) */
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "extra");
     text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!text)
         return HS_ERR_NOMEM;
-    *out = text;
+    if (!extra) {
+        *out = text;
+        return HS_OK;
+    }
+    n = strlen(text); /* "{...}": the last byte is the closing brace */
+    m = strlen(extra);
+    all = malloc(n + m + 16);
+    if (all) {
+        memcpy(all, text, n - 1);
+        memcpy(all + n - 1, ",\"extra\":", 9);
+        memcpy(all + n + 8, extra, m);
+        memcpy(all + n + 8 + m, "}", 2);
+    }
+    free(text);
+    if (!all)
+        return HS_ERR_NOMEM;
+    *out = all;
     return HS_OK;
 }
 
@@ -300,7 +336,27 @@ int trace_hdr_from_json(const char *text, size_t len, trace_hdr_t *hdr, char *wh
     }
     rc = trace_hdr_from_cjson(o, hdr, why, whylen);
     cJSON_Delete(o);
+    if (rc == 0 && trace_hdr_keep_extra(text, len, hdr) != HS_OK) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
     return rc;
+}
+
+hs_status_t trace_hdr_keep_extra(const char *text, size_t len, trace_hdr_t *hdr)
+{
+    size_t off, n;
+    char *raw;
+
+    if (!hdr->extra_json || hs_json_member_span(text, len, "extra", &off, &n) != 0)
+        return HS_OK; /* an empty extra, or none */
+    if (!(raw = malloc(n + 1)))
+        return HS_ERR_NOMEM;
+    memcpy(raw, text + off, n);
+    raw[hs_json_minify(raw, n)] = '\0';
+    free(hdr->extra_json);
+    hdr->extra_json = raw;
+    return HS_OK;
 }
 
 hs_status_t trace_hdr_copy(trace_hdr_t *dst, const trace_hdr_t *src)

@@ -472,7 +472,13 @@ static int jsonl_line(const char *line, trace_t *tr, int first, trace_rec_t *rec
     if (!o)
         return -1;
     if (first && cJSON_GetObjectItemCaseSensitive(o, "hintsim_trace")) {
+        size_t off, n;
         rc = jsonl_header(o, tr, why, wl);
+        if (rc == 0 && hs_json_member_span(line, strlen(line), "header", &off, &n) == 0 &&
+            trace_hdr_keep_extra(line + off, n, &tr->hdr) != HS_OK) {
+            snprintf(why, wl, "out of memory");
+            rc = -1;
+        }
     } else {
         rc = jsonl_record(o, rec, why, wl);
         *is_rec = rc == 0;
