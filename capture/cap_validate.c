@@ -11,14 +11,17 @@
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
+#include "model/hint_class.h"
 #include "model/model.h"
 #include "model/recommend.h"
 
-#define CAP_MAX_CANDIDATES 16
-
 typedef struct {
-    uint64_t hint;
-    const char *role;        /* "recommended", "runner-up", "no hint", "everything LL", "given" */
+    uint64_t hint;           /* the hint replayed: the class's canonical one, or as given */
+    const char *role;        /* "recommended", "runner-up", "no hint", "everything LL",
+                              * "between", "given" */
+    hcls_t cls;              /* its class over the trace */
+    uint64_t merged[CAP_MAX_CANDIDATES]; /* --hints given for this class (one configuration) */
+    size_t nmerged;
     pred_result_t pred;
     double *meas_obj;        /* per round */
     pred_result_t *meas;     /* per round (released after the summary) */
@@ -34,6 +37,8 @@ typedef struct {
     size_t nc;
     uint64_t recommended;
     const char *rec_source;
+    hcls_sizes_t sizes;      /* the trace's distinct sizes: its classes of hints */
+    cap_stats_t stats;
 } vctx_t;
 
 /* One measured run of one candidate: its own connection (the hint sets the BW depth). */
@@ -100,18 +105,36 @@ static hs_status_t measure_all(vctx_t *v)
 
 /* ---- candidates ----------------------------------------------------------------------- */
 
-static int has_hint(const vctx_t *v, uint64_t h)
+/* The candidate of hint h's class, or NULL. */
+static cand_t *find_class(vctx_t *v, uint64_t h)
 {
+    size_t idx = hcls_index(&v->sizes, h);
+
     for (size_t k = 0; k < v->nc; k++)
-        if (v->c[k].hint == h)
-            return 1;
-    return 0;
+        if (v->c[k].cls.index == idx)
+            return &v->c[k];
+    return NULL;
 }
 
-static void add_cand(vctx_t *v, uint64_t h, const char *role)
+/* Add hint h as a candidate unless its class is one already (then a given hint is noted
+ * beside the one that stands for the class). */
+static hs_status_t add_cand(vctx_t *v, uint64_t h, const char *role)
 {
-    if (v->nc < CAP_MAX_CANDIDATES && !has_hint(v, h))
-        v->c[v->nc++] = (cand_t){.hint = h, .role = role};
+    cand_t *cd = find_class(v, h);
+
+    if (!cd && v->nc == CAP_MAX_CANDIDATES) {
+        hs_log_error("--hints: more than %d classes of hints over this trace",
+                     CAP_MAX_CANDIDATES);
+        return HS_ERR_USAGE;
+    }
+    if (!cd) {
+        cd = &v->c[v->nc++];
+        *cd = (cand_t){.hint = h, .role = role};
+        hcls_get(&v->sizes, hcls_index(&v->sizes, h), &cd->cls);
+    }
+    if (strcmp(role, "given") == 0 && cd->nmerged < CAP_MAX_CANDIDATES)
+        cd->merged[cd->nmerged++] = h;
+    return HS_OK;
 }
 
 static rec_objective_t rec_obj(cap_obj_t o)
@@ -149,28 +172,49 @@ static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
     return HS_OK;
 }
 
-static hs_status_t pick_candidates(vctx_t *v)
+/* Auto: the recommended class, the runner-up, hint 0, everything LL, then classes spread
+ * between them by quantiles of the trace's distinct sizes, up to o->classes in all. */
+static hs_status_t pick_auto(vctx_t *v)
 {
-    uint64_t best = 0, second = 0, maxs = v->max_msg;
-    hs_status_t st = HS_OK;
+    size_t count = hcls_count(&v->sizes), want = v->o->classes ? v->o->classes
+                                                              : CAP_DEFAULT_CLASSES;
+    size_t must[4], idx[CAP_MAX_CANDIDATES + 4], n;
+    uint64_t best = 0, second = 0;
+    hcls_t c;
+    hs_status_t st = recommend(v, &best, &second);
 
-    if (v->o->hints) {
-        for (size_t i = 0; i < v->o->nhints; i++)
-            add_cand(v, v->o->hints[i], "given");
-        v->recommended = v->o->hints[0];
-        v->rec_source = "the first of --hints";
-        return HS_OK;
-    }
-    st = recommend(v, &best, &second);
     if (st != HS_OK)
         return st;
     v->recommended = best;
     v->rec_source = "hintsim recommend (model engine)";
-    add_cand(v, best, "recommended");
-    add_cand(v, second, "runner-up");
-    add_cand(v, 0, "no hint");
-    add_cand(v, maxs, "everything LL");
+    (void)add_cand(v, best, "recommended"); /* the first four never fill the list */
+    (void)add_cand(v, second, "runner-up");
+    (void)add_cand(v, 0, "no hint");
+    hcls_get(&v->sizes, count - 1, &c);
+    (void)add_cand(v, c.canonical, "everything LL");
+    for (size_t k = 0; k < v->nc; k++)
+        must[k] = v->c[k].cls.index;
+    n = hcls_spread(&v->sizes, must, v->nc, want > CAP_MAX_CANDIDATES ? CAP_MAX_CANDIDATES
+                                                                      : want, idx);
+    for (size_t i = 0; i < n; i++) {
+        hcls_get(&v->sizes, idx[i], &c);
+        if (v->nc < CAP_MAX_CANDIDATES)
+            (void)add_cand(v, c.canonical, "between");
+    }
     return HS_OK;
+}
+
+static hs_status_t pick_candidates(vctx_t *v)
+{
+    hs_status_t st = hcls_scan(v->tr, &v->sizes);
+
+    if (st != HS_OK || !v->o->hints)
+        return st == HS_OK ? pick_auto(v) : st;
+    for (size_t i = 0; st == HS_OK && i < v->o->nhints; i++)
+        st = add_cand(v, v->o->hints[i], "given");
+    v->recommended = v->o->hints[0];
+    v->rec_source = "the first of --hints";
+    return st;
 }
 
 static hs_status_t predict_all(vctx_t *v)
@@ -213,15 +257,52 @@ static const pred_result_t *median_round(const cand_t *cd, uint64_t rounds)
     return &cd->meas[best];
 }
 
-static cJSON *cand_json(const vctx_t *v, const cand_t *cd)
+/* [lo, hi] of an objective's interval as printed: |value| (throughput is negated). */
+static cJSON *ci_json(cap_ci_t ci, int absolute)
 {
+    double a = absolute ? fabs(ci.lo) : ci.lo, b = absolute ? fabs(ci.hi) : ci.hi;
+    cJSON *j = cJSON_CreateArray();
+
+    cJSON_AddItemToArray(j, cJSON_CreateNumber(fmin(a, b)));
+    cJSON_AddItemToArray(j, cJSON_CreateNumber(fmax(a, b)));
+    return j;
+}
+
+/* "class": the range of hints that are this configuration over the trace. */
+static cJSON *class_json(const vctx_t *v, const cand_t *cd)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(j, "index", (double)cd->cls.index);
+    cJSON_AddNumberToObject(j, "lo", (double)cd->cls.lo);
+    if (cd->cls.hi == UINT64_MAX)
+        cJSON_AddNullToObject(j, "hi"); /* no upper bound: everything on LL */
+    else
+        cJSON_AddNumberToObject(j, "hi", (double)cd->cls.hi);
+    cJSON_AddNumberToObject(j, "canonical", (double)cd->cls.canonical);
+    cJSON_AddNumberToObject(j, "ll_sizes", (double)cd->cls.ll_sizes);
+    cJSON_AddNumberToObject(j, "ll_messages", (double)cd->cls.ll_msgs);
+    cJSON_AddNumberToObject(j, "of_sizes", (double)v->sizes.n);
+    return j;
+}
+
+static cJSON *cand_json(const vctx_t *v, size_t k)
+{
+    const cand_t *cd = &v->c[k];
     cJSON *j = cJSON_CreateObject(), *m, *rounds;
 
     cJSON_AddNumberToObject(j, "hint", (double)cd->hint);
     cJSON_AddStringToObject(j, "candidate", cd->role);
+    cJSON_AddItemToObject(j, "class", class_json(v, cd));
+    if (cd->nmerged > 1) { /* given hints that are this one configuration */
+        cJSON *h = cJSON_AddArrayToObject(j, "hints");
+        for (size_t i = 0; i < cd->nmerged; i++)
+            cJSON_AddItemToArray(h, cJSON_CreateNumber((double)cd->merged[i]));
+    }
     cJSON_AddItemToObject(j, "predicted", result_json(&cd->pred));
     m = result_json(median_round(cd, v->o->repeat));
     cJSON_AddNumberToObject(m, "objective_median", fabs(cd->meas_median));
+    cJSON_AddItemToObject(m, "objective_ci", ci_json(v->stats.median_ci[k], 1));
     cJSON_AddNumberToObject(m, "objective_spread", cd->meas_spread);
     rounds = cJSON_AddArrayToObject(m, "objective_rounds");
     for (uint64_t r = 0; r < v->o->repeat; r++)
@@ -245,47 +326,160 @@ static void summarize_cand(cand_t *cd, uint64_t rounds)
     free(tmp);
 }
 
+/* The statistics over rounds (cap_stats_run) of every candidate. */
+static hs_status_t summarize(vctx_t *v)
+{
+    size_t R = v->o->repeat, rec = 0;
+    double *obj = malloc(v->nc * R * sizeof(*obj)), pred[CAP_MAX_CANDIDATES];
+    hs_status_t st = obj ? HS_OK : HS_ERR_NOMEM;
+
+    for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
+        summarize_cand(&v->c[k], R);
+        memcpy(obj + k * R, v->c[k].meas_obj, R * sizeof(*obj));
+        pred[k] = cap_obj_value(v->o->objective, &v->c[k].pred);
+        if (hcls_same(&v->sizes, v->c[k].hint, v->recommended))
+            rec = k;
+    }
+    if (st == HS_OK)
+        st = cap_stats_run(&(cap_stats_in_t){.obj = obj, .pred = pred, .n = v->nc,
+                                             .rounds = R, .rec = rec, .seed = v->o->seed},
+                           &v->stats);
+    free(obj);
+    return st;
+}
+
 static const char *verdict_text(cap_verdict_t v)
 {
     switch (v) {
     case CAP_VERDICT_NO_EFFECT:
-        return "the hint does not take effect here: measured results of the hints are "
-               "indistinguishable within the repeat-to-repeat spread while the predictions "
-               "differ (seed 000, pitfall 2); this says nothing about the recommendation";
+        return "the hint does not take effect here: no class's rounds differ from another's "
+               "beyond the round-to-round noise (the bootstrap interval of worst - best "
+               "includes 0) while the predictions differ (seed 000, pitfall 2); this says "
+               "nothing about the recommendation";
     case CAP_VERDICT_TIE:
-        return "the hints' measured results are indistinguishable within the repeat-to-repeat "
-               "spread, and the model predicted them within 5% of each other too: a tie, so "
-               "regret and rank correlation only rank noise here";
+        return "the classes' measured results cannot be told apart over these rounds, and the "
+               "model predicted them within 5% of each other too: a tie, so regret and rank "
+               "correlation only rank noise here";
+    case CAP_VERDICT_UNDECIDED:
+        return "one round: nothing to weigh the classes' differences against (use --repeat 5 "
+               "or more)";
     case CAP_VERDICT_DIFFER:
     default:
-        return "the hints' measured results differ beyond the repeat-to-repeat spread; compare "
+        return "the classes' measured results differ beyond the round-to-round noise; compare "
                "regret and rank correlation";
+    }
+}
+
+static const char *rec_verdict_name(cap_rec_verdict_t v)
+{
+    static const char *const names[] = {"best", "worse", "indistinguishable", "undecided"};
+
+    return (unsigned)v < 4 ? names[v] : "unknown";
+}
+
+/* "recommendation": the recommended class against the best measured one. */
+static cJSON *recommendation_json(const vctx_t *v)
+{
+    const cap_stats_t *s = &v->stats;
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(j, "verdict", rec_verdict_name(s->rec_verdict));
+    cJSON_AddNumberToObject(j, "versus_hint", (double)v->c[s->best].hint);
+    cJSON_AddNumberToObject(j, "difference_pct", s->diff_pct);
+    cJSON_AddItemToObject(j, "difference_ci_pct", ci_json(s->diff_ci, 0));
+    cJSON_AddBoolToObject(j, "rounds_apart", s->rec_apart);
+    return j;
+}
+
+/* "noise": the same classes replayed against themselves (even rounds against odd). */
+static cJSON *noise_json(const cap_stats_t *s)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(j, "method", "even rounds against odd rounds: the same classes "
+                            "replayed against themselves");
+    if (!s->noise_defined) {
+        cJSON_AddNullToObject(j, "recommended_pct");
+        cJSON_AddNullToObject(j, "median_pct");
+        cJSON_AddNullToObject(j, "rank_correlation");
+        return j;
+    }
+    cJSON_AddNumberToObject(j, "recommended_pct", s->noise_rec_pct);
+    cJSON_AddNumberToObject(j, "median_pct", s->noise_diff_pct);
+    if (s->noise_rank_defined)
+        cJSON_AddNumberToObject(j, "rank_correlation", s->noise_rank);
+    else
+        cJSON_AddNullToObject(j, "rank_correlation");
+    return j;
+}
+
+/* The figures of the summary with their intervals (CLI.md's keys and the additions). */
+static void figures_json(const vctx_t *v, cJSON *j)
+{
+    const cap_stats_t *s = &v->stats;
+    cJSON *b;
+
+    cJSON_AddNumberToObject(j, "recommended_hint", (double)v->recommended);
+    cJSON_AddStringToObject(j, "recommended_by", v->rec_source);
+    cJSON_AddNumberToObject(j, "best_measured_hint", (double)v->c[s->best].hint);
+    cJSON_AddNumberToObject(j, "regret_pct", s->regret_pct);
+    cJSON_AddItemToObject(j, "regret_ci_pct", ci_json(s->regret_ci, 0));
+    if (s->rank_note) {
+        cJSON_AddNullToObject(j, "rank_correlation");
+        cJSON_AddNullToObject(j, "rank_correlation_ci");
+        cJSON_AddStringToObject(j, "rank_correlation_note", s->rank_note);
+    } else {
+        cJSON_AddNumberToObject(j, "rank_correlation", s->rank);
+        cJSON_AddItemToObject(j, "rank_correlation_ci", ci_json(s->rank_ci, 0));
+    }
+    cJSON_AddNumberToObject(j, "median_abs_error_pct", s->mae_pct);
+    cJSON_AddItemToObject(j, "median_abs_error_ci_pct", ci_json(s->mae_ci, 0));
+    cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
+    b = cJSON_AddObjectToObject(j, "classes");
+    cJSON_AddNumberToObject(b, "measured", (double)v->nc);
+    cJSON_AddNumberToObject(b, "in_trace", (double)hcls_count(&v->sizes));
+    cJSON_AddItemToObject(j, "recommendation", recommendation_json(v));
+    cJSON_AddItemToObject(j, "noise", noise_json(s));
+    b = cJSON_AddObjectToObject(j, "bootstrap");
+    cJSON_AddNumberToObject(b, "resamples", CAP_BOOT_RESAMPLES);
+    cJSON_AddNumberToObject(b, "level", 0.95);
+    cJSON_AddStringToObject(b, "over", "rounds, the same rounds for every class");
+}
+
+/* The recommendation verdict in words, into buf. */
+static void rec_text(const vctx_t *v, char *buf, size_t len)
+{
+    const cap_stats_t *s = &v->stats;
+    char hb[48];
+
+    rec_label_hint(v->c[s->best].hint, hb, sizeof(hb));
+    switch (s->rec_verdict) {
+    case CAP_REC_BEST:
+        snprintf(buf, len, "the recommended class measured best");
+        break;
+    case CAP_REC_WORSE:
+        snprintf(buf, len, "the recommended class measured %.1f%% [%.1f, %.1f] worse than "
+                 "hint %s, beyond the round-to-round noise%s", s->diff_pct, s->diff_ci.lo,
+                 s->diff_ci.hi, hb, s->rec_apart ? " (their rounds do not overlap)" : "");
+        break;
+    case CAP_REC_TIED:
+        snprintf(buf, len, "the recommended class and the best measured, hint %s, cannot be "
+                 "told apart over %llu rounds (difference %.1f%% [%.1f, %.1f])", hb,
+                 (unsigned long long)v->o->repeat, s->diff_pct, s->diff_ci.lo, s->diff_ci.hi);
+        break;
+    default:
+        snprintf(buf, len, "one round: the recommendation cannot be weighed against the noise");
     }
 }
 
 static cJSON *validation_json(vctx_t *v)
 {
-    double meas[CAP_MAX_CANDIDATES], pred[CAP_MAX_CANDIDATES], spread[CAP_MAX_CANDIDATES];
-    double err[CAP_MAX_CANDIDATES], rec_meas = 0;
-    size_t best = 0;
+    cap_verdict_t verdict = v->stats.verdict;
     cJSON *j = cJSON_CreateObject();
-    cap_verdict_t verdict;
-
-    for (size_t k = 0; k < v->nc; k++) {
-        summarize_cand(&v->c[k], v->o->repeat);
-        meas[k] = v->c[k].meas_median;
-        spread[k] = v->c[k].meas_spread;
-        pred[k] = cap_obj_value(v->o->objective, &v->c[k].pred);
-        err[k] = meas[k] != 0 ? fabs(pred[k] - meas[k]) / fabs(meas[k]) * 100.0 : 0;
-        if (meas[k] < meas[best])
-            best = k;
-        if (v->c[k].hint == v->recommended)
-            rec_meas = meas[k];
-    }
-    verdict = cap_hint_verdict(meas, spread, pred, v->nc);
-    /* open loop on a device slower than the trace: the latencies are its backlog */
-    char sat[400];
+    char sat[400], rtext[400];
     int saturated = 0;
+
+    /* open loop on a device slower than the trace: the latencies are its backlog */
     if (v->o->mode == PRED_OPEN) {
         double gbps[CAP_MAX_CANDIDATES];
         model_load_t load;
@@ -294,26 +488,21 @@ static cJSON *validation_json(vctx_t *v)
             gbps[k] = median_round(&v->c[k], v->o->repeat)->throughput_gbps;
         saturated = cap_saturation_warning(load.offered_gbps, gbps, v->nc, sat, sizeof(sat));
     }
-    cJSON_AddNumberToObject(j, "recommended_hint", (double)v->recommended);
-    cJSON_AddStringToObject(j, "recommended_by", v->rec_source);
-    cJSON_AddNumberToObject(j, "best_measured_hint", (double)v->c[best].hint);
-    cJSON_AddNumberToObject(j, "regret_pct", meas[best] != 0 ?
-                            fabs(rec_meas - meas[best]) / fabs(meas[best]) * 100.0 : 0);
-    cJSON_AddNumberToObject(j, "rank_correlation", cap_rank_correlation(pred, meas, v->nc));
-    cJSON_AddNumberToObject(j, "median_abs_error_pct", cap_median(err, v->nc));
-    cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
-    if (saturated && verdict == CAP_VERDICT_NO_EFFECT) /* unknown: the backlog hides it */
-        cJSON_AddNullToObject(j, "hint_takes_effect");
+    figures_json(v, j);
+    if ((saturated && verdict == CAP_VERDICT_NO_EFFECT) || verdict == CAP_VERDICT_UNDECIDED)
+        cJSON_AddNullToObject(j, "hint_takes_effect"); /* unknown: backlog, or one round */
     else
         cJSON_AddBoolToObject(j, "hint_takes_effect", verdict != CAP_VERDICT_NO_EFFECT);
     cJSON_AddBoolToObject(j, "saturated", saturated);
     if (saturated && verdict == CAP_VERDICT_NO_EFFECT) /* not pitfall 2: the backlog */
-        cJSON_AddStringToObject(j, "verdict", "the hints' measured results are "
-                                "indistinguishable, but the device could not keep up with "
-                                "the trace (saturated), so this says nothing about whether "
-                                "the hint takes effect");
+        cJSON_AddStringToObject(j, "verdict", "the classes' measured results cannot be told "
+                                "apart, but the device could not keep up with the trace "
+                                "(saturated), so this says nothing about whether the hint "
+                                "takes effect");
     else
         cJSON_AddStringToObject(j, "verdict", verdict_text(verdict));
+    rec_text(v, rtext, sizeof(rtext));
+    cJSON_AddStringToObject(j, "recommendation_verdict", rtext);
     cJSON *w = cJSON_AddArrayToObject(j, "warnings");
     if (saturated && w)
         cJSON_AddItemToArray(w, cJSON_CreateString(sat));
@@ -340,7 +529,7 @@ static cJSON *report_json(vctx_t *v)
     cJSON_AddItemToObject(j, "validation", validation_json(v));
     res = cJSON_AddArrayToObject(j, "results");
     for (size_t k = 0; k < v->nc; k++)
-        cJSON_AddItemToArray(res, cand_json(v, &v->c[k]));
+        cJSON_AddItemToArray(res, cand_json(v, k));
     return j;
 }
 
@@ -387,6 +576,7 @@ static void vctx_release(vctx_t *v)
     }
     if (v->tr)
         trace_free(v->tr);
+    hcls_release(&v->sizes);
     cap_live_close(&v->live);
 }
 
@@ -400,6 +590,10 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
     v.o = o;
     if (o->repeat == 0) {
         hs_log_error("--repeat must be >= 1");
+        return HS_ERR_USAGE;
+    }
+    if (o->classes > CAP_MAX_CANDIDATES) {
+        hs_log_error("--classes %zu: at most %d", o->classes, CAP_MAX_CANDIDATES);
         return HS_ERR_USAGE;
     }
     st = o->live.server ? HS_OK : load_trace(&v);
@@ -420,6 +614,8 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
     if (st == HS_OK)
         st = measure_all(&v);
     if (st == HS_OK)
+        st = summarize(&v);
+    if (st == HS_OK)
         *report = report_json(&v);
 out:
     vctx_release(&v);
@@ -434,37 +630,108 @@ static double jget(const cJSON *o, const char *a, const char *b)
     return cJSON_IsNumber(x) ? x->valuedouble : 0;
 }
 
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItem(o, key);
+
+    return cJSON_IsString(x) ? x->valuestring : "";
+}
+
+/* "[a, b]" of a two-number array at o.key into buf ("" when absent). */
+static const char *jci(const cJSON *o, const char *key, int prec, char *buf, size_t len)
+{
+    const cJSON *a = cJSON_GetObjectItem(o, key);
+
+    buf[0] = 0;
+    if (cJSON_GetArraySize(a) == 2)
+        snprintf(buf, len, "[%.*f, %.*f]", prec, cJSON_GetArrayItem(a, 0)->valuedouble, prec,
+                 cJSON_GetArrayItem(a, 1)->valuedouble);
+    return buf;
+}
+
+/* The class column: "lo-hi", ">=lo" (no upper bound), "lo" (one hint), "0". */
+static void class_text(const cJSON *r, char *buf, size_t len)
+{
+    const cJSON *c = cJSON_GetObjectItem(r, "class"), *hi = cJSON_GetObjectItem(c, "hi");
+    char a[24], b[24];
+
+    if (!c) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    hs_format_size((uint64_t)jget(c, "lo", NULL), a, sizeof(a));
+    if (jget(c, "lo", NULL) == 0)
+        snprintf(buf, len, "0");
+    else if (!cJSON_IsNumber(hi))
+        snprintf(buf, len, ">=%s", a);
+    else if (hi->valuedouble == jget(c, "lo", NULL))
+        snprintf(buf, len, "%s", a);
+    else {
+        hs_format_size((uint64_t)hi->valuedouble, b, sizeof(b));
+        snprintf(buf, len, "%s-%s", a, b);
+    }
+}
+
+static void print_rows(const cJSON *res, FILE *fp)
+{
+    const cJSON *r;
+    char hb[32], cb[64], ib[64];
+
+    fprintf(fp, "%8s %-15s %-14s | %21s | %21s | %s\n", "hint", "class", "candidate",
+            "predicted (model) us", "measured (median) us", "objective, measured");
+    fprintf(fp, "%8s %-15s %-14s | %10s %10s | %10s %10s | %s\n", "", "", "", "p50", "p99",
+            "p50", "p99", "median [95% interval]");
+    cJSON_ArrayForEach(r, res) {
+        const cJSON *m = cJSON_GetObjectItem(r, "measured");
+        hs_format_size((uint64_t)jget(r, "hint", NULL), hb, sizeof(hb));
+        class_text(r, cb, sizeof(cb));
+        fprintf(fp, "%8s %-15s %-14s | %10.2f %10.2f | %10.2f %10.2f | %.2f %s\n",
+                jget(r, "hint", NULL) ? hb : "0", cb, jstr(r, "candidate"),
+                jget(r, "predicted", "p50_us"), jget(r, "predicted", "p99_us"),
+                jget(m, "p50_us", NULL), jget(m, "p99_us", NULL),
+                jget(m, "objective_median", NULL), jci(m, "objective_ci", 2, ib, sizeof(ib)));
+    }
+}
+
+static void print_summary(const cJSON *val, FILE *fp)
+{
+    const cJSON *rc = cJSON_GetObjectItem(val, "rank_correlation");
+    const cJSON *nz = cJSON_GetObjectItem(val, "noise"), *nr = cJSON_GetObjectItem(nz, "rank_correlation");
+    char a[64], b[64], c[64];
+
+    fprintf(fp, "\nobjective %s: recommended %llu (%s), best measured %llu\n", jstr(val, "objective"),
+            (unsigned long long)jget(val, "recommended_hint", NULL), jstr(val, "recommended_by"),
+            (unsigned long long)jget(val, "best_measured_hint", NULL));
+    fprintf(fp, "regret %.1f%% %s, median |error| %.1f%% %s, ", jget(val, "regret_pct", NULL),
+            jci(val, "regret_ci_pct", 1, a, sizeof(a)), jget(val, "median_abs_error_pct", NULL),
+            jci(val, "median_abs_error_ci_pct", 1, b, sizeof(b)));
+    if (cJSON_IsNumber(rc))
+        fprintf(fp, "rank correlation %.2f %s over %.0f classes\n", rc->valuedouble,
+                jci(val, "rank_correlation_ci", 2, c, sizeof(c)),
+                jget(val, "classes", "measured"));
+    else
+        fprintf(fp, "rank correlation n/a: %s\n", jstr(val, "rank_correlation_note"));
+    if (cJSON_IsNumber(cJSON_GetObjectItem(nz, "median_pct"))) {
+        fprintf(fp, "noise (even against odd rounds): recommended class %.1f%%, median class "
+                "%.1f%%", jget(nz, "recommended_pct", NULL), jget(nz, "median_pct", NULL));
+        if (cJSON_IsNumber(nr))
+            fprintf(fp, ", rank correlation %.2f", nr->valuedouble);
+        fprintf(fp, "\n");
+    }
+    fprintf(fp, "%s\n%s\n", jstr(val, "recommendation_verdict"), jstr(val, "verdict"));
+}
+
 void cap_validate_print(const cJSON *rep, FILE *fp)
 {
-    const cJSON *res = cJSON_GetObjectItem(rep, "results"), *r;
+    const cJSON *res = cJSON_GetObjectItem(rep, "results");
     const cJSON *val = cJSON_GetObjectItem(rep, "validation");
-    char hb[32];
 
     if (!res || !val) {
         fprintf(fp, "server: the client's run is over\n");
         return;
     }
-    fprintf(fp, "%8s %-14s | %21s | %21s | %9s\n", "hint", "candidate", "predicted (model) us",
-            "measured (median) us", "spread");
-    fprintf(fp, "%8s %-14s | %10s %10s | %10s %10s | %9s\n", "", "", "p50", "p99", "p50",
-            "p99", "objective");
-    cJSON_ArrayForEach(r, res) {
-        hs_format_size((uint64_t)jget(r, "hint", NULL), hb, sizeof(hb));
-        fprintf(fp, "%8s %-14s | %10.2f %10.2f | %10.2f %10.2f | %9.2f\n",
-                jget(r, "hint", NULL) ? hb : "0", cJSON_GetObjectItem(r, "candidate")->valuestring,
-                jget(r, "predicted", "p50_us"), jget(r, "predicted", "p99_us"),
-                jget(r, "measured", "p50_us"), jget(r, "measured", "p99_us"),
-                jget(r, "measured", "objective_spread"));
-    }
-    fprintf(fp, "\nobjective %s: recommended %llu (%s), best measured %llu, regret %.1f%%, "
-            "rank correlation %.2f, median |error| %.1f%%\n",
-            cJSON_GetObjectItem(val, "objective")->valuestring,
-            (unsigned long long)jget(val, "recommended_hint", NULL),
-            cJSON_GetObjectItem(val, "recommended_by")->valuestring,
-            (unsigned long long)jget(val, "best_measured_hint", NULL),
-            jget(val, "regret_pct", NULL), jget(val, "rank_correlation", NULL),
-            jget(val, "median_abs_error_pct", NULL));
-    fprintf(fp, "%s\n", cJSON_GetObjectItem(val, "verdict")->valuestring);
+    print_rows(res, fp);
+    print_summary(val, fp);
     const cJSON *w, *ws = cJSON_GetObjectItem(val, "warnings");
     cJSON_ArrayForEach(w, ws)
         if (cJSON_IsString(w))
@@ -560,26 +827,6 @@ double cap_median(double *v, size_t n)
         return 0;
     qsort(v, n, sizeof(*v), cmp_dbl);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-cap_verdict_t cap_hint_verdict(const double *meas, const double *spread, const double *pred,
-                               size_t n)
-{
-    double mlo = INFINITY, mhi = -INFINITY, plo = INFINITY, phi = -INFINITY, smax = 0, pmean = 0;
-
-    if (n < 2)
-        return CAP_VERDICT_DIFFER;
-    for (size_t i = 0; i < n; i++) {
-        mlo = fmin(mlo, meas[i]);
-        mhi = fmax(mhi, meas[i]);
-        plo = fmin(plo, pred[i]);
-        phi = fmax(phi, pred[i]);
-        smax = fmax(smax, spread[i]);
-        pmean += fabs(pred[i]) / (double)n;
-    }
-    if (mhi - mlo > smax)
-        return CAP_VERDICT_DIFFER;
-    return phi - plo > 0.05 * pmean ? CAP_VERDICT_NO_EFFECT : CAP_VERDICT_TIE;
 }
 
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed)

@@ -10,6 +10,7 @@
 
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
+#include "model/hint_class.h"
 #include "model/model.h"
 
 #define REC_SAMPLE_MAX 1000000
@@ -92,6 +93,25 @@ static uint64_t sample_q(const uint64_t *s, size_t n, double q)
 
 static const double g_quantiles[] = {0.10, 0.25, 0.50, 0.75, 0.90, 0.99};
 
+/* Keep the smallest of the sorted hints c[0..*n) that are one configuration over tr (the
+ * same class, model/hint_class.h: 57344 and 65536 when the largest size is 57344), so no
+ * two candidates rank noise against each other. */
+static hs_status_t one_per_class(const trace_t *tr, uint64_t *c, size_t *n)
+{
+    hcls_sizes_t cls;
+    size_t u = 0;
+    hs_status_t st = hcls_scan(tr, &cls);
+
+    if (st != HS_OK)
+        return st;
+    for (size_t i = 0; i < *n; i++)
+        if (u == 0 || !hcls_same(&cls, c[i], c[u - 1]))
+            c[u++] = c[i];
+    hcls_release(&cls);
+    *n = u;
+    return HS_OK;
+}
+
 hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out)
 {
     uint64_t *s = NULL, *c = NULL, lo, hi;
@@ -125,13 +145,14 @@ hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out
         c[n++] = sample_q(s, ns, g_quantiles[q]);
     c[n++] = hi; /* everything on LL */
     qsort(c, n, sizeof(*c), hs_cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || c[i] != c[u - 1])
-            c[u++] = c[i];
     free(s);
+    st = one_per_class(tr, c, &n);
+    if (st != HS_OK) {
+        free(c);
+        return st;
+    }
     *out = c;
-    *n_out = u;
+    *n_out = n;
     return HS_OK;
 }
 

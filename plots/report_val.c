@@ -128,13 +128,18 @@ static void where_text(const cJSON *report, char *buf, size_t len)
 static void why_text(const cJSON *report, const cJSON *val, char *buf, size_t len)
 {
     const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(val, "verdict");
-    char where[256];
+    const cJSON *rc = cJSON_GetObjectItemCaseSensitive(val, "rank_correlation");
+    char where[256], rank[32];
 
     where_text(report, where, sizeof(where));
-    snprintf(buf, len, "%s: best hint %.0f B, regret %.1f%%, rank correlation %.2f, "
+    if (cJSON_IsNumber(rc)) /* null below 4 classes (capture/README.md) */
+        snprintf(rank, sizeof(rank), "%.2f", rc->valuedouble);
+    else
+        snprintf(rank, sizeof(rank), "n/a");
+    snprintf(buf, len, "%s: best hint %.0f B, regret %.1f%%, rank correlation %s, "
              "median |error| %.1f%%. %s", where, num(val, "best_measured_hint"),
-             num(val, "regret_pct"), num(val, "rank_correlation"),
-             num(val, "median_abs_error_pct"), cJSON_IsString(verdict) ? verdict->valuestring : "");
+             num(val, "regret_pct"), rank, num(val, "median_abs_error_pct"),
+             cJSON_IsString(verdict) ? verdict->valuestring : "");
 }
 
 hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char *profile,

@@ -7,3 +7,4 @@ hs_add_valgrind_test(valgrind_test_model_closed COMMAND $<TARGET_FILE:test_model
 hs_add_unit_test(test_model_load SOURCES test_model_load.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_model_skip SOURCES test_model_skip.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_model_memo SOURCES test_model_memo.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_hint_class SOURCES test_hint_class.c LIBS hs_testlib hs_model)

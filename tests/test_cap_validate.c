@@ -1,6 +1,7 @@
 /* test_cap_validate.c - the arithmetic of validate's summary: objective values, rank
- * correlation (with ties), medians, the "hint does not take effect" test, the shuffle;
- * and the bench's phase list and percentile. */
+ * correlation (with ties), medians, the statistics over rounds (verdicts, bootstrap
+ * intervals, noise) on the issue's case and on seeded random rounds, the saturation
+ * warning, the shuffle; and the bench's phase list and percentile. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,23 +55,180 @@ static void test_median(void **state)
     assert_true(cap_median(NULL, 0) == 0);
 }
 
-static void test_ineffective(void **state)
+static uint64_t rng_next(uint64_t *s)
 {
-    /* measured medians within the largest repeat spread, predictions 2x apart */
-    const double meas[] = {20.0, 20.5, 19.8}, spread[] = {1.0, 0.4, 0.9};
-    const double pred[] = {3.0, 6.0, 5.0};
-    /* measured clearly apart */
-    const double meas2[] = {20.0, 40.0, 19.8};
-    /* predictions equal too: nothing to say */
-    const double pred2[] = {5.0, 5.0, 5.05};
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) / 9007199254740992.0;
+}
+
+/* Round r of class k: base[k] times a multiplicative noise of +-noise (uniform). */
+static void fill_rounds(double *obj, const double *base, size_t n, size_t rounds, double noise,
+                        uint64_t *seed)
+{
+    for (size_t k = 0; k < n; k++)
+        for (size_t r = 0; r < rounds; r++)
+            obj[k * rounds + r] = base[k] * (1.0 + noise * (2.0 * rng_unit(seed) - 1.0));
+}
+
+/* The issue's case: rounds [317, 305, 329] us against [8672, 3864, 2792] us do not overlap,
+ * so the classes differ and a recommendation of the slow one is worse, whatever the slow
+ * one's spread (the old test, medians against the largest max-min spread, called it "the
+ * hint does not take effect": 3864 - 317 < 8672 - 2792). */
+static void test_verdict_rounds_apart(void **state)
+{
+    const double obj[] = {317, 305, 329, 8672, 3864, 2792};
+    const double pred[] = {20, 300};
+    cap_stats_t s;
     (void)state;
-    /* the three verdicts: no effect, differ, tie (measured and predicted); one hint alone
-     * differs from nothing */
-    assert_int_equal(cap_hint_verdict(meas, spread, pred, 3), CAP_VERDICT_NO_EFFECT);
-    assert_int_equal(cap_hint_verdict(meas2, spread, pred, 3), CAP_VERDICT_DIFFER);
-    assert_int_equal(cap_hint_verdict(meas2, spread, pred2, 3), CAP_VERDICT_DIFFER);
-    assert_int_equal(cap_hint_verdict(meas, spread, pred2, 3), CAP_VERDICT_TIE);
-    assert_int_equal(cap_hint_verdict(meas, spread, pred, 1), CAP_VERDICT_DIFFER);
+    assert_true(cap_rounds_apart(obj, obj + 3, 3));
+    assert_false(cap_rounds_apart(obj + 3, (const double[]){3000, 9000, 100}, 3));
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 2, 3, 1, 7}, &s), HS_OK);
+    assert_int_equal(s.verdict, CAP_VERDICT_DIFFER);
+    assert_int_equal(s.best, 0);
+    assert_int_equal(s.rec_verdict, CAP_REC_WORSE);
+    assert_true(s.rec_apart);
+    assert_true(s.diff_ci.lo > 0); /* every resample of the slow one is above the fast one */
+    /* medians 317 and 3864: regret 100 * (3864 - 317) / 317 */
+    assert_true(fabs(s.regret_pct - 100.0 * (3864 - 317) / 317) < 1e-9);
+    assert_true(s.regret_ci.lo > 0 && s.regret_ci.lo <= s.regret_pct &&
+                s.regret_pct <= s.regret_ci.hi);
+    /* recommending the fast one: best */
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 2, 3, 0, 7}, &s), HS_OK);
+    assert_int_equal(s.rec_verdict, CAP_REC_BEST);
+    assert_true(s.regret_pct == 0 && s.regret_ci.hi == 0);
+    /* two classes: no rank correlation (+-1 by construction), with the reason */
+    assert_non_null(s.rank_note);
+    assert_non_null(strstr(s.rank_note, "fewer than 4 classes"));
+    /* one round: undecided, not "differ" or "tie" */
+    const double one[] = {317, 8672};
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){one, pred, 2, 1, 1, 7}, &s), HS_OK);
+    assert_int_equal(s.verdict, CAP_VERDICT_UNDECIDED);
+    assert_int_equal(s.rec_verdict, CAP_REC_UNDECIDED);
+    assert_false(s.noise_defined);
+    /* bad input */
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 2, 3, 2, 7}, &s),
+                     HS_ERR_INVALID);
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 0, 3, 0, 7}, &s),
+                     HS_ERR_INVALID);
+}
+
+/* Seeded random classes whose rounds never overlap (up to 30% noise, each 2x the last):
+ * always "differ", a recommendation other than the fastest always "worse", never a tie,
+ * whatever the order of the rounds or the spread of any one class. */
+static void test_verdict_random_separated(void **state)
+{
+    uint64_t seed = 0x22a11ULL;
+    double obj[6 * 9], base[6], pred[6];
+    cap_stats_t s;
+    (void)state;
+    for (int iter = 0; iter < 200; iter++) {
+        size_t n = 2 + rng_next(&seed) % 5, rounds = 3 + rng_next(&seed) % 7;
+        size_t rec = rng_next(&seed) % n;
+        for (size_t k = 0; k < n; k++) {
+            base[k] = 10.0 * pow(2.0, (double)((k + (size_t)iter) % n)); /* a rotation */
+            pred[k] = base[k] * (0.5 + rng_unit(&seed));
+        }
+        fill_rounds(obj, base, n, rounds, 0.1 + 0.2 * rng_unit(&seed), &seed);
+        assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, n, rounds, rec,
+                                                         (uint64_t)iter + 1}, &s), HS_OK);
+        assert_int_equal(s.verdict, CAP_VERDICT_DIFFER);
+        assert_true(base[s.best] == 10.0);
+        if (rec != s.best) {
+            assert_int_equal(s.rec_verdict, CAP_REC_WORSE);
+            assert_true(s.diff_ci.lo > 0);
+        }
+        assert_true(s.regret_ci.lo >= 0 && s.regret_ci.lo <= s.regret_ci.hi);
+    }
+}
+
+/* Seeded random classes that are one distribution (30% noise): mostly not "differ"; when the
+ * predictions differ by more than 5% that is "no effect", when they agree "tie"; and a
+ * recommendation is "indistinguishable" from the best far more often than "worse". */
+static void test_verdict_random_same(void **state)
+{
+    uint64_t seed = 0xfeedULL;
+    double obj[6 * 7], base[6], pred[6], flat[6];
+    size_t differ = 0, worse = 0, tied = 0, noeffect = 0, tie = 0;
+    cap_stats_t s;
+    (void)state;
+    for (int iter = 0; iter < 300; iter++) {
+        size_t n = 4 + rng_next(&seed) % 3, rounds = 7;
+        for (size_t k = 0; k < n; k++) {
+            base[k] = 100;
+            pred[k] = 10.0 * (double)(k + 1);
+            flat[k] = 50;
+        }
+        fill_rounds(obj, base, n, rounds, 0.3, &seed);
+        assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, iter % 2 ? pred : flat, n,
+                                                         rounds, 0, (uint64_t)iter + 1}, &s),
+                         HS_OK);
+        differ += s.verdict == CAP_VERDICT_DIFFER;
+        noeffect += s.verdict == CAP_VERDICT_NO_EFFECT;
+        tie += s.verdict == CAP_VERDICT_TIE;
+        if (s.verdict == CAP_VERDICT_NO_EFFECT)
+            assert_true(iter % 2); /* the predictions differ */
+        if (s.verdict == CAP_VERDICT_TIE)
+            assert_false(iter % 2);
+        worse += s.rec_verdict == CAP_REC_WORSE;
+        tied += s.rec_verdict == CAP_REC_TIED;
+        if (iter % 2 == 0) /* tied predictions: no rank correlation, not a 0 */
+            assert_non_null(s.rank_note);
+    }
+    printf("same distribution, 300 cases: differ %zu, no effect %zu, tie %zu; recommended "
+           "worse %zu, indistinguishable %zu\n", differ, noeffect, tie, worse, tied);
+    assert_true(differ < 300 / 4);
+    assert_true(noeffect > 100 && tie > 100);
+    assert_true(worse * 5 < tied);
+}
+
+/* Rank correlation from 4 classes up, with a bootstrap interval that holds the point value;
+ * predictions in the measured order give 1; the noise of even against odd rounds. */
+static void test_rank_interval_and_noise(void **state)
+{
+    uint64_t seed = 0x5151ULL;
+    double obj[6 * 8], base[6] = {10, 20, 30, 40, 50, 60}, pred[6] = {1, 2, 3, 4, 5, 6};
+    cap_stats_t s;
+    (void)state;
+    fill_rounds(obj, base, 6, 8, 0.02, &seed);
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 6, 8, 0, 3}, &s), HS_OK);
+    assert_null(s.rank_note);
+    assert_true(fabs(s.rank - 1) < 1e-12);
+    assert_true(s.rank_ci.lo == 1 && s.rank_ci.hi == 1); /* 2% noise never reorders them */
+    assert_true(s.noise_rank_defined && fabs(s.noise_rank - 1) < 1e-12);
+    /* heavy noise: the interval widens and still holds the point value */
+    fill_rounds(obj, base, 6, 8, 0.9, &seed);
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 6, 8, 0, 3}, &s), HS_OK);
+    assert_true(s.rank_ci.lo < s.rank_ci.hi);
+    assert_true(s.rank_ci.lo <= s.rank && s.rank <= s.rank_ci.hi);
+    assert_true(s.rank_ci.lo >= -1 && s.rank_ci.hi <= 1);
+    assert_true(s.mae_ci.lo <= s.mae_pct && s.mae_pct <= s.mae_ci.hi);
+    /* three classes: none, whatever the data */
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 3, 8, 0, 3}, &s), HS_OK);
+    assert_non_null(s.rank_note);
+    /* noise by hand: rounds 10 12 11 13 -> even {10, 11} = 10.5, odd {12, 13} = 12.5 */
+    const double two[] = {10, 12, 11, 13, 40, 41, 42, 43};
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){two, pred, 2, 4, 0, 3}, &s), HS_OK);
+    assert_true(s.noise_defined);
+    assert_true(fabs(s.noise_rec_pct - 200.0 / 10.5) < 1e-9);
+    assert_false(s.noise_rank_defined);
+    /* medians per class and their intervals */
+    assert_true(s.median[0] == 11.5 && s.median[1] == 41.5);
+    assert_true(s.median_ci[0].lo >= 10 && s.median_ci[0].hi <= 13);
+}
+
+static void test_saturation(void **state)
+{
+    (void)state;
     /* an open-loop replay the device could not keep up with (live audit: kv offers 7.5 Gb/s,
      * rxe carried 0.42) is said to be saturated, not "the hint does not take effect" */
     char w[400];
@@ -205,7 +363,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objective),   cmocka_unit_test(test_rank_correlation),
-        cmocka_unit_test(test_median),      cmocka_unit_test(test_ineffective),
+        cmocka_unit_test(test_median),      cmocka_unit_test(test_saturation),
+        cmocka_unit_test(test_verdict_rounds_apart),
+        cmocka_unit_test(test_verdict_random_separated),
+        cmocka_unit_test(test_verdict_random_same),
+        cmocka_unit_test(test_rank_interval_and_noise),
         cmocka_unit_test(test_shuffle),     cmocka_unit_test(test_phases_pctl),
         cmocka_unit_test(test_live_usage),  cmocka_unit_test(test_cli_codes),
         cmocka_unit_test(test_bench_print_absent),

@@ -1,0 +1,250 @@
+/* hint_class.c - equivalence classes of hints over a trace (see hint_class.h). The scan
+ * counts distinct sizes in an open-addressing hash (a count of 0 marks an empty slot;
+ * consecutive equal sizes, the common case, skip the lookup), then sorts the m keys. */
+#include "model/hint_class.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t key, count;
+} hcls_slot_t;
+
+typedef struct {
+    hcls_slot_t *slot;
+    size_t cap, used; /* cap a power of two, used < cap / 2 */
+} hcls_hash_t;
+
+static size_t hcls_hash_pos(const hcls_hash_t *h, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (h->cap - 1);
+}
+
+static hcls_slot_t *hcls_hash_find(hcls_hash_t *h, uint64_t key)
+{
+    size_t i = hcls_hash_pos(h, key);
+
+    while (h->slot[i].count && h->slot[i].key != key)
+        i = (i + 1) & (h->cap - 1);
+    return &h->slot[i];
+}
+
+static hs_status_t hcls_hash_grow(hcls_hash_t *h)
+{
+    hcls_hash_t g = {calloc(h->cap * 2, sizeof(hcls_slot_t)), h->cap * 2, h->used};
+
+    if (!g.slot)
+        return HS_ERR_NOMEM;
+    for (size_t i = 0; i < h->cap; i++)
+        if (h->slot[i].count)
+            *hcls_hash_find(&g, h->slot[i].key) = h->slot[i];
+    free(h->slot);
+    *h = g;
+    return HS_OK;
+}
+
+/* Add n messages of size key. */
+static hs_status_t hcls_hash_add(hcls_hash_t *h, uint64_t key, uint64_t n)
+{
+    hcls_slot_t *e = hcls_hash_find(h, key);
+
+    if (e->count == 0) {
+        if (2 * (h->used + 1) > h->cap) {
+            hs_status_t st = hcls_hash_grow(h);
+            if (st != HS_OK)
+                return st;
+            e = hcls_hash_find(h, key);
+        }
+        e->key = key;
+        h->used++;
+    }
+    e->count += n;
+    return HS_OK;
+}
+
+static int hcls_cmp_slot(const void *a, const void *b)
+{
+    uint64_t x = ((const hcls_slot_t *)a)->key, y = ((const hcls_slot_t *)b)->key;
+
+    return (x > y) - (x < y);
+}
+
+/* The hash's keys, sorted, into *out with their running counts. */
+static hs_status_t hcls_collect(hcls_hash_t *h, hcls_sizes_t *out)
+{
+    size_t m = 0;
+    uint64_t run = 0;
+
+    for (size_t i = 0; i < h->cap; i++)
+        if (h->slot[i].count)
+            h->slot[m++] = h->slot[i];
+    qsort(h->slot, m, sizeof(*h->slot), hcls_cmp_slot);
+    out->size = malloc((m ? m : 1) * sizeof(*out->size));
+    out->cum = malloc((m ? m : 1) * sizeof(*out->cum));
+    if (!out->size || !out->cum) {
+        hcls_release(out);
+        return HS_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < m; i++) {
+        run += h->slot[i].count;
+        out->size[i] = h->slot[i].key;
+        out->cum[i] = run;
+    }
+    out->n = m;
+    out->msgs = run;
+    return HS_OK;
+}
+
+/* Sizes from either a trace's records or a plain array. */
+typedef struct {
+    const trace_rec_t *recs;
+    const uint64_t *sizes;
+    size_t n;
+} hcls_src_t;
+
+/* Size i; 0 counts as 1: both are on LL for every hint >= 1, on BW for hint 0. */
+static uint64_t hcls_src_at(const hcls_src_t *src, size_t i)
+{
+    uint64_t v = src->recs ? src->recs[i].size_bytes : src->sizes[i];
+
+    return v ? v : 1;
+}
+
+static hs_status_t hcls_scan_src(const hcls_src_t *src, hcls_sizes_t *out)
+{
+    hcls_hash_t h = {calloc(64, sizeof(hcls_slot_t)), 64, 0};
+    hs_status_t st = h.slot ? HS_OK : HS_ERR_NOMEM;
+    size_t i = 0;
+
+    memset(out, 0, sizeof(*out));
+    while (st == HS_OK && i < src->n) {
+        uint64_t key = hcls_src_at(src, i), run = 1;
+        while (i + run < src->n && hcls_src_at(src, i + run) == key)
+            run++;
+        st = hcls_hash_add(&h, key, run);
+        i += run;
+    }
+    if (st == HS_OK)
+        st = hcls_collect(&h, out);
+    free(h.slot);
+    return st;
+}
+
+hs_status_t hcls_scan(const trace_t *tr, hcls_sizes_t *out)
+{
+    hcls_src_t src = {tr->recs, NULL, tr->n};
+
+    return hcls_scan_src(&src, out);
+}
+
+hs_status_t hcls_scan_sizes(const uint64_t *sizes, size_t n, hcls_sizes_t *out)
+{
+    hcls_src_t src = {NULL, sizes, n};
+
+    return hcls_scan_src(&src, out);
+}
+
+void hcls_release(hcls_sizes_t *s)
+{
+    free(s->size);
+    free(s->cum);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Whether there is a class of hints >= 1 that put nothing on LL. */
+static int hcls_has_none(const hcls_sizes_t *s)
+{
+    return s->n == 0 || s->size[0] >= 2;
+}
+
+size_t hcls_count(const hcls_sizes_t *s)
+{
+    return 1 + (size_t)hcls_has_none(s) + s->n;
+}
+
+/* Distinct sizes <= hint (binary search). */
+static size_t hcls_at_or_below(const hcls_sizes_t *s, uint64_t hint)
+{
+    size_t lo = 0, hi = s->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->size[mid] <= hint)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t hcls_index(const hcls_sizes_t *s, uint64_t hint)
+{
+    if (hint == 0)
+        return 0;
+    return (size_t)hcls_has_none(s) + hcls_at_or_below(s, hint);
+}
+
+void hcls_get(const hcls_sizes_t *s, size_t index, hcls_t *out)
+{
+    size_t k = index - (size_t)hcls_has_none(s); /* distinct sizes on LL, for index >= 1 */
+
+    memset(out, 0, sizeof(*out));
+    out->index = index;
+    if (index == 0)
+        return; /* hint 0: [0, 0], nothing on LL */
+    out->ll_sizes = k;
+    out->ll_msgs = k ? s->cum[k - 1] : 0;
+    out->lo = k == 0 ? 1 : s->size[k - 1];
+    out->hi = k < s->n ? s->size[k] - 1 : UINT64_MAX;
+    out->canonical = out->lo;
+}
+
+int hcls_same(const hcls_sizes_t *s, uint64_t a, uint64_t b)
+{
+    return hcls_index(s, a) == hcls_index(s, b);
+}
+
+/* Insert v into the ascending out[0..n) unless present; returns the new n. */
+static size_t hcls_insert(size_t *out, size_t n, size_t v)
+{
+    size_t i = n;
+
+    for (size_t j = 0; j < n; j++)
+        if (out[j] == v)
+            return n;
+    while (i > 0 && out[i - 1] > v) {
+        out[i] = out[i - 1];
+        i--;
+    }
+    out[i] = v;
+    return n + 1;
+}
+
+size_t hcls_spread(const hcls_sizes_t *s, const size_t *must, size_t nmust, size_t k,
+                   size_t *out)
+{
+    size_t count = hcls_count(s), n = 0;
+
+    if (count <= k) {
+        for (size_t i = 0; i < count; i++)
+            out[i] = i;
+        return count;
+    }
+    for (size_t i = 0; i < nmust; i++)
+        if (must[i] < count)
+            n = hcls_insert(out, n, must[i]);
+    if (n < k)
+        n = hcls_insert(out, n, 0);
+    if (n < k)
+        n = hcls_insert(out, n, count - 1);
+    while (n < k) { /* the widest gap's midpoint; a gap > 1 exists since n < count */
+        size_t gap = 0, at = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (out[i + 1] - out[i] > gap) {
+                gap = out[i + 1] - out[i];
+                at = i;
+            }
+        n = hcls_insert(out, n, out[at] + gap / 2);
+    }
+    return n;
+}
