@@ -17,9 +17,13 @@
  * Work: two RC QPs on one device connected to each other (loopback). QP A posts --writes N
  * RDMA WRITEs of --size S bytes in chains of --signal K (the last of each chain signalled,
  * one chain in flight); QP B posts --sends M signalled 64-byte SENDs into receives posted
- * on A. --post 0 creates everything and posts nothing. Prints which object each wrapped
- * function was resolved from, and exits 0 only when every signalled WR completed with
- * success.
+ * on A. --post 0 creates everything and posts nothing. --outside N: QP B also posts N
+ * signalled WRITEs through the provider's own post_send taken from a second copy of
+ * libibverbs (dlmopen, a namespace of its own: no libhintcap there), never through
+ * ops.post_send of its context - what mlx5 direct verbs / DevX posting looks like to the
+ * interposer; the completions are still polled through the context's ops. Prints which
+ * object each wrapped function was resolved from, and exits 0 only when every signalled WR
+ * completed with success.
  */
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
@@ -60,7 +64,7 @@ typedef struct {
 typedef struct {
     const char *mode;
     const char *device;
-    long writes, size, sends, signal, post;
+    long writes, size, sends, signal, post, outside;
 } vopts_t;
 
 typedef struct {
@@ -180,6 +184,14 @@ static int resolve(const char *mode, vsyms_t *s)
             return -1;
         }
         memcpy((char *)s + g_slots[i].off, &p, sizeof(p));
+    }
+    /* An old IBVERBS_1.0 compat entry is not what libhintcap wraps: it must stay libibverbs'. */
+    if (strcmp(mode, "nccl") == 0) {
+        void *compat = dlvsym(h, "ibv_open_device", "IBVERBS_1.0");
+        Dl_info info;
+
+        printf("vapp: ibv_open_device@IBVERBS_1.0 from %s\n",
+               compat && dladdr(compat, &info) && info.dli_fname ? info.dli_fname : "nowhere");
     }
     return 0; /* the handle stays open, as NCCL's */
 }
@@ -381,6 +393,52 @@ static int post_sends(vapp_t *a, const vopts_t *o)
     return 0;
 }
 
+/* N signalled WRITEs on QP B through the post_send of a context opened by a second copy of
+ * libibverbs (and so of the provider): the same provider code, not reached through B's
+ * context ops. The other copy stays loaded (its context open) until the process ends. */
+static int post_outside(vapp_t *a, const vopts_t *o)
+{
+    struct ibv_device **(*get_list)(int *);
+    const char *(*get_name)(struct ibv_device *);
+    struct ibv_context *(*open_dev)(struct ibv_device *), *ctx2 = NULL;
+    struct ibv_device **list;
+    struct ibv_send_wr wr, *bad;
+    struct ibv_sge sge = {(uintptr_t)a->buf, 64, a->mr->lkey};
+    const char *want = a->s.get_device_name(a->ctx->device);
+    void *h = dlmopen(LM_ID_NEWLM, "libibverbs.so.1", RTLD_NOW);
+    int n = 0, i;
+    long k;
+
+    if (!h) {
+        fprintf(stderr, "vapp: dlmopen libibverbs: %s\n", dlerror());
+        return -1;
+    }
+    get_list = (struct ibv_device * *(*)(int *))dlsym(h, "ibv_get_device_list");
+    get_name = (const char *(*)(struct ibv_device *))dlsym(h, "ibv_get_device_name");
+    open_dev = (struct ibv_context * (*)(struct ibv_device *))dlsym(h, "ibv_open_device");
+    list = get_list && get_name && open_dev ? get_list(&n) : NULL;
+    for (i = 0; i < n && !ctx2; i++)
+        if (strcmp(get_name(list[i]), want) == 0)
+            ctx2 = open_dev(list[i]);
+    if (!ctx2) {
+        fprintf(stderr, "vapp: the second libibverbs cannot open %s\n", want);
+        return -1;
+    }
+    for (k = 0; k < o->outside; k++) {
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = 2000000 + (uint64_t)k;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = (uintptr_t)a->buf + 2048;
+        wr.wr.rdma.rkey = a->mr->rkey;
+        if (ctx2->ops.post_send(a->qp[1], &wr, &bad) != 0 || wait_sends(a, a->cq[1], 1) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static void vapp_close(vapp_t *a)
 {
     int i;
@@ -423,6 +481,8 @@ static int parse(int argc, char **argv, vopts_t *o)
             o->signal = v;
         else if (strcmp(argv[i], "--post") == 0)
             o->post = v;
+        else if (strcmp(argv[i], "--outside") == 0)
+            o->outside = v;
         else
             return -1;
     }
@@ -438,9 +498,10 @@ VAPP_EXPORT int vapp_run(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: %s nccl|so1|default|next|linked [--device D] [--writes N] "
-                        "[--size S] [--signal K] [--sends M] [--post 0|1]\n", argv[0]);
+                        "[--size S] [--signal K] [--sends M] [--post 0|1] [--outside N]\n", argv[0]);
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (resolve(o.mode, &a.s) != 0)
         return 1;
     say_origin("ibv_open_device", (void *)a.s.open_device);
@@ -455,9 +516,13 @@ VAPP_EXPORT int vapp_run(int argc, char **argv)
         fprintf(stderr, "vapp: posting failed\n");
         goto out;
     }
-    printf("vapp: %s: qp %u posted %ld writes of %ld B (chains of %ld), qp %u %ld sends\n",
-           o.mode, a.qp[0]->qp_num, o.post ? o.writes : 0, o.size, o.signal, a.qp[1]->qp_num,
-           o.post ? o.sends : 0);
+    if (o.outside > 0 && post_outside(&a, &o) != 0) {
+        fprintf(stderr, "vapp: posting outside the context's ops failed\n");
+        goto out;
+    }
+    printf("vapp: %s: qp %u posted %ld writes of %ld B (chains of %ld), qp %u %ld sends, "
+           "%ld writes outside\n", o.mode, a.qp[0]->qp_num, o.post ? o.writes : 0, o.size,
+           o.signal, a.qp[1]->qp_num, o.post ? o.sends : 0, o.outside);
     rc = 0;
 out:
     vapp_close(&a);

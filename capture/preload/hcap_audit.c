@@ -16,15 +16,33 @@
  * An audit library lives in a link-map namespace of its own, so it cannot call libhintcap;
  * it finds the wrappers' addresses in libhintcap's dynamic symbol table (GNU or SysV hash),
  * which the loader has mapped when la_objopen reports it. It keeps no other state, takes no
- * lock and allocates nothing.
+ * lock and allocates nothing, and it is linked without libc (-nostdlib: the few string
+ * helpers are here): a dependency would be loaded again into the audit namespace, by
+ * soname, which fails where the loader is not also installed under its soname (minimal
+ * images) and costs a second libc in every process.
  */
 #include <elf.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #define HCAP_AUDIT_EXPORT __attribute__((visibility("default")))
+
+/* ---- what this library would otherwise take from libc ---- */
+
+static int str_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+static int str_prefix(const char *s, const char *prefix)
+{
+    while (*prefix && *s == *prefix)
+        s++, prefix++;
+    return *prefix == '\0';
+}
 
 /* The libibverbs functions libhintcap.so exports (libhintcap.map), in one place. */
 static const char *const g_names[] = {"ibv_open_device", "ibv_close_device", "ibv_create_qp",
@@ -58,7 +76,10 @@ static void dynsyms_read(const struct link_map *m, dynsyms_t *d)
 {
     const ElfW(Dyn) *dyn;
 
-    memset(d, 0, sizeof(*d));
+    d->symtab = NULL;
+    d->strtab = NULL;
+    d->gnu_hash = d->sysv_hash = NULL;
+    d->versym = NULL;
     for (dyn = m->l_ld; dyn && dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
         case DT_SYMTAB:
@@ -95,7 +116,7 @@ static int sym_is(const dynsyms_t *d, uint32_t i, const char *name)
 {
     const ElfW(Sym) *s = &d->symtab[i];
 
-    return s->st_shndx != SHN_UNDEF && s->st_value != 0 && strcmp(d->strtab + s->st_name, name) == 0;
+    return s->st_shndx != SHN_UNDEF && s->st_value != 0 && str_eq(d->strtab + s->st_name, name);
 }
 
 /* The index of name's definition in d, or 0 (index 0 is the undefined symbol). */
@@ -149,9 +170,12 @@ static void resolve_wrappers(void)
 
 static const char *base_name(const char *path)
 {
-    const char *s = strrchr(path, '/');
+    const char *b = path;
 
-    return s ? s + 1 : path;
+    for (; *path; path++)
+        if (*path == '/')
+            b = path + 1;
+    return b;
 }
 
 HCAP_AUDIT_EXPORT unsigned int la_version(unsigned int version)
@@ -168,11 +192,11 @@ HCAP_AUDIT_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uin
     (void)cookie;
     if (lmid != LM_ID_BASE)
         return 0;
-    if (strncmp(name, "libhintcap.so", 13) == 0 && !g.hintcap) {
+    if (str_prefix(name, "libhintcap.so") && !g.hintcap) {
         g.hintcap = map;
         return 0;
     }
-    if (strncmp(name, "libibverbs.so", 13) == 0 && !g.verbs) {
+    if (str_prefix(name, "libibverbs.so") && !g.verbs) {
         g.verbs = map;
         dynsyms_read(map, &g.verbs_syms);
         return LA_FLG_BINDTO;
@@ -196,10 +220,10 @@ HCAP_AUDIT_EXPORT uintptr_t la_symbind64(ElfW(Sym) *sym, unsigned int ndx, uintp
 
     (void)flags;
     if (!g.hintcap || !g.verbs || *defcook != (uintptr_t)g.verbs ||
-        *refcook == (uintptr_t)g.hintcap || strncmp(symname, "ibv_", 4) != 0)
+        *refcook == (uintptr_t)g.hintcap || !str_prefix(symname, "ibv_"))
         return sym->st_value;
     for (i = 0; i < HCAP_AUDIT_N; i++) {
-        if (strcmp(symname, g_names[i]) != 0)
+        if (!str_eq(symname, g_names[i]))
             continue;
         resolve_wrappers();
         return g.wrapper[i] && default_version(ndx) ? g.wrapper[i] : sym->st_value;
