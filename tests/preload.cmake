@@ -12,7 +12,8 @@ add_dependencies(test_hcap_cli hintcap)
 # the host check counts their WRs against the tools' options (tests/vm/preload-tools*.sh).
 include(${CMAKE_CURRENT_SOURCE_DIR}/vm/hs_add_vm_test.cmake)
 hs_add_vm_test(vm_preload_tools SCRIPT preload-tools.sh TIMEOUT 900
-  FILES $<TARGET_FILE:hintcap>:/usr/lib/libhintcap.so CHECK preload-tools-check.sh)
+  FILES $<TARGET_FILE:hintcap>:/usr/lib/libhintcap.so
+        $<TARGET_FILE:hintcap_audit>:/usr/lib/libhintcap-audit.so CHECK preload-tools-check.sh)
 
 # Under valgrind memcheck too (label valgrind, release build): threads, rings, fork.
 hs_add_valgrind_test(valgrind_test_hcap_match COMMAND $<TARGET_FILE:test_hcap_match>)
@@ -30,3 +31,68 @@ target_link_libraries(hcap_vapp PRIVATE hcap_vapp_dl)
 add_executable(hcap_vapp_linked test_hcap_vapp.c)
 target_compile_definitions(hcap_vapp_linked PRIVATE VAPP_LINKED)
 target_link_libraries(hcap_vapp_linked PRIVATE ${IBVERBS_LIB} ${CMAKE_DL_LIBS})
+# The sanitizer build compiles them plain: they run under LD_PRELOAD=libhintcap.so, which
+# ASan's runtime does not allow in front of it.
+if(HINTSIM_SANITIZE)
+  foreach(t hcap_vapp_dl hcap_vapp hcap_vapp_linked)
+    set_property(TARGET ${t} PROPERTY COMPILE_OPTIONS -Wall -Wextra)
+    set_property(TARGET ${t} PROPERTY LINK_OPTIONS "")
+  endforeach()
+endif()
+
+# libhintcap-audit.so on this host (no device): hcap_vapp's lookups land on libhintcap's
+# wrappers with it, on libibverbs' own functions without it.
+hs_add_unit_test(test_hcap_audit SOURCES test_hcap_audit.c LIBS hs_testlib)
+target_compile_definitions(test_hcap_audit PRIVATE HCAP_LIB="$<TARGET_FILE:hintcap>"
+  HCAP_AUDIT_LIB="$<TARGET_FILE:hintcap_audit>" HCAP_VAPP="$<TARGET_FILE:hcap_vapp>"
+  HCAP_VAPP_LINKED="$<TARGET_FILE:hcap_vapp_linked>")
+add_dependencies(test_hcap_audit hintcap hintcap_audit hcap_vapp hcap_vapp_linked)
+
+# In the soft-RoCE VM: hcap_vapp in each lookup mode and linked, the control without
+# LD_AUDIT, a process that posts nothing, one that posts outside its context's ops, and a
+# command that opens no device (tests/vm/preload-dlopen*.sh).
+hs_add_vm_test(vm_preload_dlopen SCRIPT preload-dlopen.sh TIMEOUT 900
+  FILES $<TARGET_FILE:hintcap>:/usr/lib/libhintcap.so
+        $<TARGET_FILE:hintcap_audit>:/usr/lib/libhintcap-audit.so
+        $<TARGET_FILE:hcap_vapp>:/usr/bin/hcap_vapp
+        $<TARGET_FILE:hcap_vapp_linked>:/usr/bin/hcap_vapp_linked
+        # the loader under its soname, as on any Debian system (the base image has only
+        # /lib64's): dlmopen (--outside) loads a second libc, which needs it by that name
+        /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2:/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
+  CHECK preload-dlopen-check.sh)
+
+# In the soft-RoCE VM: launchers that spawn the verbs processes pass the interposer on, and
+# each rank's trace carries its rank and host: mpirun -n 2 (Open MPI, when the host has it:
+# its launcher, components, help and configuration files go into the image) and a
+# torchrun-like parent setting RANK (tests/vm/preload-launch*.sh).
+set(hcap_launch_files)
+find_program(HCAP_ORTERUN orterun)
+find_program(HCAP_ORTED orted)
+find_program(HCAP_OMPI_INFO ompi_info)
+if(HCAP_ORTERUN AND HCAP_ORTED AND HCAP_OMPI_INFO)
+  execute_process(COMMAND ${HCAP_OMPI_INFO} --path pkglibdir --parsable
+    OUTPUT_VARIABLE ompi_lib OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${HCAP_OMPI_INFO} --path pkgdatadir --parsable
+    OUTPUT_VARIABLE ompi_data OUTPUT_STRIP_TRAILING_WHITESPACE)
+  string(REGEX REPLACE ".*:" "" ompi_lib "${ompi_lib}")
+  string(REGEX REPLACE ".*:" "" ompi_data "${ompi_data}")
+  list(APPEND hcap_launch_files ${HCAP_ORTERUN}:/usr/bin/mpirun ${HCAP_ORTED}:/usr/bin/orted)
+  file(GLOB ompi_mca ${ompi_lib}/mca_*.so)
+  file(GLOB pmix_mca /usr/lib/*/pmix2/lib/pmix/*.so)
+  foreach(f ${ompi_mca} ${pmix_mca})
+    # components whose libraries are not installed here (UCX, OFI, ...) stay out
+    execute_process(COMMAND ldd ${f} OUTPUT_VARIABLE deps ERROR_QUIET)
+    if(NOT deps MATCHES "not found")
+      list(APPEND hcap_launch_files ${f}:${f})
+    endif()
+  endforeach()
+  file(GLOB_RECURSE ompi_text ${ompi_data}/* /etc/openmpi/* /usr/lib/*/pmix2/share/*)
+  foreach(f ${ompi_text})
+    list(APPEND hcap_launch_files ${f}:${f})
+  endforeach()
+endif()
+hs_add_vm_test(vm_preload_launch SCRIPT preload-launch.sh TIMEOUT 900
+  FILES $<TARGET_FILE:hintcap>:/usr/lib/libhintcap.so
+        $<TARGET_FILE:hintcap_audit>:/usr/lib/libhintcap-audit.so
+        $<TARGET_FILE:hcap_vapp>:/usr/bin/hcap_vapp ${hcap_launch_files}
+  CHECK preload-launch-check.sh)

@@ -183,8 +183,12 @@ static void test_rank_and_name(void **state)
     assert_int_equal(hcap_rank_from_env(), 3);
     setenv("PMI_RANK", "x", 1);
     assert_int_equal(hcap_rank_from_env(), 12);
+    setenv("RANK", "7", 1); /* torchrun: only when no launcher-specific variable is set */
+    assert_int_equal(hcap_rank_from_env(), 12);
     unsetenv("SLURM_PROCID");
     unsetenv("PMI_RANK");
+    assert_int_equal(hcap_rank_from_env(), 7);
+    unsetenv("RANK");
     assert_int_equal(hcap_rank_from_env(), -1);
     assert_int_equal(hcap_trace_path(buf, sizeof(buf), "d", "n1", 42, 3), 0);
     assert_string_equal(buf, "d/n1-42-r3.hst");

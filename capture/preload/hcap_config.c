@@ -209,8 +209,10 @@ void hcap_config_effective(const hcap_config_t *cfg, uint64_t *bytes, trace_hint
 
 int hcap_rank_from_env(void)
 {
+    /* Open MPI, MPICH/Intel MPI (PMI), PMIx, Slurm, then torchrun's RANK (last: the most
+     * generic name, which other programs may set too). */
     static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                        "SLURM_PROCID"};
+                                        "SLURM_PROCID", "RANK"};
     size_t i;
 
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

@@ -59,7 +59,8 @@ void hcap_config_note_code(hcap_config_t *cfg);
 /* The effective hint and its source under the precedence above. */
 void hcap_config_effective(const hcap_config_t *cfg, uint64_t *bytes, trace_hint_src_t *src);
 
-/* The process's rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID; -1. */
+/* The process's rank from OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID or RANK
+ * (torchrun), the first that is set and parses; -1. */
 int hcap_rank_from_env(void);
 
 /* "<dir>/<host>-<pid>[-r<rank>].hst" into buf (characters of host other than letters,
