@@ -367,9 +367,10 @@ static void report_one(const char *dir, const cJSON *j)
                 jnum(j, "wrs_completed"), dropped, dir, jstr(j, "trace"));
     if (posted == 0)
         hs_log_warn("process %.0f opened %s but recorded no WR: nothing was posted through "
-                    "libibverbs' post_send (provider-direct posting, e.g. mlx5 direct verbs / "
-                    "DevX, UCX's accelerated transports or GPU-initiated IBGDA/NVSHMEM, is "
-                    "invisible to the interposer)", jnum(j, "pid"), dev);
+                    "libibverbs' post_send; either it only served as a target (of RDMA writes "
+                    "or reads) or it posted around libibverbs (mlx5 direct verbs / DevX, "
+                    "UCX's accelerated transports, GPU-initiated IBGDA/NVSHMEM), which the "
+                    "interposer cannot see", jnum(j, "pid"), dev);
     if (ocomp > 0) {
         qpn_list(out, qpns, sizeof(qpns));
         hs_log_warn("process %.0f: posted outside libibverbs: %.0f send completions on %.0f "

@@ -150,22 +150,24 @@ static uint32_t dynsyms_find(const dynsyms_t *d, const char *name)
     return 0;
 }
 
-/* The wrappers' addresses in libhintcap, once (under the loader's lock, single-threaded
- * at start; a later first call sees the same values). */
+/* The wrappers' addresses in libhintcap, looked up at the first binding that needs them.
+ * Lazy PLT bindings run without the loader's lock, so two threads may both look: each
+ * stores the same values, and the flag is published after them. */
 static void resolve_wrappers(void)
 {
     dynsyms_t d;
     size_t i;
 
-    if (g.resolved || !g.hintcap)
+    if (__atomic_load_n(&g.resolved, __ATOMIC_ACQUIRE) || !g.hintcap)
         return;
     dynsyms_read(g.hintcap, &d);
     for (i = 0; i < HCAP_AUDIT_N; i++) {
         uint32_t k = dynsyms_find(&d, g_names[i]);
 
-        g.wrapper[i] = k ? g.hintcap->l_addr + d.symtab[k].st_value : 0;
+        __atomic_store_n(&g.wrapper[i], k ? g.hintcap->l_addr + d.symtab[k].st_value : 0,
+                         __ATOMIC_RELAXED);
     }
-    g.resolved = 1;
+    __atomic_store_n(&g.resolved, 1, __ATOMIC_RELEASE);
 }
 
 static const char *base_name(const char *path)
@@ -216,6 +218,7 @@ HCAP_AUDIT_EXPORT uintptr_t la_symbind64(ElfW(Sym) *sym, unsigned int ndx, uintp
                                          uintptr_t *defcook, unsigned int *flags,
                                          const char *symname)
 {
+    uintptr_t w;
     size_t i;
 
     (void)flags;
@@ -226,7 +229,8 @@ HCAP_AUDIT_EXPORT uintptr_t la_symbind64(ElfW(Sym) *sym, unsigned int ndx, uintp
         if (!str_eq(symname, g_names[i]))
             continue;
         resolve_wrappers();
-        return g.wrapper[i] && default_version(ndx) ? g.wrapper[i] : sym->st_value;
+        w = __atomic_load_n(&g.wrapper[i], __ATOMIC_RELAXED);
+        return w && default_version(ndx) ? w : sym->st_value;
     }
     return sym->st_value;
 }
