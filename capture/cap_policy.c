@@ -12,38 +12,18 @@ const char *cap_path_name(cap_path_id_t id)
 void cap_route_init(cap_route_t *r, uint64_t hint_bytes, uint64_t hysteresis)
 {
     r->hint_bytes = hint_bytes;
-    r->hysteresis = hysteresis ? hysteresis : 1;
-    r->started = 0;
-    r->cur = CAP_PATH_BW;
-    r->other_run = 0;
+    prules_router_init(&r->router, hysteresis);
 }
 
 cap_path_id_t cap_route_class(uint64_t hint_bytes, uint64_t size_bytes)
 {
-    return (hint_bytes > 0 && size_bytes <= hint_bytes) ? CAP_PATH_LL : CAP_PATH_BW;
+    return (cap_path_id_t)prules_class(hint_bytes, size_bytes);
 }
 
 cap_path_id_t cap_route_next(cap_route_t *r, uint64_t size_bytes, int *switched)
 {
-    cap_path_id_t want = cap_route_class(r->hint_bytes, size_bytes);
-
-    *switched = 0;
-    if (!r->started) {
-        /* The connection is set up for the first message's class: no switch. */
-        r->started = 1;
-        r->cur = want;
-        return want;
-    }
-    if (want == r->cur) {
-        r->other_run = 0;
-        return r->cur;
-    }
-    if (++r->other_run < r->hysteresis)
-        return r->cur;
-    r->cur = want;
-    r->other_run = 0;
-    *switched = 1;
-    return r->cur;
+    *switched = prules_route(&r->router, prules_class(r->hint_bytes, size_bytes));
+    return (cap_path_id_t)r->router.cur;
 }
 
 static uint32_t clamp_u32(double v)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/hs_status.h"
+#include "model/path_rules.h"
 #include "model/profile.h"
 
 typedef enum { CAP_PATH_LL = 0, CAP_PATH_BW = 1, CAP_NPATHS = 2 } cap_path_id_t;
@@ -22,18 +23,17 @@ const char *cap_path_name(cap_path_id_t id);
 
 /* ---- routing ------------------------------------------------------------------------ */
 
-/* Route state: hint (0 = no hint: everything BW), hysteresis k (switch only after k
- * consecutive messages of the other class; k <= 1 switches at once). */
+/* Route state: hint (0 = no hint: everything BW) and the hysteresis router of
+ * model/path_rules.h, the one the model and the simulator use (switch only after k
+ * consecutive messages of the other class; k <= 1 switches at once; the first message
+ * sets the path). */
 typedef struct {
     uint64_t hint_bytes;
-    uint64_t hysteresis;
-    int started;          /* a message was routed already */
-    cap_path_id_t cur;    /* path of the last message */
-    uint64_t other_run;   /* consecutive messages that wanted the other path */
+    prules_router_t router;
 } cap_route_t;
 
 void cap_route_init(cap_route_t *r, uint64_t hint_bytes, uint64_t hysteresis);
-/* The class of a size under a hint: size <= hint -> LL, else BW (hint 0: BW). */
+/* The class of a size under a hint (prules_class): size <= hint -> LL, else BW (hint 0: BW). */
 cap_path_id_t cap_route_class(uint64_t hint_bytes, uint64_t size_bytes);
 /* Route one message; *switched is 1 when it takes a different path than the previous one. */
 cap_path_id_t cap_route_next(cap_route_t *r, uint64_t size_bytes, int *switched);

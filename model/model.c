@@ -211,8 +211,7 @@ static HS_HOT double slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr,
 
 static double npkt_of(const mdl_state_t *s, uint64_t bytes)
 {
-    /* (int64_t): sizes are at most 2^40 (pred_check_trace), and one conversion is cheaper */
-    return bytes > s->mtu ? (double)(int64_t)mdl_div_up(bytes, s->mtu, s->mtu_shift) : 1.0;
+    return prules_npkt(s->mtu, s->mtu_shift, bytes);
 }
 
 
@@ -235,11 +234,10 @@ static HS_HOT void size_fill(mdl_state_t *s, int k, mdl_size_t *z, uint64_t size
     z->npb_ns = s->ns_per_byte;
     z->lat_ns = s->wire2_ns;
     if (s->p->nfactors) {
-        z->npb_ns /= profile_bw_factor(s->p, size);
-        z->lat_ns *= profile_lat_factor(s->p, size);
+        z->npb_ns = prules_per_byte(s->p, z->npb_ns, size);
+        z->lat_ns *= prules_lat_factor(s->p, size);
     }
-    z->nwr = pa->seg_bytes && size > pa->seg_bytes
-                 ? (uint32_t)mdl_div_up(size, pa->seg_bytes, s->seg_shift[k]) : 1;
+    z->nwr = (uint32_t)prules_nwr(pa->seg_bytes, s->seg_shift[k], size);
     z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
     if (z->nwr > pa->batch)
         return; /* segmented: chunks_plan costs its chunks (ser_ns and the rest unset) */
@@ -1519,34 +1517,29 @@ static HS_HOT void post_message(mdl_state_t *s, mdl_path_t *pa, int k, size_t i,
 /* The path a message's size asks for: LL (0) up to the hint, BW (1) above it or with none. */
 static HS_HOT int route_class(const mdl_state_t *s, const trace_rec_t *r)
 {
-    return (r->size_bytes > s->hint) | (s->hint == 0);
+    return prules_class(s->hint, r->size_bytes);
 }
 
-/* Hysteresis policy: which path message i takes (0 LL, 1 BW); performs the drain of a
- * switch. Not called at hint 0 (replay_mode's one loop), so the class is the size's. */
+/* Hysteresis policy (prules_route): which path message i takes (0 LL, 1 BW); performs the
+ * drain of a switch. Not called at hint 0 (replay_mode's one loop), so the class is
+ * prules_class's, size > hint (and so in replay_run). */
 static HS_HOT int route(mdl_state_t *s, const trace_rec_t *r, double *t_ns)
 {
-    int cls = r->size_bytes > s->hint;
+    int cls = r->size_bytes > s->hint, from = s->route.cur;
 
-    if (cls != s->cur) {
-        if (++s->run >= s->hysteresis) {
-            mdl_path_t *old = &s->path[s->cur];
-            double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
-            batch_force_close(s, old);
-            double done = (t0 > old->last_r_ns ? t0 : old->last_r_ns) + s->drain_fixed_ns;
-            s->switches++;
-            s->drain_us_total += (done - *t_ns) * 1e-3;
-            s->cost_ns.drain += done - t0;
-            s->pert_from_ns = done;
-            s->pert_until_ns = done + s->pert_window_ns;
-            *t_ns = done;
-            s->cur = cls;
-            s->run = 0;
-        }
-    } else {
-        s->run = 0;
+    if (prules_route(&s->route, cls)) {
+        mdl_path_t *old = &s->path[from];
+        double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
+        batch_force_close(s, old);
+        double done = (t0 > old->last_r_ns ? t0 : old->last_r_ns) + s->drain_fixed_ns;
+        s->switches++;
+        s->drain_us_total += (done - *t_ns) * 1e-3;
+        s->cost_ns.drain += done - t0;
+        s->pert_from_ns = done;
+        s->pert_until_ns = done + s->pert_window_ns;
+        *t_ns = done;
     }
-    return s->cur;
+    return s->route.cur;
 }
 
 /* When message i is ready under mode (a constant per caller): its trace post time (open),
@@ -1603,7 +1596,7 @@ static HS_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const in
             batch_force_close(s, pa); /* prev_path is K already */
     }
     if (i != i0)
-        s->run = 0; /* as route on a message of the current class */
+        s->route.run = 0; /* as route on a message of the current class */
     return i;
 }
 
@@ -1680,7 +1673,7 @@ static hs_status_t replay_loop(mdl_state_t *s)
     /* the first message is ready at time 0 (open loop: times are relative to its post)
      * on an idle host, and takes its own class's path with nothing to switch from */
     s->raw->t_first_post_us = 0;
-    s->cur = route_class(s, &s->tr->recs[0]);
+    s->route.cur = route_class(s, &s->tr->recs[0]);
     if (s->hint == 0)
         return s->mode == PRED_OPEN ? replay_open_one(s) : replay_closed_one(s);
     return s->mode == PRED_OPEN ? replay_open_routed(s) : replay_closed_routed(s);
@@ -1703,7 +1696,7 @@ static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pre
     if (st == HS_OK) {
         batch_force_close(&s, &s.path[0]);
         batch_force_close(&s, &s.path[1]);
-        mdl_state_finish(&s);
+        st = mdl_state_finish(&s);
     }
     mdl_state_release(&s);
     return st;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/path_rules.h"
 #include "model/predict.h"
 
 typedef struct {
@@ -176,7 +177,8 @@ typedef struct {
     uint64_t hint;
     uint64_t t0_ns;         /* first record's post time */
     mdl_path_t path[2];     /* [0] LL, [1] BW */
-    int cur, run, hysteresis, prev_path;
+    prules_router_t route;  /* the current path and the hysteresis run (path_rules.h) */
+    int prev_path;
     double cpu_free_ns, link_free_ns;
     double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
     uint64_t mtu;
@@ -209,13 +211,12 @@ typedef struct {
                              * (mdl_steady_t), so that every size, 0 too, looks there first */
 } mdl_state_t;
 
-#define MDL_NO_SHIFT 64u
+#define MDL_NO_SHIFT PRULES_NO_SHIFT
 
-/* ceil(a / d), with d = 2^sh unless sh is MDL_NO_SHIFT (a + d - 1 does not wrap: sizes are
- * checked to be at most 1 TiB, pred_check_trace). */
+/* ceil(a / d), with d = 2^sh unless sh is MDL_NO_SHIFT (path_rules.h). */
 static inline uint64_t mdl_div_up(uint64_t a, uint64_t d, uint32_t sh)
 {
-    return sh != MDL_NO_SHIFT ? (a + d - 1) >> sh : (a + d - 1) / d;
+    return prules_div_up(a, d, sh);
 }
 
 /* post_message's test on path k while its ring is written (mdl_state_t.gate). */
@@ -224,13 +225,13 @@ static inline uint64_t mdl_gate(const mdl_state_t *s, int k)
     return s->seg_min[k] == UINT64_MAX ? UINT64_MAX : s->seg_min[k] + 1;
 }
 
-/* Per-WR extra post cost of the L1 term for this profile and hint (MODEL.md section 5). */
-double mdl_l1_extra_ns(const profile_t *p, uint64_t hint_bytes);
-/* Set up s for one replay (allocates the rings); release with mdl_state_release. */
+/* Set up s for one replay: every constant from prules_init (path_rules.h, once), and the
+ * rings; release with mdl_state_release (also after a failure). */
 hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p,
                            const pred_opts_t *o, uint64_t hint_bytes, pred_raw_t *raw);
-/* Copy the totals (costs, last completion) into raw. */
-void mdl_state_finish(mdl_state_t *s);
+/* Copy the totals (costs, last completion) into raw; HS_ERR_INVALID (logged) when a time
+ * is not finite. */
+hs_status_t mdl_state_finish(mdl_state_t *s);
 void mdl_state_release(mdl_state_t *s);
 
 /* Whether a message posted at t gets the switch perturbation (MODEL.md section 4). */

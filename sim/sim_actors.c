@@ -192,7 +192,7 @@ static double chunk_hw(sim_flow_t *f, const sim_chunk_t *c)
     const sim_cfg_t *cfg = &f->world->cfg;
     const sim_path_cfg_t *pc = &cfg->path[c->path];
     uint64_t size = f->world->args.tr->recs[c->msg].size_bytes;
-    double hw = now_s() + pc->fixed_s + cfg->wire2_s * (sim_cfg_lat_factor(cfg, size) - 1);
+    double hw = now_s() + pc->fixed_s + cfg->wire2_s * (prules_lat_factor(cfg->p, size) - 1);
 
     if (c->split)
         hw += pc->split_s;
@@ -247,9 +247,9 @@ static void nic_main(int argc, char **argv)
         }
         c = &f->q[f->nic_next % f->qcap];
         size = f->world->args.tr->recs[c->msg].size_bytes;
-        spb = sim_cfg_s_per_byte(cfg, f->s_per_byte, size);
+        spb = prules_per_byte(cfg->p, f->s_per_byte, size);
         wire = (double)c->bytes * spb;
-        ser = wire + sim_cfg_npkt(cfg, c->bytes) * cfg->pkt_s;
+        ser = wire + prules_npkt(cfg->mtu_bytes, cfg->mtu_shift, c->bytes) * cfg->pkt_s;
         start = dmax(c->nic_s, f->link_free_s);
         c->link_wait_s = start - c->nic_s;
         end = start + ser;
@@ -365,7 +365,7 @@ static void post_message(sim_flow_t *f, int p, size_t i, double t, double tref)
     sim_path_t *ph = &f->path[p];
     const sim_path_cfg_t *pc = ph->pc;
     uint64_t size = f->world->args.tr->recs[i].size_bytes, left = size;
-    uint64_t nwr = sim_cfg_nwr(pc, size);
+    uint64_t nwr = prules_nwr(pc->seg_bytes, pc->seg_shift, size);
     int stalled = 0, first = 1, only = nwr == 1;
 
     f->out->l1_s += (double)nwr * f->world->cfg.l1x_s;
@@ -422,20 +422,20 @@ static void poster_main(int argc, char **argv)
 {
     sim_flow_t *f = sg_actor_self_get_data();
     const sim_run_args_t *a = &f->world->args;
-    sim_router_t router;
+    prules_router_t router;
     int prev_path = 0;
     size_t i;
 
     (void)argc;
     (void)argv;
-    sim_router_init(&router);
+    prules_router_init(&router, f->world->cfg.hysteresis);
     for (i = 0; i < a->tr->n; i++) {
-        int old = router.cur, sw, p;
+        int old = router.cur, p;
+        int cls = prules_class(f->world->cfg.hint_bytes, a->tr->recs[i].size_bytes);
         double ready = ready_time(f, i, prev_path), t = ready;
-        p = sim_router_route(&router, &f->world->cfg,
-                             sim_cfg_class(&f->world->cfg, a->tr->recs[i].size_bytes), &sw);
-        if (sw)
+        if (prules_route(&router, cls))
             poster_drain(f, old, &t);
+        p = router.cur;
         if (i == 0)
             f->out->t_first_post_s = dmax(t, f->cpu_free_s);
         post_message(f, p, i, t, ready);

@@ -1,9 +1,18 @@
-/* test_sim_golden.c - tesh-style golden timelines for the simulator (and the model).
+/* test_sim_golden.c - tesh-style golden timelines for the simulator and the model.
  *
  * Each tests/golden/sim/<name>.tesh file holds a small trace, the profile overrides, and
  * the hand-computed latency of every message (the computation is written out in the
- * file's comments). Both engines must reproduce every figure to 2 ns: the simulator
- * because it is checked here, the model because MODEL.md is the contract they share.
+ * file's comments, from MODEL.md's formulas). Both engines must reproduce every figure to
+ * 2 ns: they share MODEL.md's semantics and model/path_rules.h's rules. One file per rule:
+ *
+ *   queue depth / window, forced close at a switch   ll_window_switch
+ *   coalescing count, timer, forced close at the end bw_moderation, timer_event
+ *   drain on switch + its fixed cost                 ll_window_switch, hysteresis_perturb
+ *   hysteresis, perturbation window                  hysteresis_perturb
+ *   L1 footprint term (hint set / no hint), inline   l1_term, l1_nohint
+ *   segmentation, chunks, split and fixed costs      segment_split
+ *   size factors, packets of a chunk                 size_factors
+ *   closed loop, forced close under a timer          closed_timer
  */
 #include <math.h>
 #include <stdio.h>
@@ -62,15 +71,16 @@ static void golden_load(golden_t *g, const char *file)
     g->opts.flows = 1;
     while (fgets(line, sizeof(line), f)) {
         trace_rec_t r = {0};
-        unsigned long long t, sz;
+        unsigned long long t, sz, done;
+        int nf;
         ln++;
         line[strcspn(line, "\n")] = '\0';
         if (line[0] == '!') {
             golden_setting(g, line + 2, file, ln);
-        } else if (sscanf(line, "$ post %llu size %llu", &t, &sz) == 2) {
+        } else if ((nf = sscanf(line, "$ post %llu size %llu done %llu", &t, &sz, &done)) >= 2) {
             assert_true(g->tr->n < MAX_MSGS);
             r.t_post_ns = t;
-            r.t_done_ns = TRACE_TIME_UNKNOWN;
+            r.t_done_ns = nf == 3 ? done : TRACE_TIME_UNKNOWN;
             r.size_bytes = sz;
             assert_int_equal(trace_push(g->tr, &r), HS_OK);
         } else if (sscanf(line, "> path %7s lat_us %lf", p, &lat) == 2) {
@@ -95,6 +105,8 @@ static double golden_total(const pred_raw_t *raw, const char *key)
         return raw->drain_us_total;
     if (strcmp(key, "sq_full_stalls") == 0)
         return (double)raw->sq_full_stalls;
+    if (strcmp(key, "l1_us") == 0)
+        return raw->costs.l1_us;
     fail_msg("unknown total '%s'", key);
     return 0;
 }
@@ -142,37 +154,30 @@ static void run_golden(const char *name)
     assert_int_equal(bad, 0);
 }
 
-static void test_ll_window_switch(void **state)
-{
-    (void)state;
-    run_golden("ll_window_switch");
-}
-
-static void test_bw_moderation(void **state)
-{
-    (void)state;
-    run_golden("bw_moderation");
-}
-
-static void test_hysteresis_perturb(void **state)
-{
-    (void)state;
-    run_golden("hysteresis_perturb");
-}
-
-static void test_timer_event(void **state)
-{
-    (void)state;
-    run_golden("timer_event");
-}
+#define GOLDEN(name)                                                                       \
+    static void test_##name(void **state)                                                  \
+    {                                                                                      \
+        (void)state;                                                                       \
+        run_golden(#name);                                                                 \
+    }
+GOLDEN(ll_window_switch)
+GOLDEN(bw_moderation)
+GOLDEN(hysteresis_perturb)
+GOLDEN(timer_event)
+GOLDEN(l1_term)
+GOLDEN(l1_nohint)
+GOLDEN(segment_split)
+GOLDEN(size_factors)
+GOLDEN(closed_timer)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ll_window_switch),
-        cmocka_unit_test(test_bw_moderation),
-        cmocka_unit_test(test_hysteresis_perturb),
-        cmocka_unit_test(test_timer_event),
+        cmocka_unit_test(test_ll_window_switch), cmocka_unit_test(test_bw_moderation),
+        cmocka_unit_test(test_hysteresis_perturb), cmocka_unit_test(test_timer_event),
+        cmocka_unit_test(test_l1_term), cmocka_unit_test(test_l1_nohint),
+        cmocka_unit_test(test_segment_split), cmocka_unit_test(test_size_factors),
+        cmocka_unit_test(test_closed_timer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
