@@ -1,10 +1,19 @@
 /* hint_class.c - equivalence classes of hints over a trace (see hint_class.h). The scan
  * counts distinct sizes in an open-addressing hash (a count of 0 marks an empty slot;
- * consecutive equal sizes, the common case, skip the lookup), then sorts the m keys. */
+ * consecutive equal sizes, the common case, skip the lookup), then sorts the m keys. Past
+ * HCLS_HASH_MAX distinct sizes the hash's misses cost more than sorting every size, so the
+ * scan starts over with a copy of the sizes in an LSD radix sort (11-bit digits, only as
+ * many passes as the largest size needs): O(n) either way. */
 #include "model/hint_class.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/hs_mem.h"
+
+#define HCLS_HASH_MAX (1u << 16)
+#define HCLS_DIGIT_BITS 11
+#define HCLS_BUCKETS (1u << HCLS_DIGIT_BITS)
 
 typedef struct {
     uint64_t key, count;
@@ -110,6 +119,70 @@ static uint64_t hcls_src_at(const hcls_src_t *src, size_t i)
     return v ? v : 1;
 }
 
+/* One LSD pass of the digit at shift from a into b. */
+static void hcls_radix_pass(const uint64_t *a, uint64_t *b, size_t n, unsigned shift)
+{
+    size_t count[HCLS_BUCKETS] = {0}, sum = 0;
+
+    for (size_t i = 0; i < n; i++)
+        count[(a[i] >> shift) & (HCLS_BUCKETS - 1)]++;
+    for (size_t d = 0; d < HCLS_BUCKETS; d++) {
+        size_t c = count[d];
+        count[d] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        b[count[(a[i] >> shift) & (HCLS_BUCKETS - 1)]++] = a[i];
+}
+
+/* Run lengths of the sorted v[0..n) into out. */
+static hs_status_t hcls_runs(const uint64_t *v, size_t n, hcls_sizes_t *out)
+{
+    size_t m = 0;
+
+    for (size_t i = 0; i < n; i++)
+        m += i == 0 || v[i] != v[i - 1];
+    out->size = malloc((m ? m : 1) * sizeof(*out->size));
+    out->cum = malloc((m ? m : 1) * sizeof(*out->cum));
+    if (!out->size || !out->cum) {
+        hcls_release(out);
+        return HS_ERR_NOMEM;
+    }
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || v[i] != v[i - 1])
+            out->size[m++] = v[i];
+        out->cum[m - 1] = i + 1;
+    }
+    out->n = m;
+    out->msgs = n;
+    return HS_OK;
+}
+
+/* Every size copied and radix sorted: for traces with many distinct sizes. */
+static hs_status_t hcls_scan_sorted(const hcls_src_t *src, hcls_sizes_t *out)
+{
+    uint64_t *a = hs_alloc_big(src->n * sizeof(*a)), *b = hs_alloc_big(src->n * sizeof(*b));
+    uint64_t top = 0;
+    hs_status_t st = a && b ? HS_OK : HS_ERR_NOMEM;
+
+    for (size_t i = 0; st == HS_OK && i < src->n; i++) {
+        a[i] = hcls_src_at(src, i);
+        top |= a[i];
+    }
+    for (unsigned sh = 0; st == HS_OK && sh < 64 && (top >> sh); sh += HCLS_DIGIT_BITS) {
+        uint64_t *t = a;
+        hcls_radix_pass(a, b, src->n, sh);
+        a = b;
+        b = t;
+    }
+    if (st == HS_OK)
+        st = hcls_runs(a, src->n, out);
+    free(a);
+    free(b);
+    return st;
+}
+
 static hs_status_t hcls_scan_src(const hcls_src_t *src, hcls_sizes_t *out)
 {
     hcls_hash_t h = {calloc(64, sizeof(hcls_slot_t)), 64, 0};
@@ -117,14 +190,16 @@ static hs_status_t hcls_scan_src(const hcls_src_t *src, hcls_sizes_t *out)
     size_t i = 0;
 
     memset(out, 0, sizeof(*out));
-    while (st == HS_OK && i < src->n) {
+    while (st == HS_OK && i < src->n && h.used <= HCLS_HASH_MAX) {
         uint64_t key = hcls_src_at(src, i), run = 1;
         while (i + run < src->n && hcls_src_at(src, i + run) == key)
             run++;
         st = hcls_hash_add(&h, key, run);
         i += run;
     }
-    if (st == HS_OK)
+    if (st == HS_OK && h.used > HCLS_HASH_MAX)
+        st = hcls_scan_sorted(src, out);
+    else if (st == HS_OK)
         st = hcls_collect(&h, out);
     free(h.slot);
     return st;

@@ -19,8 +19,9 @@
  * seen only in runs shorter than the hysteresis never switches), so the classes never merge
  * two configurations but may, there, split one.
  *
- * hcls_scan reads the trace once (a hash of distinct sizes, then a sort of those: O(n + m
- * log m)); every query after it is O(log m). */
+ * hcls_scan reads the trace once (a hash of distinct sizes, then a sort of those; past 65536
+ * distinct sizes a radix sort of every size instead: O(n) expected either way); every query
+ * after it is O(log m). */
 #ifndef HS_HINT_CLASS_H
 #define HS_HINT_CLASS_H
 

@@ -214,6 +214,48 @@ static void test_recommend_auto_one_per_class(void **state)
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Many distinct sizes (past the hash's limit: the radix path), some repeated, some huge:
+ * the same distinct sizes and counts as a sort of a copy. */
+static void test_many_sizes(void **state)
+{
+    size_t n = 300000;
+    uint64_t seed = 0xabcdefULL, *v = malloc(n * sizeof(*v)), *ref = malloc(n * sizeof(*v));
+    hcls_sizes_t s;
+    (void)state;
+    assert_non_null(v);
+    assert_non_null(ref);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = rng_next(&seed);
+        v[i] = (x & 3) == 0 ? 4096 : (x & 3) == 1 ? x >> 20 : (x >> 8) % 200000;
+        ref[i] = v[i] ? v[i] : 1;
+    }
+    qsort(ref, n, sizeof(*ref), cmp_u64);
+    assert_int_equal(hcls_scan_sizes(v, n, &s), HS_OK);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && ref[i] == ref[i - 1])
+            continue;
+        assert_true(m < s.n);
+        assert_true(s.size[m] == ref[i]);
+        size_t j = i;
+        while (j < n && ref[j] == ref[i])
+            j++;
+        assert_true(s.cum[m] == j); /* messages at or below this size */
+        m++;
+    }
+    assert_int_equal(m, s.n);
+    assert_true(s.n > 65536); /* the radix path ran */
+    hcls_release(&s);
+    free(v);
+    free(ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_issue_cases),
         cmocka_unit_test(test_spread),
         cmocka_unit_test(test_trace_scan),
+        cmocka_unit_test(test_many_sizes),
         cmocka_unit_test(test_recommend_auto_one_per_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
