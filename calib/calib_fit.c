@@ -289,7 +289,14 @@ static hs_status_t fit_iterate(fit_t *f, double *theta, double *J, double *r, do
 static hs_status_t fit_commit(fit_t *f, const calib_result_t *res)
 {
     hs_status_t st = HS_OK;
-    char src[160];
+    char src[224], from[96];
+    size_t cnt[CALIB_NCLASSES] = {0};
+
+    for (size_t i = 0; i < f->nobs; i++)
+        if ((unsigned)f->obs[i].cls < CALIB_NCLASSES)
+            cnt[f->obs[i].cls]++;
+    snprintf(from, sizeof(from), "%zu figures (%zu single-message, %zu stream, %zu mixed)",
+             f->nobs, cnt[CALIB_SINGLE], cnt[CALIB_STREAM], cnt[CALIB_MIXED]);
 
     for (size_t j = 0; j < f->np && st == HS_OK; j++) {
         double v = res->value[j];
@@ -297,9 +304,9 @@ static hs_status_t fit_commit(fit_t *f, const calib_result_t *res)
             continue;
         if (f->info[j]->kind == PROF_INT)
             v = floor(v + 0.5);
-        snprintf(src, sizeof(src), "calibrate: fitted, std err %.1f%%, residual %.1f%% "
-                 "(fit: %zu observations, median error %.1f%%)", 100 * res->stderr_rel[j],
-                 100 * res->resid_rel[j], res->nobs, 100 * res->median_abs_rel);
+        snprintf(src, sizeof(src), "calibrate: fitted from %s, std err %.1f%%, residual "
+                 "%.1f%% (median error %.1f%%)", from, 100 * res->stderr_rel[j],
+                 100 * res->resid_rel[j], 100 * res->median_abs_rel);
         st = profile_set_value(f->cur, f->params[j].key, v, src);
     }
     return st;
@@ -492,4 +499,125 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
     *fitted = cur;
     *res = all;
     return HS_OK;
+}
+
+const char *calib_class_name(calib_class_t c)
+{
+    static const char *const names[CALIB_NCLASSES] = {"single", "stream", "mixed"};
+
+    return (unsigned)c < CALIB_NCLASSES ? names[c] : "?";
+}
+
+static double held_base(calib_class_t c)
+{
+    return c == CALIB_SINGLE ? CALIB_HELD_BASE_SINGLE
+           : c == CALIB_STREAM ? CALIB_HELD_BASE_STREAM : CALIB_HELD_BASE_MIXED;
+}
+
+/* d ln pred_i / d ln p_j of held[i] under fitted, by a 2% step of p_j (as the fit's). */
+static hs_status_t held_sens(const profile_t *fitted, const calib_param_t *par,
+                             const calib_obs_t *o, calib_predict_fn_t predict, void *ctx,
+                             double *s)
+{
+    const prof_param_info_t *pi = profile_param_find(par->key);
+    profile_t *q = NULL;
+    double base = 0, moved = 0, *field;
+    hs_status_t st;
+
+    if (!pi)
+        return HS_ERR_INVALID;
+    st = profile_clone(fitted, &q);
+    if (st == HS_OK)
+        st = predict(ctx, q, o, &base);
+    if (st == HS_OK) {
+        field = (double *)((char *)q + pi->offset);
+        *field = *field > 0 ? *field * exp(FIT_STEP) : par->lo;
+        st = predict(ctx, q, o, &moved);
+    }
+    if (st == HS_OK)
+        *s = base > 0 && moved > 0 ? (log(moved) - log(base)) / FIT_STEP : 0;
+    profile_free(q);
+    return st;
+}
+
+/* Class c's term: the parameter whose sensitivity vector the error vector leans on most. */
+static hs_status_t held_term(const profile_t *fitted, const calib_param_t *params, size_t np,
+                             const calib_obs_t *held, const double *err, size_t n,
+                             calib_predict_fn_t predict, void *ctx, calib_class_t c,
+                             calib_held_class_t *out)
+{
+    double enorm = 0, best = 0;
+    hs_status_t st = HS_OK;
+
+    out->term = -1;
+    out->term_share = 0;
+    for (size_t i = 0; i < n; i++)
+        if (held[i].cls == c)
+            enorm += err[i] * err[i];
+    for (size_t j = 0; st == HS_OK && j < np; j++) {
+        double dot = 0, snorm = 0, s = 0;
+        for (size_t i = 0; st == HS_OK && i < n; i++) {
+            if (held[i].cls != c)
+                continue;
+            st = held_sens(fitted, &params[j], &held[i], predict, ctx, &s);
+            dot += s * err[i];
+            snorm += s * s;
+        }
+        if (st == HS_OK && snorm > 1e-12 && fabs(dot) / sqrt(snorm) > best) {
+            best = fabs(dot) / sqrt(snorm);
+            out->term = (int)j;
+        }
+    }
+    out->term_share = enorm > 0 ? best / sqrt(enorm) : 0;
+    return st;
+}
+
+hs_status_t calib_held_check(const profile_t *fitted, const calib_param_t *params, size_t np,
+                             const calib_obs_t *held, const double *err, size_t n,
+                             calib_predict_fn_t predict, void *ctx,
+                             calib_held_class_t out[CALIB_NCLASSES], size_t *nover)
+{
+    double *e = malloc((n ? n : 1) * sizeof(*e)), *noise = malloc((n ? n : 1) * sizeof(*e));
+    hs_status_t st = e && noise ? HS_OK : HS_ERR_NOMEM;
+
+    *nover = 0;
+    for (int c = 0; st == HS_OK && c < CALIB_NCLASSES; c++) {
+        calib_held_class_t *h = &out[c];
+        memset(h, 0, sizeof(*h));
+        h->bound = held_base((calib_class_t)c);
+        h->term = -1;
+        for (size_t i = 0; i < n; i++)
+            if (held[i].cls == (calib_class_t)c) {
+                noise[h->n] = isfinite(held[i].noise_rel) ? held[i].noise_rel : 0;
+                e[h->n++] = err[i];
+            }
+        if (h->n == 0)
+            continue;
+        h->median_abs_rel = median_abs(e, h->n);
+        h->noise_rel = median_abs(noise, h->n);
+        h->bound += h->noise_rel;
+        h->over = h->median_abs_rel > h->bound;
+        *nover += (size_t)h->over;
+        st = held_term(fitted, params, np, held, err, n, predict, ctx, (calib_class_t)c, h);
+    }
+    free(e);
+    free(noise);
+    return st;
+}
+
+/* Single messages see one constant (link.base_lat_ns; link.dma_ns adds the same constant to
+ * every figure and stays as the start profile has it) and the per-byte cost; streams add
+ * what limits a sustained rate: the per-WR cost (host.post_ns), the link rate, and the cost
+ * of each reported batch (what coalescing saves). bw.fixed_ns is the BW path's own
+ * constant. (bw.split_ns is left out: only the largest BW messages depend on it, and on
+ * soft-RoCE it ran to its bound.) */
+size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS])
+{
+    out[0] = (calib_param_t){"link.base_lat_ns", 10, 1e7};
+    out[1] = (calib_param_t){"link.gbps", 0.01, 1000};
+    out[2] = (calib_param_t){"host.post_ns", 1, 1e7};
+    out[3] = (calib_param_t){"bw.fixed_ns", 1, 1e7};
+    out[4] = (calib_param_t){start->ll_irq || start->bw_irq ? "host.interrupt_ns"
+                                                            : "host.poll_ns", 1, 1e7};
+    return CALIB_NTERMS;
 }

@@ -15,17 +15,33 @@
 #include <stdint.h>
 
 #include "common/hs_status.h"
+#include "model/predict.h"
 #include "model/profile.h"
 #include "traces/trace.h"
 
+/* What kind of traffic a figure comes from: the held-out error is reported per class. */
+typedef enum {
+    CALIB_SINGLE = 0, /* closed-loop ping-pong: one message in flight */
+    CALIB_STREAM = 1, /* open-loop back-to-back stream at one depth */
+    CALIB_MIXED = 2,  /* a paced replay of mixed sizes across the hint (held out) */
+} calib_class_t;
+#define CALIB_NCLASSES 3
+/* "single", "stream", "mixed". */
+const char *calib_class_name(calib_class_t c);
+
 /* One measured figure and what the benchmark did to get it. */
 typedef struct {
-    const char *group;   /* "lat_ll", "lat_bw", ... (borrowed) */
-    uint64_t size_bytes;
+    const char *group;   /* "single_ll", "stream_bw", ... (borrowed) */
+    uint64_t size_bytes; /* the messages' size (mixed: the largest) */
     uint64_t hint_bytes; /* the hint in effect (0 = none: BW path) */
-    double meas_us;      /* measured latency (> 0) */
+    double meas_us;      /* measured median latency of the warm messages (> 0) */
     const trace_t *trace; /* the benchmark's own messages behind meas_us, or NULL (borrowed) */
-    const char *set;     /* "KEY=VALUE" the benchmark ran with (e.g. inline off), or NULL */
+    const char *set;     /* "KEY=VALUE" the benchmark ran with (e.g. a depth), or NULL */
+    pred_mode_t mode;    /* how trace was replayed (open: its post times; closed) */
+    calib_class_t cls;
+    uint64_t depth;      /* streams: the path's depth (0: the profile's) */
+    double noise_rel;    /* the device's own spread: (max - min) / median of the medians of
+                          * the figure's replays (0: replayed once) */
 } calib_obs_t;
 
 /* Predict obs under p (the fit's current profile) into *pred_us. */
@@ -99,6 +115,43 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
 hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs,
                          calib_predict_fn_t predict, void *ctx, double *err,
                          double *median_abs);
+
+/* The terms calibrate fits (cmd_calibrate.c), in this order: link.base_lat_ns (wire
+ * latency), link.gbps (link rate), host.post_ns (per-WR cost), bw.fixed_ns, and the cost
+ * of one completion report (coalescing: host.poll_ns, or host.interrupt_ns where start has
+ * a path take interrupts), each with its bounds. Returns how many (CALIB_NTERMS). */
+#define CALIB_NTERMS 5
+size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS]);
+
+/* Held-out error bounds by class (calib/README.md says why): a class fails calibrate (exit
+ * 1, naming the term) when the median |relative error| of its held-out figures is over
+ * CALIB_HELD_BASE_* plus the class's measured noise (the median noise_rel of those figures:
+ * how far the device disagrees with itself replaying the same trace, which no profile can
+ * predict). */
+#define CALIB_HELD_BASE_SINGLE 0.15
+#define CALIB_HELD_BASE_STREAM 0.15
+#define CALIB_HELD_BASE_MIXED 0.25
+
+/* The held-out figures of one class under the fitted profile. */
+typedef struct {
+    size_t n;              /* figures of the class */
+    double median_abs_rel; /* their median |relative error| (0 when n == 0) */
+    double noise_rel;      /* their median noise_rel */
+    double bound;          /* CALIB_HELD_BASE_* + noise_rel */
+    int over;              /* n > 0 and median_abs_rel > bound */
+    int term;              /* the fitted parameter that explains most of the class's error
+                            * (index into params), -1 when no fitted one moves its figures */
+    double term_share;     /* the part of the class's error vector along that term (0..1) */
+} calib_held_class_t;
+
+/* err[i] (calib_errors of held[i] under fitted) grouped by class into out[CALIB_NCLASSES];
+ * for each class, the term: the parameter j whose sensitivity vector d ln pred / d ln p_j
+ * over the class's figures has the largest projection of the error vector (what moving
+ * p_j alone could take away). Returns the number of classes over their bound. */
+hs_status_t calib_held_check(const profile_t *fitted, const calib_param_t *params, size_t np,
+                             const calib_obs_t *held, const double *err, size_t n,
+                             calib_predict_fn_t predict, void *ctx,
+                             calib_held_class_t out[CALIB_NCLASSES], size_t *nover);
 
 /* Solve the n x n system a x = b in place (Gaussian elimination, partial pivoting); b
  * becomes x. Returns -1 when a is singular. */

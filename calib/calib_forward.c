@@ -1,4 +1,5 @@
-/* calib_forward.c - isolated-message latency from a prediction engine; see calib_forward.h.
+/* calib_forward.c - what a prediction engine says a calibration figure should be; see
+ * calib_forward.h.
  *
  * The benchmark posts one message, waits for its completion, then posts the next; the
  * engine sees that as messages far enough apart (10 ms) that none queues behind another.
@@ -80,10 +81,11 @@ bad:
 }
 
 static hs_status_t replay_median(const pred_engine_ops_t *eng, const trace_t *tr,
-                                 const profile_t *p, uint64_t hint, double *out)
+                                 const profile_t *p, uint64_t hint, pred_mode_t mode,
+                                 double *out)
 {
     float *keep = hs_alloc_big((tr->n ? tr->n : 1) * sizeof(*keep));
-    pred_opts_t o = {.mode = PRED_OPEN, .include_cold = 0, .flows = 1};
+    pred_opts_t o = {.mode = mode, .include_cold = 0, .flows = 1};
     pred_raw_t raw;
     size_t m = 0;
     hs_status_t st = pred_raw_alloc(&raw, tr->n);
@@ -118,7 +120,7 @@ hs_status_t calib_predict_replay(void *ctx, const profile_t *p, const calib_obs_
     if (obs->set && (st = set_apply(mp, obs->set, &field, &old)) != HS_OK)
         return st;
     if (obs->trace)
-        st = replay_median(ctx, obs->trace, mp, obs->hint_bytes, pred_us);
+        st = replay_median(ctx, obs->trace, mp, obs->hint_bytes, obs->mode, pred_us);
     else
         st = calib_predict_isolated(ctx, mp, obs, pred_us);
     if (field)

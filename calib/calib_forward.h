@@ -14,7 +14,7 @@ hs_status_t calib_predict_isolated(void *ctx, const profile_t *p, const calib_ob
                                    double *pred_us);
 
 /* calib_predict_fn_t that replays obs->trace (the benchmark's own messages: their sizes and
- * post times, open mode) under obs->hint_bytes, with obs->set applied for the duration, and
+ * post times, in obs->mode: what the live replay ran) under obs->hint_bytes, with obs->set applied for the duration, and
  * returns the median latency of its non-cold messages. Falls back to
  * calib_predict_isolated when obs->trace is NULL. ctx: a const pred_engine_ops_t *. */
 hs_status_t calib_predict_replay(void *ctx, const profile_t *p, const calib_obs_t *obs,

@@ -1,8 +1,9 @@
-/* calib_run.c - calibrate's microbenchmarks through capture bench; see calib_run.h.
+/* calib_run.c - calibrate's measurements: synthetic traces through validate's live replay
+ * (cap_live_connect + cap_replay_run); see calib_run.h.
  *
- * Every benchmark writes its trace into a private temporary directory, which is read back
- * and split into rows: the fit then replays each row's own messages (sizes, post times,
- * warm-up) rather than an idealised picture of them.
+ * The order: single messages on both paths, the streams (every path x depth x size), the
+ * forced switches, then the mixed replays, whose offered load is a fraction of the highest
+ * rate the streams reached (a load the device can carry, as the traces validate checks).
  */
 #include "calib/calib_run.h"
 
@@ -11,8 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/cap_bench.h"
+#include "capture/cap_replay.h"
 #include "common/hs_util.h"
+
+#define STEP_NS 1000ULL /* closed-loop rows: a message posted at every step, done at the next:
+                         * no think time, so each waits for the previous one */
+enum { SWITCH_MSGS = 8, SWITCH_REPS = 5 };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -21,6 +26,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The lower median (what calib_predict_replay takes of the engine's latencies). */
 static double median_of(double *v, size_t n)
 {
     qsort(v, n, sizeof(*v), cmp_double);
@@ -32,8 +38,101 @@ static int in_list(uint64_t v, const uint64_t *list, size_t n)
     for (size_t i = 0; i < n; i++)
         if (list[i] == v)
             return 1;
-    return n == 0;
+    return 0;
 }
+
+static uint64_t max_of(const uint64_t *v, size_t n)
+{
+    uint64_t mx = 0;
+
+    for (size_t i = 0; i < n; i++)
+        mx = v[i] > mx ? v[i] : mx;
+    return mx;
+}
+
+/* ---- synthetic traces ------------------------------------------------------------------ */
+
+static hs_status_t push(trace_t *tr, uint64_t post, uint64_t done, uint64_t size, int cold)
+{
+    trace_rec_t r = {.t_post_ns = post, .t_done_ns = done, .size_bytes = size,
+                     .opcode = TRACE_OP_WRITE,
+                     .flags = (uint16_t)(TRACE_F_SIGNALED | (cold ? TRACE_F_COLD : 0))};
+
+    return trace_push(tr, &r);
+}
+
+/* Closed-loop ping-pong rows: per size, warmup cold messages then iters measured ones. */
+static hs_status_t trace_rows(const uint64_t *sizes, size_t n, uint64_t warmup, uint64_t iters,
+                              trace_t **out)
+{
+    uint64_t t = 0;
+    hs_status_t st = trace_new(out);
+
+    for (size_t i = 0; st == HS_OK && i < n; i++)
+        for (uint64_t k = 0; st == HS_OK && k < warmup + iters; k++, t += STEP_NS)
+            st = push(*out, t, t + STEP_NS, sizes[i], k < warmup);
+    return st;
+}
+
+/* An open-loop burst: len messages of size, all due at once (back to back, as fast as the
+ * path's depth lets them go). */
+static hs_status_t trace_burst(uint64_t size, uint64_t len, trace_t **out)
+{
+    hs_status_t st = trace_new(out);
+
+    for (uint64_t k = 0; st == HS_OK && k < len; k++)
+        st = push(*out, 0, TRACE_TIME_UNKNOWN, size, 0);
+    return st;
+}
+
+/* Closed loop, sizes alternating small / big: every message after the first switches. */
+static hs_status_t trace_switch(uint64_t small, uint64_t big, trace_t **out)
+{
+    hs_status_t st = trace_new(out);
+
+    for (uint64_t k = 0; st == HS_OK && k < SWITCH_MSGS; k++)
+        st = push(*out, k * STEP_NS, (k + 1) * STEP_NS, k % 2 ? big : small, 0);
+    return st;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* n messages, sizes drawn uniformly from sizes[0..ns), Poisson arrivals offering gbps. */
+static hs_status_t trace_mixed(const uint64_t *sizes, size_t ns, uint64_t n, double gbps,
+                               uint64_t seed, trace_t **out)
+{
+    double mean_bytes = 0, gap_ns, t = 0;
+    uint64_t s = seed;
+    hs_status_t st = trace_new(out);
+
+    for (size_t i = 0; i < ns; i++)
+        mean_bytes += (double)sizes[i] / (double)ns;
+    gap_ns = mean_bytes * 8 / gbps; /* Gb/s = bits per ns */
+    for (uint64_t k = 0; st == HS_OK && k < n; k++) {
+        double u = ((double)(splitmix(&s) >> 11) + 0.5) / 9007199254740992.0;
+        st = push(*out, (uint64_t)t, TRACE_TIME_UNKNOWN, sizes[splitmix(&s) % ns], 0);
+        t += -log(u) * gap_ns;
+    }
+    return st;
+}
+
+/* ---- measured figures -------------------------------------------------------------------- */
+
+typedef struct {
+    const calib_run_opts_t *o;
+    calib_exec_fn_t exec;
+    void *ctx;
+    calib_meas_t *m;
+    hs_progress_t *pb;
+    uint64_t step, nsteps;
+} mctx_t;
 
 static hs_status_t keep_sub(calib_meas_t *m, trace_t *sub)
 {
@@ -46,82 +145,382 @@ static hs_status_t keep_sub(calib_meas_t *m, trace_t *sub)
     return HS_OK;
 }
 
-/* One row [a, b) of tr: its sub-trace and measured median latency. */
-static hs_status_t row_obs(const trace_t *tr, size_t a, size_t b, calib_obs_t *o,
-                           calib_meas_t *m)
+static hs_status_t keep_str(calib_meas_t *m, const char *s, const char **out)
 {
-    double *us = malloc((b - a) * sizeof(*us));
+    char **ns = realloc(m->strs, (m->nstrs + 1) * sizeof(*ns));
+
+    *out = NULL;
+    if (!ns)
+        return HS_ERR_NOMEM;
+    m->strs = ns;
+    if (!s[0])
+        return HS_OK;
+    if (!(m->strs[m->nstrs] = strdup(s)))
+        return HS_ERR_NOMEM;
+    *out = m->strs[m->nstrs++];
+    return HS_OK;
+}
+
+static hs_status_t add_obs(calib_obs_t **arr, size_t *n, const calib_obs_t *o)
+{
+    calib_obs_t *na = realloc(*arr, (*n + 1) * sizeof(*na));
+
+    if (!na)
+        return HS_ERR_NOMEM;
+    *arr = na;
+    (*arr)[(*n)++] = *o;
+    return HS_OK;
+}
+
+/* The warm latencies of messages [a, b) in replays [r0, r1) into v; how many. */
+static size_t warm_lat(const calib_bench_t *bn, const pred_raw_t *raw, size_t a, size_t b,
+                       uint64_t r0, uint64_t r1, double *v)
+{
     size_t n = 0;
-    trace_t *sub = NULL;
-    hs_status_t st = us ? trace_new(&sub) : HS_ERR_NOMEM;
 
-    for (size_t i = a; st == HS_OK && i < b; i++) {
-        const trace_rec_t *r = &tr->recs[i];
-        st = trace_push(sub, r);
-        if (!(r->flags & TRACE_F_COLD) && r->t_done_ns != TRACE_TIME_UNKNOWN &&
-            r->t_done_ns >= r->t_post_ns)
-            us[n++] = (double)(r->t_done_ns - r->t_post_ns) / 1e3;
+    for (uint64_t r = r0; r < r1; r++)
+        for (size_t i = a; i < b; i++)
+            if (!(bn->tr->recs[i].flags & TRACE_F_COLD) && isfinite(raw[r].lat_us[i]) &&
+                raw[r].lat_us[i] > 0)
+                v[n++] = raw[r].lat_us[i];
+    return n;
+}
+
+/* Median latency of the warm messages [a, b) of tr over the measured replays of bn into
+ * o->meas_us, and the spread of the replays' own medians into o->noise_rel. */
+static hs_status_t warm_median(const calib_bench_t *bn, const pred_raw_t *raw, size_t a,
+                               size_t b, calib_obs_t *o)
+{
+    double *v = malloc(((b - a) * bn->reps + 1) * sizeof(*v)), lo = INFINITY, hi = 0;
+    size_t n = v ? warm_lat(bn, raw, a, b, bn->skip, bn->reps, v) : 0;
+
+    if (!v)
+        return HS_ERR_NOMEM;
+    if (n == 0) {
+        free(v);
+        hs_log_error("calibrate: %s, %llu B: no warm message completed with a latency",
+                     bn->group, (unsigned long long)bn->tr->recs[a].size_bytes);
+        return HS_ERR_CHECK;
     }
-    if (st == HS_OK && n == 0) {
-        hs_log_error("calibrate: benchmark row of %llu B has no warm completed message",
-                     (unsigned long long)tr->recs[a].size_bytes);
-        st = HS_ERR_INVALID;
+    o->meas_us = median_of(v, n);
+    for (uint64_t r = bn->skip; bn->reps - bn->skip > 1 && r < bn->reps; r++) {
+        size_t k = warm_lat(bn, raw, a, b, r, r + 1, v);
+        double m = k ? median_of(v, k) : o->meas_us;
+        lo = m < lo ? m : lo;
+        hi = m > hi ? m : hi;
     }
+    o->noise_rel = hi >= lo ? (hi - lo) / o->meas_us : 0;
+    free(v);
+    return HS_OK;
+}
+
+/* Run bench b through the executor into raw (b->reps of them, allocated here). */
+static hs_status_t run_bench(mctx_t *x, const calib_bench_t *b, pred_raw_t **out)
+{
+    pred_raw_t *raw = calloc(b->reps, sizeof(*raw));
+    hs_status_t st = raw ? HS_OK : HS_ERR_NOMEM;
+
+    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++)
+        st = pred_raw_alloc(&raw[r], b->tr->n);
     if (st == HS_OK)
-        st = keep_sub(m, sub);
-    if (st != HS_OK)
-        trace_free(sub);
-    else {
-        o->meas_us = median_of(us, n);
-        o->trace = sub;
-        o->size_bytes = tr->recs[a].size_bytes;
+        st = x->exec(x->ctx, b, x->step + 1 == x->nsteps, raw);
+    if (x->pb)
+        hs_progress_update(x->pb, x->step + 1);
+    x->step++;
+    if (st != HS_OK) {
+        for (uint64_t r = 0; raw && r < b->reps; r++)
+            pred_raw_free(&raw[r]);
+        free(raw);
+        return st;
     }
-    free(us);
-    return st;
+    *out = raw;
+    return HS_OK;
 }
 
-static int row_boundary(const trace_rec_t *prev, const trace_rec_t *r)
+static void raws_free(pred_raw_t *raw, uint64_t n)
 {
-    return r->size_bytes != prev->size_bytes ||
-           (r->flags & TRACE_F_PATH_MASK) != (prev->flags & TRACE_F_PATH_MASK) ||
-           ((r->flags & TRACE_F_COLD) && !(prev->flags & TRACE_F_COLD));
+    for (uint64_t r = 0; raw && r < n; r++)
+        pred_raw_free(&raw[r]);
+    free(raw);
 }
 
-hs_status_t calib_obs_from_trace(const trace_t *tr, const char *group_ll, const char *group_bw,
-                                 uint64_t hint_ll, const char *set, const uint64_t *keep,
-                                 size_t nkeep, calib_meas_t *m, calib_obs_t **obs, size_t *n)
+/* One observation per row of a single-message bench (held out: its size in o->holdout). */
+static hs_status_t single_obs(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw)
 {
+    const trace_t *tr = b->tr;
     size_t a = 0;
     hs_status_t st = HS_OK;
 
     for (size_t i = 1; st == HS_OK && i <= tr->n; i++) {
-        calib_obs_t o = {0}, *no;
-        int ll;
-        if (i < tr->n && !row_boundary(&tr->recs[i - 1], &tr->recs[i]))
+        calib_obs_t o = {.group = b->group, .hint_bytes = b->hint, .mode = PRED_CLOSED,
+                         .cls = CALIB_SINGLE};
+        trace_t *sub = NULL;
+        if (i < tr->n && tr->recs[i].size_bytes == tr->recs[a].size_bytes)
             continue;
-        ll = (tr->recs[a].flags & TRACE_F_PATH_MASK) == TRACE_F_PATH_LL;
-        if (in_list(tr->recs[a].size_bytes, keep, nkeep)) {
-            o.group = ll ? group_ll : group_bw;
-            o.hint_bytes = ll ? hint_ll : 0;
-            o.set = set;
-            st = row_obs(tr, a, i, &o, m);
-            no = st == HS_OK ? realloc(*obs, (*n + 1) * sizeof(*no)) : NULL;
-            if (st == HS_OK && !no)
-                st = HS_ERR_NOMEM;
-            if (st == HS_OK) {
-                *obs = no;
-                (*obs)[(*n)++] = o;
-            }
-        }
+        o.size_bytes = tr->recs[a].size_bytes;
+        st = warm_median(b, raw, a, i, &o);
+        if (st == HS_OK)
+            st = trace_new(&sub);
+        for (size_t k = a; st == HS_OK && k < i; k++)
+            st = trace_push(sub, &tr->recs[k]);
+        if (st == HS_OK)
+            st = keep_sub(x->m, sub);
+        else
+            trace_free(sub);
+        o.trace = sub;
+        if (st == HS_OK && in_list(o.size_bytes, x->o->holdout, x->o->nholdout))
+            st = add_obs(&x->m->held, &x->m->nheld, &o);
+        else if (st == HS_OK)
+            st = add_obs(&x->m->fit, &x->m->nfit, &o);
         a = i;
     }
     return st;
 }
 
+/* One observation for a whole stream or mixed bench; its trace moves into m. */
+static hs_status_t whole_obs(mctx_t *x, calib_bench_t *b, const pred_raw_t *raw, int held)
+{
+    calib_obs_t o = {.group = b->group, .hint_bytes = b->hint, .mode = b->mode, .cls = b->cls,
+                     .depth = b->depth};
+    uint64_t mx = 0;
+    hs_status_t st = warm_median(b, raw, 0, b->tr->n, &o);
+
+    for (size_t i = 0; i < b->tr->n; i++)
+        mx = b->tr->recs[i].size_bytes > mx ? b->tr->recs[i].size_bytes : mx;
+    o.size_bytes = mx;
+    if (st == HS_OK)
+        st = keep_str(x->m, b->set, &o.set);
+    if (st == HS_OK)
+        st = keep_sub(x->m, b->tr);
+    if (st != HS_OK)
+        return st;
+    o.trace = b->tr;
+    b->tr = NULL;
+    return held ? add_obs(&x->m->held, &x->m->nheld, &o) : add_obs(&x->m->fit, &x->m->nfit, &o);
+}
+
+/* The rate a stream's replays reached: its bytes over first post to last completion. */
+static void note_rate(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw)
+{
+    double bytes = 0;
+
+    for (size_t i = 0; i < b->tr->n; i++)
+        bytes += (double)b->tr->recs[i].size_bytes;
+    for (uint64_t r = b->skip; r < b->reps; r++) {
+        double span_ns = (raw[r].t_last_done_us - raw[r].t_first_post_us) * 1e3;
+        double gbps = span_ns > 0 ? bytes * 8 / span_ns : 0;
+        if (isfinite(gbps) && gbps > x->m->stream_gbps)
+            x->m->stream_gbps = gbps;
+    }
+}
+
+static hs_status_t measure_singles(mctx_t *x, int ll)
+{
+    const calib_run_opts_t *o = x->o;
+    uint64_t all[256];
+    size_t n = 0;
+    calib_bench_t b = {.group = ll ? "single_ll" : "single_bw", .cls = CALIB_SINGLE,
+                       .mode = PRED_CLOSED, .reps = 2}; /* twice: the device's own spread */
+    pred_raw_t *raw = NULL;
+    hs_status_t st;
+
+    for (size_t i = 0; i < o->nsizes; i++)
+        all[n++] = o->sizes[i];
+    for (size_t i = 0; i < o->nholdout; i++)
+        all[n++] = o->holdout[i];
+    b.hint = ll ? max_of(all, n) : 0;
+    st = trace_rows(all, n, o->warmup, o->iters, &b.tr);
+    if (st == HS_OK)
+        st = run_bench(x, &b, &raw);
+    if (st == HS_OK)
+        st = single_obs(x, &b, raw);
+    raws_free(raw, b.reps);
+    trace_free(b.tr);
+    return st;
+}
+
+static hs_status_t measure_stream(mctx_t *x, int ll, uint64_t size, uint64_t depth, int held)
+{
+    calib_bench_t b = {.group = ll ? "stream_ll" : "stream_bw", .cls = CALIB_STREAM,
+                       .mode = PRED_OPEN, .depth = depth, .reps = x->o->stream_reps + 1,
+                       .skip = 1};
+    pred_raw_t *raw = NULL;
+    hs_status_t st;
+
+    /* LL: the hint covers the size; BW: hint 0, whose depth is bw.depth */
+    b.hint = ll ? size : 0;
+    snprintf(b.set, sizeof(b.set), "%s.depth=%llu", ll ? "ll" : "bw", (unsigned long long)depth);
+    st = trace_burst(size, x->o->stream_len, &b.tr);
+    if (st == HS_OK)
+        st = run_bench(x, &b, &raw);
+    if (st == HS_OK) {
+        note_rate(x, &b, raw);
+        st = whole_obs(x, &b, raw, held);
+    }
+    raws_free(raw, b.reps);
+    trace_free(b.tr);
+    return st;
+}
+
+static hs_status_t measure_streams(mctx_t *x)
+{
+    const calib_run_opts_t *o = x->o;
+    hs_status_t st = HS_OK;
+
+    for (int ll = 1; ll >= 0; ll--)
+        for (size_t d = 0; d < o->ndepths + o->ndholdout; d++)
+            for (size_t s = 0; st == HS_OK && s < o->nssizes + o->nsholdout; s++) {
+                int dh = d >= o->ndepths, sh = s >= o->nssizes;
+                uint64_t depth = dh ? o->dholdout[d - o->ndepths] : o->depths[d];
+                uint64_t size = sh ? o->sholdout[s - o->nssizes] : o->ssizes[s];
+                st = measure_stream(x, ll, size, depth, dh || sh);
+            }
+    return st;
+}
+
+/* Forced switches: the drain per switch of each replay, median and MAD over the replays. */
+static hs_status_t measure_switch(mctx_t *x)
+{
+    const calib_run_opts_t *o = x->o;
+    calib_bench_t b = {.group = "switch", .cls = CALIB_SINGLE, .mode = PRED_CLOSED,
+                       .reps = SWITCH_REPS};
+    double drains[SWITCH_REPS], dev[SWITCH_REPS];
+    size_t n = 0;
+    pred_raw_t *raw = NULL;
+    hs_status_t st;
+
+    b.hint = o->sizes[0];
+    st = trace_switch(o->sizes[0], max_of(o->sizes, o->nsizes), &b.tr);
+    if (st == HS_OK)
+        st = run_bench(x, &b, &raw);
+    for (uint64_t r = 0; st == HS_OK && r < b.reps; r++)
+        if (raw[r].switches > 0 && raw[r].drain_us_total > 0)
+            drains[n++] = raw[r].drain_us_total / (double)raw[r].switches;
+    if (st == HS_OK && n > 0) {
+        x->m->drain_us_median = median_of(drains, n);
+        for (size_t i = 0; i < n; i++)
+            dev[i] = fabs(drains[i] - x->m->drain_us_median);
+        x->m->drain_us_mad = median_of(dev, n);
+        x->m->nswitches = (size_t)raw[0].switches * n;
+    }
+    raws_free(raw, b.reps);
+    trace_free(b.tr);
+    return st;
+}
+
+/* The mixed trace: every stream size, the hint between the two largest (both paths, with
+ * switches), then hint 0; offered at o->mixed_load of the streams' best rate. */
+static hs_status_t measure_mixed(mctx_t *x, uint64_t hint)
+{
+    const calib_run_opts_t *o = x->o;
+    uint64_t sizes[256];
+    size_t n = 0;
+    calib_bench_t b = {.group = "mixed", .cls = CALIB_MIXED, .mode = PRED_OPEN, .hint = hint,
+                       .reps = 3, .skip = 1};
+    pred_raw_t *raw = NULL;
+    hs_status_t st;
+
+    for (size_t i = 0; i < o->nssizes; i++)
+        sizes[n++] = o->ssizes[i];
+    for (size_t i = 0; i < o->nsholdout; i++)
+        sizes[n++] = o->sholdout[i];
+    if (!(x->m->stream_gbps > 0)) {
+        hs_log_error("calibrate: no stream measured a rate: cannot pace the mixed replay");
+        return HS_ERR_CHECK;
+    }
+    st = trace_mixed(sizes, n, o->mixed_len, o->mixed_load * x->m->stream_gbps, o->seed, &b.tr);
+    if (st == HS_OK)
+        st = run_bench(x, &b, &raw);
+    if (st == HS_OK)
+        st = whole_obs(x, &b, raw, 1);
+    raws_free(raw, b.reps);
+    trace_free(b.tr);
+    return st;
+}
+
+/* The mixed replay's hint: the second largest stream size (the largest goes to BW). */
+static uint64_t mixed_hint(const calib_run_opts_t *o)
+{
+    uint64_t mx = 0, second = 0;
+
+    for (size_t i = 0; i < o->nssizes + o->nsholdout; i++) {
+        uint64_t v = i < o->nssizes ? o->ssizes[i] : o->sholdout[i - o->nssizes];
+        if (v > mx) {
+            second = mx;
+            mx = v;
+        } else if (v > second && v < mx) {
+            second = v;
+        }
+    }
+    return second ? second : mx;
+}
+
+uint64_t calib_run_steps(const calib_run_opts_t *o)
+{
+    return 2 + 2 * (o->nssizes + o->nsholdout) * (o->ndepths + o->ndholdout) + 1 +
+           (o->mixed_len ? 2 : 0);
+}
+
+static hs_status_t check_opts(const calib_run_opts_t *o)
+{
+    if (o->nsizes < 2 || o->nsizes + o->nholdout > 256 || o->nssizes < 1 ||
+        o->nssizes + o->nsholdout > 256 || o->ndepths < 1 || o->iters < 1 ||
+        o->stream_len < 1 || o->stream_reps < 1 || (o->mixed_len && !(o->mixed_load > 0))) {
+        hs_log_error("calibrate: needs 2..256 single-message sizes, 1..256 stream sizes, a "
+                     "depth, at least one message per size and stream, and a positive mixed "
+                     "load");
+        return HS_ERR_USAGE;
+    }
+    return HS_OK;
+}
+
+hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, void *ctx,
+                               hs_progress_t *pb, calib_meas_t *out)
+{
+    mctx_t x = {o, exec, ctx, out, pb, 0, calib_run_steps(o)};
+    hs_status_t st = check_opts(o);
+
+    memset(out, 0, sizeof(*out));
+    if (st == HS_OK)
+        st = measure_singles(&x, 1);
+    if (st == HS_OK)
+        st = measure_singles(&x, 0);
+    if (st == HS_OK)
+        st = measure_streams(&x);
+    if (st == HS_OK)
+        st = measure_switch(&x);
+    if (st == HS_OK && o->mixed_len)
+        st = measure_mixed(&x, mixed_hint(o));
+    if (st == HS_OK && o->mixed_len)
+        st = measure_mixed(&x, 0);
+    if (st != HS_OK)
+        calib_meas_release(out);
+    return st;
+}
+
+/* ---- executors --------------------------------------------------------------------------- */
+
+hs_status_t calib_exec_model(void *ctx, const calib_bench_t *b, int last, pred_raw_t *raw)
+{
+    const calib_model_exec_t *x = ctx;
+    pred_opts_t po = {.mode = b->mode, .include_cold = 1, .flows = 1};
+    profile_t *p = NULL;
+    hs_status_t st = profile_clone(x->prof, &p);
+
+    (void)last;
+    if (st == HS_OK && b->set[0])
+        st = profile_set(p, b->set);
+    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++)
+        st = x->eng->replay(b->tr, p, &po, b->hint, &raw[r]);
+    profile_free(p);
+    return st;
+}
+
 typedef struct {
-    const char *dir;   /* private temporary directory */
-    unsigned seq;
-} bench_tmp_t;
+    const calib_run_opts_t *o;
+    cap_live_t live;
+    calib_meas_t *m;
+} live_exec_t;
 
 static void add_emulated(calib_meas_t *m, const char *pfx, const char *key, double v)
 {
@@ -135,7 +534,7 @@ static void add_emulated(calib_meas_t *m, const char *pfx, const char *key, doub
         snprintf(m->emulated[m->nemulated++], sizeof(m->emulated[0]), "%s", kv);
 }
 
-/* A path whose moderation the bench emulated (the device has none) signals one WR every
+/* A path whose moderation was emulated (the device has none) signals one WR every
  * signal_every and never waits on a timer: the fit must replay that, not the profile's
  * count and period, or it attributes the batch wait of unsignalled WRs to the link. */
 void calib_note_emulated(const cJSON *rep, calib_meas_t *m)
@@ -156,195 +555,94 @@ void calib_note_emulated(const cJSON *rep, calib_meas_t *m)
     }
 }
 
-/* One capture bench run (latency phase only) with an extra override; loads its trace. */
-static hs_status_t bench_once(const calib_run_opts_t *o, bench_tmp_t *tmp, const uint64_t *sizes,
-                              size_t ns, uint64_t hint, const char *extra_set, trace_t **tr,
-                              cJSON **rep)
+/* What the connection is: device, host, peer, and the paths' moderation. Only connections
+ * at the profile's own depths note the emulation (a depth override caps signal_every). */
+static void live_note(live_exec_t *x, const calib_bench_t *b, const cap_conn_t *c)
 {
-    const char *setv[64];
-    hs_strlist_t sets = {setv, 0};
-    char path[4096];
-    cap_bench_opts_t b = {.live = o->live, .sizes = sizes, .nsizes = ns, .hints = &hint,
-                          .nhints = 1, .iters = o->iters, .warmup = o->warmup ? o->warmup : 1,
-                          .out_path = path, .phases = CAP_PHASE_LATENCY};
-    hs_status_t st;
+    calib_meas_t *m = x->m;
+    cJSON *rep = cJSON_CreateObject();
 
-    for (size_t i = 0; o->live.sets && i < o->live.sets->n && i < 62; i++)
-        setv[sets.n++] = o->live.sets->v[i];
-    if (extra_set)
-        setv[sets.n++] = extra_set;
-    b.live.sets = &sets;
-    snprintf(path, sizeof(path), "%s/bench%u.hst", tmp->dir, tmp->seq++);
-    st = cap_bench_run(&b, rep);
-    if (st == HS_OK)
-        st = trace_load(path, tr);
-    unlink(path);
-    return st;
-}
-
-/* The forced-switch sequence: sizes alternating across the hint; each row after the first
- * switches path, and capture bench reports the measured drain of that switch. */
-static hs_status_t measure_switch(const calib_run_opts_t *o, bench_tmp_t *tmp, calib_meas_t *m)
-{
-    uint64_t small = o->sizes[0], big = o->sizes[o->nsizes - 1], seq[8];
-    double drains[8];
-    trace_t *tr = NULL;
-    cJSON *rep = NULL, *row, *rows;
-    size_t n = 0;
-    hs_status_t st;
-
-    for (int i = 0; i < 8; i++)
-        seq[i] = i % 2 ? big : small;
-    st = bench_once(o, tmp, seq, 8, small, NULL, &tr, &rep);
-    rows = rep ? cJSON_GetObjectItem(rep, "results") : NULL;
-    cJSON_ArrayForEach(row, rows) {
-        const cJSON *d = cJSON_GetObjectItem(row, "switch_drain_us");
-        if (cJSON_IsNumber(d) && d->valuedouble > 0 && n < 8)
-            drains[n++] = d->valuedouble;
-    }
-    if (st == HS_OK && n > 0) {
-        double dev[8];
-        m->drain_us_median = median_of(drains, n);
-        for (size_t i = 0; i < n; i++)
-            dev[i] = fabs(drains[i] - m->drain_us_median);
-        m->drain_us_mad = median_of(dev, n);
-    }
-    m->nswitches = n;
-    trace_free(tr);
-    cJSON_Delete(rep);
-    return st;
-}
-
-static size_t union_sizes(const calib_run_opts_t *o, uint64_t *all)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < o->nsizes; i++)
-        all[n++] = o->sizes[i];
-    for (size_t i = 0; i < o->nholdout; i++)
-        all[n++] = o->holdout[i];
-    return n;
-}
-
-static uint64_t max_of(const uint64_t *v, size_t n)
-{
-    uint64_t mx = 0;
-
-    for (size_t i = 0; i < n; i++)
-        mx = v[i] > mx ? v[i] : mx;
-    return mx;
-}
-
-/* Latency by size on one path: fit sizes to m->fit, held-out sizes to m->held. */
-static hs_status_t measure_path(const calib_run_opts_t *o, bench_tmp_t *tmp, int ll,
-                                calib_meas_t *m)
-{
-    uint64_t all[128];
-    size_t n = union_sizes(o, all);
-    uint64_t hint = ll ? max_of(all, n) : 0;
-    const char *g = ll ? "lat_ll" : "lat_bw";
-    trace_t *tr = NULL;
-    cJSON *rep = NULL;
-    hs_status_t st = bench_once(o, tmp, all, n, hint, NULL, &tr, &rep);
-
-    if (st == HS_OK)
+    if (rep && !b->set[0]) {
+        cJSON_AddItemToObject(rep, "config", cap_live_config_json(&x->live, c));
         calib_note_emulated(rep, m);
-    if (st == HS_OK && !m->device[0]) {
-        snprintf(m->device, sizeof(m->device), "%s", tr->hdr.device);
-        snprintf(m->firmware, sizeof(m->firmware), "%s", tr->hdr.firmware);
-        snprintf(m->host, sizeof(m->host), "%s", tr->hdr.host);
-        const cJSON *peer = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "config"), "peer");
-        const cJSON *addr = cJSON_GetObjectItem(peer, "address");
-        snprintf(m->peer, sizeof(m->peer), "%s", cJSON_IsString(addr) ? addr->valuestring : "");
+    }
+    cJSON_Delete(rep);
+    if (m->device[0])
+        return;
+    snprintf(m->device, sizeof(m->device), "%s", x->live.dev->name);
+    snprintf(m->firmware, sizeof(m->firmware), "%s", x->live.dev->fw_ver);
+    if (gethostname(m->host, sizeof(m->host) - 1) != 0)
+        snprintf(m->host, sizeof(m->host), "unknown");
+    snprintf(m->peer, sizeof(m->peer), "%s", x->live.has_peer ? x->live.peer_addr : "");
+}
+
+/* One bench on its own connection, as validate measures each candidate. */
+static hs_status_t exec_live(void *ctx, const calib_bench_t *b, int last, pred_raw_t *raw)
+{
+    live_exec_t *x = ctx;
+    profile_t *base = x->live.prof, *tmp = NULL;
+    cap_conn_t *c = NULL;
+    uint64_t max_msg = 1;
+    hs_status_t st = HS_OK;
+
+    for (size_t i = 0; i < b->tr->n; i++)
+        max_msg = b->tr->recs[i].size_bytes > max_msg ? b->tr->recs[i].size_bytes : max_msg;
+    if (b->set[0]) { /* the override, on a copy of the live profile for this connection */
+        st = profile_clone(base, &tmp);
+        if (st == HS_OK)
+            st = profile_set(tmp, b->set);
+        if (st == HS_OK)
+            x->live.prof = tmp;
     }
     if (st == HS_OK)
-        st = calib_obs_from_trace(tr, g, g, hint, NULL, o->sizes, o->nsizes, m, &m->fit,
-                                  &m->nfit);
-    if (st == HS_OK && o->nholdout)
-        st = calib_obs_from_trace(tr, g, g, hint, NULL, o->holdout, o->nholdout, m, &m->held,
-                                  &m->nheld);
-    trace_free(tr);
-    cJSON_Delete(rep);
-    return st;
-}
-
-/* One variant of a path (an override) on a few fit sizes. */
-static hs_status_t measure_variant(const calib_run_opts_t *o, bench_tmp_t *tmp, int ll,
-                                   const char *group, const char *set, uint64_t max_size,
-                                   calib_meas_t *m)
-{
-    uint64_t sizes[3];
-    size_t n = 0;
-    trace_t *tr = NULL;
-    cJSON *rep = NULL;
-    hs_status_t st;
-
-    for (size_t i = 0; i < o->nsizes && n < 3; i++)
-        if (o->sizes[i] <= max_size)
-            sizes[n++] = o->sizes[i];
-    if (n == 0)
-        sizes[n++] = o->sizes[0];
-    st = bench_once(o, tmp, sizes, n, ll ? max_of(sizes, n) : 0, set, &tr, &rep);
+        st = cap_live_connect(&x->o->live, &x->live, max_msg, b->hint, &c);
     if (st == HS_OK)
-        st = calib_obs_from_trace(tr, group, group, ll ? max_of(sizes, n) : 0, set, NULL, 0,
-                                  m, &m->fit, &m->nfit);
-    trace_free(tr);
-    cJSON_Delete(rep);
+        live_note(x, b, c);
+    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++)
+        st = cap_replay_run(c, &(cap_replay_opts_t){.tr = b->tr, .hint = b->hint,
+                                                    .hysteresis = (uint64_t)x->live.prof->switch_hysteresis,
+                                                    .mode = b->mode}, &raw[r]);
+    if (c)
+        cap_conn_close(c, !last && st == HS_OK);
+    x->live.prof = base;
+    profile_free(tmp);
     return st;
-}
-
-uint64_t calib_run_steps(const calib_run_opts_t *o)
-{
-    (void)o;
-    return 6;
 }
 
 hs_status_t calib_measure(const calib_run_opts_t *o, hs_progress_t *pb, calib_meas_t *out)
 {
-    char dir[] = "/tmp/hintsim-calib-XXXXXX";
-    bench_tmp_t tmp = {dir, 0};
-    calib_meas_t m = {0};
-    hs_status_t st = HS_OK;
+    live_exec_t x = {.o = o, .m = out};
+    hs_status_t st = check_opts(o);
 
-    if (o->nsizes < 2 || o->nsizes + o->nholdout > 128) {
-        hs_log_error("calibrate: --sizes needs 2..128 sizes (with --holdout)");
-        return HS_ERR_USAGE;
-    }
-    if (!mkdtemp(dir)) {
-        hs_log_error("calibrate: cannot create a temporary directory under /tmp");
-        return HS_ERR_IO;
-    }
-    st = measure_path(o, &tmp, 1, &m);
-    hs_progress_update(pb, 1);
     if (st == HS_OK)
-        st = measure_path(o, &tmp, 0, &m);
-    hs_progress_update(pb, 2);
-    if (st == HS_OK)
-        st = measure_variant(o, &tmp, 1, "lat_ll_noinline", "ll.inline_bytes=0", 256, &m);
-    hs_progress_update(pb, 3);
-    if (st == HS_OK)
-        st = measure_variant(o, &tmp, 1, "lat_ll_sig4", "ll.signal_every=4", 4096, &m);
-    hs_progress_update(pb, 4);
-    if (st == HS_OK)
-        st = measure_variant(o, &tmp, 0, "lat_bw_depth16", "bw.depth=16", 65536, &m);
-    hs_progress_update(pb, 5);
-    if (st == HS_OK)
-        st = measure_switch(o, &tmp, &m);
-    hs_progress_update(pb, 6);
-    rmdir(dir);
-    if (st != HS_OK) {
-        calib_meas_release(&m);
+        st = cap_live_open(&o->live, &x.live);
+    if (st != HS_OK)
         return st;
-    }
-    *out = m;
-    return HS_OK;
+    st = calib_measure_with(o, exec_live, &x, pb, out);
+    cap_live_close(&x.live);
+    return st;
+}
+
+hs_status_t calib_serve(const calib_run_opts_t *o)
+{
+    cap_live_t l;
+    hs_status_t st = cap_live_open(&o->live, &l);
+
+    if (st != HS_OK)
+        return st;
+    st = cap_live_serve(&o->live, &l);
+    cap_live_close(&l);
+    return st;
 }
 
 void calib_meas_release(calib_meas_t *m)
 {
     for (size_t i = 0; i < m->nsubs; i++)
         trace_free(m->subs[i]);
+    for (size_t i = 0; i < m->nstrs; i++)
+        free(m->strs[i]);
     free(m->subs);
+    free(m->strs);
     free(m->fit);
     free(m->held);
     memset(m, 0, sizeof(*m));

@@ -1,15 +1,23 @@
-/* calib_run.h - the microbenchmarks of `hintsim calibrate`, run through capture bench.
+/* calib_run.h - the measurements of `hintsim calibrate`: synthetic traces replayed through
+ * validate's own live replay.
  *
- * On a live device it measures, each as post-to-completion latency of every message
- * (capture bench's latency phase, which also writes every message into a trace):
- *   lat_ll / lat_bw       latency by size on each path (hint = largest size, hint 0);
- *   lat_ll_noinline       the LL path with inline off (ll.inline_bytes=0): the DMA read;
- *   lat_ll_sig4, lat_ll_depth4   the LL path signalling every 4th WR, and at depth 4;
- *   switch                a forced-switch sequence (sizes alternating across the hint):
- *                         the measured drain of each switch.
- * Each figure becomes one calib_obs_t carrying the benchmark's own messages (a sub-trace)
- * and the override it ran with, so the fit replays exactly what was measured. Sizes in
- * holdout are measured the same way but kept out of the fit, to test the fitted profile.
+ * Every figure comes from a synthetic trace replayed by cap_replay_run on a connection from
+ * cap_live_connect, exactly as `validate` replays a user's trace (loopback, or --server /
+ * --connect: two processes, as the user runs validate). The traces (calib_plan):
+ *   single_ll / single_bw   closed-loop ping-pong (one message in flight), a row of
+ *                           messages per size, on each path (hint = largest size; hint 0);
+ *   stream_ll / stream_bw   open-loop streams: a burst of back-to-back messages of one size
+ *                           at one path depth (ll.depth / bw.depth), replayed several times;
+ *   mixed                   a paced open-loop replay of mixed sizes across the hint (with
+ *                           path switches), offered below the rate the streams measured;
+ *   switch                  sizes alternating across the hint: the drain per forced switch.
+ * Each figure is the median latency of the warm messages, and becomes one calib_obs_t that
+ * carries the trace, mode, hint and override it ran with, so the fit replays exactly what
+ * was measured. Figures of held-out sizes and depths, and the mixed replays, are measured
+ * the same way but kept out of the fit.
+ *
+ * What replays a bench is a callback (calib_exec_t): the live device, or (tests) the model
+ * engine with known parameters, so the whole measurement-to-fit path is tested.
  */
 #ifndef HS_CALIB_RUN_H
 #define HS_CALIB_RUN_H
@@ -24,51 +32,91 @@
 #include "common/hs_progress.h"
 
 typedef struct {
-    cap_live_opts_t live;   /* device, role, profile and --set (the path settings) */
-    const uint64_t *sizes;  /* fit sizes (borrowed) */
+    cap_live_opts_t live;     /* device, role, profile and --set (the path settings) */
+    const uint64_t *sizes;    /* single-message sizes to fit (borrowed) */
     size_t nsizes;
-    const uint64_t *holdout; /* held-out sizes (borrowed; may be empty) */
+    const uint64_t *holdout;  /* single-message sizes held out (borrowed; may be empty) */
     size_t nholdout;
-    uint64_t iters, warmup;
+    const uint64_t *ssizes;   /* stream sizes to fit */
+    size_t nssizes;
+    const uint64_t *sholdout; /* stream sizes held out (at every depth) */
+    size_t nsholdout;
+    const uint64_t *depths;   /* stream depths to fit */
+    size_t ndepths;
+    const uint64_t *dholdout; /* stream depths held out (at every stream size) */
+    size_t ndholdout;
+    uint64_t iters, warmup;   /* single: measured and warm-up messages per size */
+    uint64_t stream_len;      /* messages per stream burst */
+    uint64_t stream_reps;     /* measured replays of each burst (after one warm-up replay) */
+    uint64_t mixed_len;       /* messages of the mixed trace (0: no mixed replay) */
+    double mixed_load;        /* its offered load, a fraction of the measured stream rate */
+    uint64_t seed;            /* the mixed trace's generator */
 } calib_run_opts_t;
+
+/* One replay job: a synthetic trace, how to replay it, what it is for. */
+typedef struct {
+    const char *group;        /* "single_ll", "stream_bw", "mixed", "switch" */
+    calib_class_t cls;
+    trace_t *tr;              /* owned */
+    uint64_t hint;
+    pred_mode_t mode;
+    char set[48];             /* override for the connection and the replay ("" none) */
+    uint64_t depth;           /* streams: the depth set says */
+    uint64_t reps;            /* replays of tr */
+    uint64_t skip;            /* of those, the first ones are a warm-up: not measured */
+    int held;                 /* streams: kept out of the fit */
+} calib_bench_t;
+
+/* Replays b->tr (b->reps + 1 times: the first is the warm-up) into raw[0..reps], each with
+ * lat_us and path of b->tr->n entries (allocated by the caller); last: no bench follows. */
+typedef hs_status_t (*calib_exec_fn_t)(void *ctx, const calib_bench_t *b, int last,
+                                       pred_raw_t *raw);
 
 typedef struct {
     calib_obs_t *fit;       /* owned array */
     size_t nfit;
     calib_obs_t *held;      /* owned array */
     size_t nheld;
-    trace_t **subs;         /* owned: the sub-traces the observations point to */
+    trace_t **subs;         /* owned: the traces the observations point to */
     size_t nsubs;
-    double drain_us_median; /* measured drain per forced switch */
+    char **strs;            /* owned: the overrides the observations point to */
+    size_t nstrs;
+    double stream_gbps;     /* the highest rate a measured stream reached */
+    double drain_us_median; /* measured drain per forced switch (median over replays) */
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];
     char peer[64];          /* the --server end's address as measured against; "" loopback */
     /* What the device did where the profile asked for more than it has: a path whose CQ
-     * moderation capture bench emulated (no ibv_modify_cq) signals every N WRs and has no
-     * timer. "KEY=VALUE" overrides the fit must replay with (count nemulated). */
+     * moderation was emulated (no ibv_modify_cq) signals every N WRs and has no timer.
+     * "KEY=VALUE" overrides the fit must replay with (count nemulated). */
     char emulated[6][48];
     size_t nemulated;
 } calib_meas_t;
 
-/* Run every microbenchmark per o (progress on pb, which the caller started with
- * calib_run_steps(o) units). Logs errors; HS_ERR_ENV when the device is missing. */
+/* Run every measurement per o on the live device (progress on pb, which the caller started
+ * with calib_run_steps(o) units). Logs errors; HS_ERR_ENV when the device is missing. */
 hs_status_t calib_measure(const calib_run_opts_t *o, hs_progress_t *pb, calib_meas_t *out);
+/* The same through exec (tests: the model engine standing for the device). */
+hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, void *ctx,
+                               hs_progress_t *pb, calib_meas_t *out);
 /* How many progress units calib_measure reports. */
 uint64_t calib_run_steps(const calib_run_opts_t *o);
+/* --server: answer a calibrate client's connections (validate's server loop). */
+hs_status_t calib_serve(const calib_run_opts_t *o);
 void calib_meas_release(calib_meas_t *m);
 
-/* From a capture bench report (its "config"."paths"): for each path whose CQ moderation was
- * emulated, add "P.coal_count=1", "P.coal_period_us=0", "P.signal_every=N" to m->emulated
- * (once each; at most 6). The report stays the caller's. */
+/* From a report holding "config"."paths" (cap_live_config_json under "config"): for each
+ * path whose CQ moderation was emulated, add "P.coal_count=1", "P.coal_period_us=0",
+ * "P.signal_every=N" to m->emulated (once each; at most 6). The report stays the caller's. */
 void calib_note_emulated(const cJSON *rep, calib_meas_t *m);
 
-/* Split a benchmark trace into its rows (consecutive records of one size and path, a row
- * starting with its cold warm-up) and append one observation per row to *obs (grown with
- * realloc), owning each row's sub-trace through m. hint_ll: the hint the LL rows ran with.
- * Rows whose size is in keep[0..nkeep) only (all when nkeep == 0). */
-hs_status_t calib_obs_from_trace(const trace_t *tr, const char *group_ll, const char *group_bw,
-                                 uint64_t hint_ll, const char *set, const uint64_t *keep,
-                                 size_t nkeep, calib_meas_t *m, calib_obs_t **obs, size_t *n);
+/* An executor that replays through a prediction engine (ctx: calib_model_exec_t): what a
+ * device described by prof would measure. */
+typedef struct {
+    const pred_engine_ops_t *eng;
+    const profile_t *prof;
+} calib_model_exec_t;
+hs_status_t calib_exec_model(void *ctx, const calib_bench_t *b, int last, pred_raw_t *raw);
 
 #endif

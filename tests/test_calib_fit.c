@@ -1,6 +1,9 @@
 /* test_calib_fit.c - calibration's fit: known parameters are recovered from data the model
- * engine generated with them, sizes left out of the fit are then predicted, parameters no
- * observation depends on are reported undetermined, one whose standard error is over
+ * engine generated with them (isolated messages, and the whole measurement path of
+ * calibrate: single messages, streams at several depths, switches and a mixed replay, the
+ * model standing for the device), held-out figures are then predicted and checked per
+ * class, naming the term behind an error over its bound; parameters no observation
+ * depends on are reported undetermined, one whose standard error is over
  * CALIB_STDERR_MAX_REL keeps the start profile's value, bad input is refused. */
 #include <math.h>
 #include <stdio.h>
@@ -350,6 +353,28 @@ static void test_cli_errors(void **state)
                                  hs_test_bin(), dir), 2);
     assert_non_null(strstr(out, "--iters must be at least 1"));
     free(out);
+    /* the streams' lists and figures: the same rules, each option named */
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --stream-sizes 64,4K "
+                                 "--stream-holdout 4K -o %s/p.json 2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "size 4096 is given twice (in --stream-sizes and "
+                            "--stream-holdout)"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --depths 4,0 -o %s/p.json "
+                                 "2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "a depth of 0 WRs (--depths)"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --depth-holdout 16 "
+                                 "-o %s/p.json 2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "depth 16 is given twice (in --depths and --depth-holdout)"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --stream-len 0 "
+                                 "-o %s/p.json 2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "--stream-len must be at least 1"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --mixed-load 1.5 "
+                                 "-o %s/p.json 2>&1", hs_test_bin(), dir), 2);
+    assert_non_null(strstr(out, "--mixed-load 1.5: must be in (0, 1]"));
+    free(out);
     assert_int_equal(hs_test_run(NULL, "'%s' calibrate -o %s/p.json", hs_test_bin(), dir), 2);
     assert_int_equal(hs_test_run(&out, "'%s' calibrate --device rxe0 --sizes 8,,2 -o %s/p.json",
                                  hs_test_bin(), dir), 2);
@@ -395,6 +420,183 @@ static void test_note_emulated(void **state)
     cJSON_Delete(hw);
 }
 
+/* ---- calibrate's measurement path, the model engine standing for the device ----------- */
+
+static const uint64_t p_sizes[] = {8, 64, 512, 4096, 32768}, p_held[] = {128, 8192};
+static const uint64_t p_ss[] = {64, 4096, 32768}, p_sh[] = {512};
+static const uint64_t p_d[] = {4, 16}, p_dh[] = {8};
+
+static calib_run_opts_t pipe_opts(void)
+{
+    return (calib_run_opts_t){.sizes = p_sizes, .nsizes = 5, .holdout = p_held, .nholdout = 2,
+                              .ssizes = p_ss, .nssizes = 3, .sholdout = p_sh, .nsholdout = 1,
+                              .depths = p_d, .ndepths = 2, .dholdout = p_dh, .ndholdout = 1,
+                              .iters = 20, .warmup = 2, .stream_len = 48, .stream_reps = 2,
+                              .mixed_len = 300, .mixed_load = 0.5, .seed = 7};
+}
+
+/* The "true" device for the terms calibrate fits (calib_terms): generic with all five
+ * changed, the link slow enough that streams are link-bound at 32 KB and post-bound at
+ * 64 B, and the BW path signalling every 4th WR so batches are reported together. */
+static profile_t *truth_terms(void)
+{
+    profile_t *p = NULL;
+    static const char *const sets[] = {"link.base_lat_ns=1700", "link.gbps=2.5",
+                                       "host.post_ns=900", "bw.fixed_ns=2500",
+                                       "host.poll_ns=4000", "bw.coal_count=1",
+                                       "bw.coal_period_us=0", "bw.signal_every=4"};
+
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+        assert_int_equal(profile_set(p, sets[i]), HS_OK);
+    return p;
+}
+
+static double term_value(const profile_t *p, const char *key)
+{
+    return *(const double *)((const char *)p + profile_param_find(key)->offset);
+}
+
+/* calib_measure_with on the model: the figures calibrate would have, by class. */
+static void measure_on(const profile_t *t, calib_meas_t *m)
+{
+    calib_run_opts_t o = pipe_opts();
+    calib_model_exec_t x = {&model_engine_ops, t};
+    size_t cnt[2][CALIB_NCLASSES] = {{0}};
+
+    assert_int_equal(calib_measure_with(&o, calib_exec_model, &x, NULL, m), HS_OK);
+    for (size_t i = 0; i < m->nfit; i++)
+        cnt[0][m->fit[i].cls]++;
+    for (size_t i = 0; i < m->nheld; i++)
+        cnt[1][m->held[i].cls]++;
+    /* single: 5 fit sizes and 2 held out, on both paths; streams: 3 sizes x 2 depths fit,
+     * 1 held-out size at 3 depths and 3 sizes at the held-out depth, on both paths; two
+     * mixed replays, held out */
+    assert_int_equal(cnt[0][CALIB_SINGLE], 10);
+    assert_int_equal(cnt[1][CALIB_SINGLE], 4);
+    assert_int_equal(cnt[0][CALIB_STREAM], 12);
+    assert_int_equal(cnt[1][CALIB_STREAM], 12);
+    assert_int_equal(cnt[0][CALIB_MIXED], 0);
+    assert_int_equal(cnt[1][CALIB_MIXED], 2);
+    assert_true(m->stream_gbps > 0 && m->stream_gbps <= 2.5 * 1.001); /* never over the link */
+    assert_true(m->drain_us_median > 0);
+}
+
+static void test_pipeline_recovers_terms(void **state)
+{
+    profile_t *t = truth_terms(), *start = NULL, *fit = NULL;
+    calib_param_t terms[CALIB_NTERMS];
+    double orig[CALIB_NTERMS], *err;
+    calib_held_class_t cls[CALIB_NCLASSES];
+    calib_result_t res;
+    calib_meas_t m;
+    size_t nover = 9;
+    (void)state;
+    measure_on(t, &m);
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    /* the fit replays the moderation the device ran with (calibrate: apply_emulated) */
+    assert_int_equal(profile_set(start, "bw.coal_count=1"), HS_OK);
+    assert_int_equal(profile_set(start, "bw.coal_period_us=0"), HS_OK);
+    assert_int_equal(profile_set(start, "bw.signal_every=4"), HS_OK);
+    assert_int_equal(profile_set(start, "bw.fixed_ns=300"), HS_OK); /* generic: 0 */
+    assert_int_equal(calib_terms(start, terms), CALIB_NTERMS);
+    for (size_t j = 0; j < CALIB_NTERMS; j++)
+        orig[j] = term_value(start, terms[j].key);
+    assert_int_equal(calib_fit_keeping(start, terms, CALIB_NTERMS, m.fit, m.nfit,
+                                       calib_predict_replay, (void *)&model_engine_ops, orig,
+                                       &fit, &res), HS_OK);
+    for (size_t j = 0; j < CALIB_NTERMS; j++) {
+        fprintf(stderr, "%s: %.4g (true %.4g), std err %.2g%%\n", terms[j].key,
+                term_value(fit, terms[j].key), term_value(t, terms[j].key),
+                100 * res.stderr_rel[j]);
+        assert_false(calib_param_kept(&res, j));
+        assert_float_equal(term_value(fit, terms[j].key), term_value(t, terms[j].key),
+                           0.03 * term_value(t, terms[j].key));
+    }
+    assert_non_null(strstr(profile_source(fit, PROF_P_link_gbps),
+                           "calibrate: fitted from 22 figures (10 single-message, 12 stream"));
+    /* every held-out class is predicted: other sizes, another depth, the mixed replay */
+    err = calloc(m.nheld, sizeof(*err));
+    assert_int_equal(calib_errors(fit, m.held, m.nheld, calib_predict_replay,
+                                  (void *)&model_engine_ops, err, NULL), HS_OK);
+    assert_int_equal(calib_held_check(fit, terms, CALIB_NTERMS, m.held, err, m.nheld,
+                                      calib_predict_replay, (void *)&model_engine_ops, cls,
+                                      &nover), HS_OK);
+    assert_int_equal(nover, 0);
+    for (int k = 0; k < CALIB_NCLASSES; k++) {
+        assert_true(cls[k].n > 0);
+        assert_true(cls[k].median_abs_rel < 0.02);
+    }
+    free(err);
+    calib_meas_release(&m);
+    profile_free(fit);
+    profile_free(start);
+    profile_free(t);
+}
+
+/* A profile whose link rate is off by half fails the stream class (a stream's figure is
+ * mostly the link), and the check names link.gbps as the term; single messages of small
+ * sizes hardly see it. */
+static void test_held_check_names_term(void **state)
+{
+    profile_t *t = truth_terms(), *bad = NULL;
+    calib_param_t terms[CALIB_NTERMS];
+    calib_held_class_t cls[CALIB_NCLASSES];
+    calib_meas_t m;
+    double *err;
+    size_t nover = 0;
+    (void)state;
+    measure_on(t, &m);
+    assert_int_equal(profile_clone(t, &bad), HS_OK);
+    assert_int_equal(profile_set(bad, "link.gbps=1.25"), HS_OK);
+    calib_terms(bad, terms);
+    err = calloc(m.nheld, sizeof(*err));
+    assert_int_equal(calib_errors(bad, m.held, m.nheld, calib_predict_replay,
+                                  (void *)&model_engine_ops, err, NULL), HS_OK);
+    assert_int_equal(calib_held_check(bad, terms, CALIB_NTERMS, m.held, err, m.nheld,
+                                      calib_predict_replay, (void *)&model_engine_ops, cls,
+                                      &nover), HS_OK);
+    fprintf(stderr, "half the link: single %.1f%%, stream %.1f%% (term %d), mixed %.1f%%\n",
+            100 * cls[CALIB_SINGLE].median_abs_rel, 100 * cls[CALIB_STREAM].median_abs_rel,
+            cls[CALIB_STREAM].term, 100 * cls[CALIB_MIXED].median_abs_rel);
+    assert_true(cls[CALIB_STREAM].over);
+    assert_true(nover >= 1);
+    assert_float_equal(cls[CALIB_STREAM].bound, CALIB_HELD_BASE_STREAM, 1e-12); /* no noise */
+    assert_int_equal(cls[CALIB_STREAM].term, 1);
+    assert_string_equal(terms[cls[CALIB_STREAM].term].key, "link.gbps");
+    assert_true(cls[CALIB_STREAM].term_share > 0.5 && cls[CALIB_STREAM].term_share <= 1.0001);
+    /* a device that disagrees with itself by more than that error: the bound takes its
+     * noise in, and the class is within it */
+    for (size_t i = 0; i < m.nheld; i++)
+        if (m.held[i].cls == CALIB_STREAM)
+            m.held[i].noise_rel = i % 2 ? 0.9 : 1.1;
+    assert_int_equal(calib_held_check(bad, terms, CALIB_NTERMS, m.held, err, m.nheld,
+                                      calib_predict_replay, (void *)&model_engine_ops, cls,
+                                      &nover), HS_OK);
+    assert_float_equal(cls[CALIB_STREAM].noise_rel, 1.0, 0.1 + 1e-12);
+    assert_float_equal(cls[CALIB_STREAM].bound, CALIB_HELD_BASE_STREAM + cls[CALIB_STREAM].noise_rel,
+                       1e-12);
+    assert_false(cls[CALIB_STREAM].over);
+    for (size_t i = 0; i < m.nheld; i++)
+        m.held[i].noise_rel = 0;
+    /* the per-WR cost tripled: streams of small messages now name host.post_ns */
+    assert_int_equal(profile_set(bad, "link.gbps=2.5"), HS_OK);
+    assert_int_equal(profile_set(bad, "host.post_ns=2700"), HS_OK);
+    assert_int_equal(calib_errors(bad, m.held, m.nheld, calib_predict_replay,
+                                  (void *)&model_engine_ops, err, NULL), HS_OK);
+    assert_int_equal(calib_held_check(bad, terms, CALIB_NTERMS, m.held, err, m.nheld,
+                                      calib_predict_replay, (void *)&model_engine_ops, cls,
+                                      &nover), HS_OK);
+    fprintf(stderr, "triple post: stream %.1f%% (term %d)\n",
+            100 * cls[CALIB_STREAM].median_abs_rel, cls[CALIB_STREAM].term);
+    assert_true(cls[CALIB_STREAM].term >= 0);
+    assert_string_equal(terms[cls[CALIB_STREAM].term].key, "host.post_ns");
+    free(err);
+    calib_meas_release(&m);
+    profile_free(bad);
+    profile_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +609,8 @@ int main(void)
         cmocka_unit_test(test_replay_with_override),
         cmocka_unit_test(test_cli_errors),
         cmocka_unit_test(test_note_emulated),
+        cmocka_unit_test(test_pipeline_recovers_terms),
+        cmocka_unit_test(test_held_check_names_term),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
