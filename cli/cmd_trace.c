@@ -32,7 +32,8 @@ static const hs_cmd_spec_t g_info_spec = {
     "hintsim trace info FILE [--json]",
     "Header, record count, size histogram, time span, completion coverage, cold starts, path split.",
     g_info_opts, 1, 1,
-    "FILE may be .hst, CSV, JSON Lines or perftest -U output (recognised by content)."};
+    "FILE may be .hst, CSV, JSON Lines or perftest -U output (recognised by content); - or a "
+    "pipe is read too."};
 
 static int trace_info(int argc, char **argv)
 {

@@ -309,6 +309,60 @@ static void test_big_header(void **state)
     free(json);
 }
 
+/* "-" and pipes read like files (they were "bad magic at byte offset 0"); a FIFO that
+ * nobody writes to is refused at once by every command that reads a trace (each used to
+ * wait for a writer forever: timeout's 124 fails the test), and so is a device. */
+static void test_pipes_and_fifos(void **state)
+{
+    char o[4200], fifo_dir[4200];
+    static const char *const cmds[] = {"trace info", "trace validate", "trace convert",
+                                       "trace salvage", "model", "recommend"};
+    trace_t *a, *b;
+
+    (void)state;
+    snprintf(o, sizeof(o), "%s", tmp("orig.hst")); /* tmp()'s buffers are reused */
+    run_expect(0, "records    20000", "trace info - < %s", o);
+    run_expect(0, "5 blocks, 20000 records", "trace validate - < %s", o);
+    assert_int_equal(hs_test_run(NULL, "cat '%s' | '%s' trace validate - | grep -q '5 blocks, "
+                                 "20000 records'", o, hs_test_bin()), 0);
+    assert_int_equal(hs_test_run(NULL, "cat '%s' | '%s' trace info /dev/stdin | grep -q "
+                                 "'records    20000'", o, hs_test_bin()), 0);
+    assert_int_equal(hs_test_run(NULL, "cat '%s' | '%s' trace convert - -o '%s'", o,
+                                 hs_test_bin(), tmp("pipe.csv")), 0);
+    assert_int_equal(hs_test_run(NULL, "cat '%s' | '%s' trace convert - -o '%s'",
+                                 tmp("pipe.csv"), hs_test_bin(), tmp("pipe.hst")), 0);
+    assert_int_equal(hs_test_run(NULL, "cat '%s' | '%s' trace salvage - -o '%s'", o,
+                                 hs_test_bin(), tmp("pipe_s.hst")), 0);
+    assert_int_equal(hs_test_run(NULL, "cat '%s' | '%s' model - --profile generic "
+                                 "> /dev/null", o, hs_test_bin()), 0);
+    assert_int_equal(trace_load(o, &a), HS_OK);
+    assert_int_equal(trace_load(tmp("pipe.hst"), &b), HS_OK);
+    assert_int_equal(b->n, a->n);
+    assert_memory_equal(b->recs, a->recs, a->n * sizeof(*a->recs));
+    trace_free(b);
+    assert_int_equal(trace_load(tmp("pipe_s.hst"), &b), HS_OK);
+    assert_int_equal(b->n, a->n);
+    assert_memory_equal(b->recs, a->recs, a->n * sizeof(*a->recs));
+    trace_free(b);
+    trace_free(a);
+    /* FIFOs without a writer, alone and in a directory that trace audit reads */
+    snprintf(fifo_dir, sizeof(fifo_dir), "%s", tmp("fifos"));
+    assert_int_equal(hs_test_run(NULL, "mkdir -p '%s' && mkfifo '%s/a.hst' '%s'", fifo_dir,
+                                 fifo_dir, tmp("fifo")), 0);
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const char *extra = i == 2 || i == 3 ? "-o" : i >= 4 ? "--profile generic" : "";
+        const char *where = i == 2 ? tmp("x.csv") : i == 3 ? tmp("x.hst") : "";
+        char *out = NULL;
+        int rc = hs_test_run(&out, "timeout 30 '%s' %s '%s' %s %s", hs_test_bin(), cmds[i],
+                             tmp("fifo"), extra, where);
+        if (rc != 1 || !strstr(out, "nothing to read"))
+            fail_msg("%s on a FIFO without a writer: rc %d, %s", cmds[i], rc, out);
+        free(out);
+    }
+    run_expect(1, "nothing to read", "trace audit %s", fifo_dir);
+    run_expect(1, "not a regular file, a pipe or a FIFO", "trace info /dev/zero");
+}
+
 static void test_convert_roundtrip(void **state)
 {
     char args[8400];
@@ -703,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_salvage_refusals),
         cmocka_unit_test(test_convert_roundtrip),
         cmocka_unit_test(test_big_header),
+        cmocka_unit_test(test_pipes_and_fifos),
         cmocka_unit_test(test_text_errors_name_line),
         cmocka_unit_test(test_perftest_bad_sample),
         cmocka_unit_test(test_text_version),

@@ -174,14 +174,26 @@ uint64_t trace_reader_blocks(const trace_reader_t *r);
 uint64_t trace_reader_block_offset(const trace_reader_t *r);
 void trace_reader_close(trace_reader_t *r);
 
+/* Open a trace for reading: path, or "-" for standard input. A regular file is read as it
+ * is; a pipe, FIFO or socket is first copied into an unnamed temporary file ($TMPDIR, else
+ * /tmp), since every reader seeks. The open never waits for a FIFO's writer: a FIFO that
+ * nobody writes to reads as empty. Anything else (a directory, a terminal, /dev/zero) is
+ * refused at once. A seekable fd (caller closes), or an error logged naming path. */
+hs_status_t trace_input_open(const char *path, int *fd_out);
+/* The same as a stdio stream; NULL on error (logged). */
+FILE *trace_input_fopen(const char *path);
+
 /* Load a whole trace from any supported file: .hst, .csv, .jsonl, or perftest raw
- * output (detected by content). Errors are logged naming the file and offset/line. */
+ * output (detected by content). Errors are logged naming the file and offset/line.
+ * path may be "-" or a pipe (trace_input_open). */
 hs_status_t trace_load(const char *path, trace_t **out);
 /* trace_load with TRACE_READ_* flags. TRACE_READ_STRICT: a CSV or JSONL record that
  * trace_rec_check refuses fails the load, named by its line (an unknown opcode number is
  * otherwise kept: the writers carry raw values; trace validate refuses it). */
 #define TRACE_READ_STRICT 1u
 hs_status_t trace_load_flags(const char *path, unsigned flags, trace_t **out);
+/* trace_load_flags on a stream opened by trace_input_fopen (closed here); name for messages. */
+hs_status_t trace_load_stream(FILE *fp, const char *name, unsigned flags, trace_t **out);
 /* Save a trace; the format follows the extension (.hst, .csv, .jsonl). Atomic. */
 hs_status_t trace_save(const char *path, const trace_t *tr);
 

@@ -43,14 +43,14 @@ static hs_status_t validate_records(const char *path, const trace_rec_t *recs, s
     return HS_OK;
 }
 
-static hs_status_t validate_hst(const char *path, trace_validate_t *out)
+static hs_status_t validate_hst(FILE *fp, const char *path, trace_validate_t *out)
 {
     trace_reader_t *r;
     const trace_rec_t *recs;
     size_t n;
     int eof = 0;
     uint64_t count = 0;
-    hs_status_t st = trace_reader_open(path, &r);
+    hs_status_t st = trace_reader_open_stream(fp, path, &r);
 
     if (st != HS_OK)
         return st;
@@ -72,22 +72,20 @@ static hs_status_t validate_hst(const char *path, trace_validate_t *out)
 hs_status_t trace_validate(const char *path, trace_validate_t *out)
 {
     char magic[TRACE_FILE_MAGIC_LEN] = {0};
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = trace_input_fopen(path); /* "-", pipes, FIFOs without a writer: no wait */
     trace_t *tr;
     hs_status_t st;
     size_t got;
 
-    if (!fp) {
-        hs_log_error("%s: cannot open: %s", path, strerror(errno));
-        return HS_ERR_IO;
-    }
-    got = fread(magic, 1, sizeof(magic), fp);
-    fclose(fp);
     memset(out, 0, sizeof(*out));
+    if (!fp)
+        return HS_ERR_IO;
+    got = fread(magic, 1, sizeof(magic), fp);
+    rewind(fp);
     if (got == sizeof(magic) && memcmp(magic, TRACE_FILE_MAGIC, sizeof(magic)) == 0)
-        return validate_hst(path, out);
+        return validate_hst(fp, path, out);
     /* text: a record with an unknown opcode number fails the load, named by its line */
-    if ((st = trace_load_flags(path, TRACE_READ_STRICT, &tr)) != HS_OK)
+    if ((st = trace_load_stream(fp, path, TRACE_READ_STRICT, &tr)) != HS_OK)
         return st;
     st = validate_records(path, tr->recs, tr->n, 0, NULL);
     out->records = tr->n;
@@ -741,12 +739,10 @@ static void salv_log(const salv_t *s, const trace_salvage_t *res)
 static hs_status_t salv_map(salv_t *s)
 {
     struct stat sb;
-    int fd = open(s->path, O_RDONLY);
+    int fd;
 
-    if (fd < 0) {
-        hs_log_error("%s: cannot open: %s", s->path, strerror(errno));
+    if (trace_input_open(s->path, &fd) != HS_OK) /* "-", pipes: copied; no FIFO wait */
         return HS_ERR_IO;
-    }
     if (fstat(fd, &sb) != 0 || sb.st_size == 0) {
         hs_log_error("%s: %s", s->path, sb.st_size == 0 ? "empty file" : strerror(errno));
         close(fd);

@@ -59,14 +59,17 @@ trace_fmt_t trace_fmt_from_ext(const char *path)
     return TRACE_FMT_UNKNOWN;
 }
 
-static hs_status_t load_hst(const char *path, trace_t **out)
+/* fp: a seekable stream at its start (owned: closed here). */
+static hs_status_t load_hst(FILE *fp, const char *path, trace_t **out)
 {
     trace_reader_t *r = NULL;
     trace_t *tr = NULL;
     const trace_rec_t *recs;
     size_t n;
     int eof = 0;
-    hs_status_t st = trace_reader_open(path, &r);
+    struct stat sb;
+    int have_size = fstat(fileno(fp), &sb) == 0 && sb.st_size > 0;
+    hs_status_t st = trace_reader_open_stream(fp, path, &r);
 
     if (st != HS_OK)
         return st;
@@ -76,8 +79,7 @@ static hs_status_t load_hst(const char *path, trace_t **out)
      * headers): one allocation, no copy on growth. Best effort: a file still growing, or
      * one (sparse, damaged) too large to reserve for, takes the loop's growth, and its
      * blocks' checks name what is wrong with it */
-    struct stat sb;
-    if (stat(path, &sb) == 0 && sb.st_size > 0)
+    if (have_size)
         (void)trace_reserve(tr, (size_t)sb.st_size / TRACE_REC_BYTES);
     while ((st = trace_reader_next_block(r, &recs, &n, &eof)) == HS_OK && !eof) {
         if (tr->n + n > tr->cap) {
@@ -155,16 +157,18 @@ hs_status_t trace_load(const char *path, trace_t **out)
 
 hs_status_t trace_load_flags(const char *path, unsigned flags, trace_t **out)
 {
+    FILE *fp = trace_input_fopen(path); /* "-", pipes, FIFOs without a writer: no wait */
+
+    return fp ? trace_load_stream(fp, path, flags, out) : HS_ERR_IO;
+}
+
+hs_status_t trace_load_stream(FILE *fp, const char *path, unsigned flags, trace_t **out)
+{
     char head[HEAD_BYTES];
     size_t len = 0;
     trace_fmt_t fmt;
-    FILE *fp = fopen(path, "rb");
     hs_status_t st;
 
-    if (!fp) {
-        hs_log_error("%s: cannot open: %s", path, strerror(errno));
-        return HS_ERR_IO;
-    }
     if ((st = read_head(fp, path, head, &len)) != HS_OK)
         goto out;
     fmt = trace_fmt_sniff(head, len);
@@ -172,8 +176,7 @@ hs_status_t trace_load_flags(const char *path, unsigned flags, trace_t **out)
         fmt = fmt_unknown(path, head, len);
     switch (fmt) {
     case TRACE_FMT_HST:
-        fclose(fp);
-        return load_hst(path, out);
+        return load_hst(fp, path, out);
     case TRACE_FMT_CSV:
         st = trace_csv_read_flags(fp, path, flags, out);
         break;

@@ -169,12 +169,10 @@ fail:
 
 hs_status_t trace_reader_open(const char *path, trace_reader_t **out)
 {
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = trace_input_fopen(path); /* "-", pipes, FIFOs without a writer: no wait */
 
-    if (!fp) {
-        hs_log_error("%s: cannot open: %s", path, strerror(errno));
+    if (!fp)
         return HS_ERR_IO;
-    }
     return trace_reader_open_stream(fp, path, out);
 }
 
