@@ -1,0 +1,439 @@
+/* bench_truth.c - does hintsim's recommendation hold on a live device? In the soft-RoCE VM
+ * (bench/bench_truth.sh, through tests/vm/vm-ctest.sh) it calibrates rxe0, then for every
+ * built-in workload and for random mixes (a new seed every run, printed) paced below the
+ * calibrated link, runs `recommend` and `validate`; back on the host it prints a table of
+ * regret, rank correlation and median |error|, each with its 95% interval and, beside it,
+ * the noise measured in the same run (the same classes replayed against themselves: even
+ * rounds against odd ones), against the goals: regret <= 5%, rank correlation >= 0.8,
+ * median |error| <= 15%. A figure that misses its goal but lies within the noise says
+ * "noise", one beyond it "MISS".
+ *
+ * Usage:
+ *   bench_truth --hintsim BIN --vm-dir DIR --script SH --cache DIR --out DIR
+ *               [--short] [--seed S] [--load F] [--timeout SEC]
+ *       run the VM, then print the table of what it left in --out
+ *   bench_truth --table DIR [--gate]
+ *       print the table of an earlier run; with --gate exit 1 when a built-in workload
+ *       misses a goal beyond the noise or did not run (the vm CI test's check)
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/hs_util.h"
+
+#define GOAL_REGRET_PCT 5.0
+#define GOAL_RANK 0.8
+#define GOAL_ERR_PCT 15.0
+#define MAX_ROWS 64
+
+typedef enum { G_NA = 0, G_OK, G_NOISE, G_MISS } goal_t;
+
+typedef struct {
+    double v, lo, hi, noise;
+    int has, has_noise;
+} fig_t;
+
+typedef struct {
+    char name[64], kind[16], mode[16], failed[160], verdict[24], mix[160];
+    long records;
+    double pace;
+    int classes, classes_trace, saturated;
+    fig_t regret, rank, err;
+    goal_t g_regret, g_rank, g_err;
+} row_t;
+
+typedef struct {
+    const char *hintsim, *vm_dir, *script, *cache, *out, *table;
+    int short_mode, gate;
+    unsigned long long seed;
+    double load;
+    int timeout_s;
+} opts_t;
+
+/* ---- reading one run ------------------------------------------------------------------ */
+
+/* Value of KEY=... in DIR/meta into buf ("" when absent). */
+static void meta_get(const char *dir, const char *key, char *buf, size_t len)
+{
+    char path[1100], line[512];
+    size_t kl = strlen(key);
+    FILE *f;
+
+    buf[0] = 0;
+    snprintf(path, sizeof(path), "%s/meta", dir);
+    f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, key, kl) == 0 && line[kl] == '=') {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(buf, len, "%s", line + kl + 1);
+        }
+    fclose(f);
+}
+
+static const cJSON *jobj(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* A figure, its interval key and its noise (NULL: none). */
+static fig_t fig_read(const cJSON *val, const char *key, const char *ci_key,
+                      const cJSON *noise, const char *noise_key)
+{
+    const cJSON *v = jobj(val, key), *ci = jobj(val, ci_key);
+    const cJSON *n = noise_key ? jobj(noise, noise_key) : NULL;
+    fig_t f = {0};
+
+    f.has = cJSON_IsNumber(v);
+    f.v = f.has ? v->valuedouble : NAN;
+    f.lo = cJSON_GetArraySize(ci) == 2 ? cJSON_GetArrayItem(ci, 0)->valuedouble : f.v;
+    f.hi = cJSON_GetArraySize(ci) == 2 ? cJSON_GetArrayItem(ci, 1)->valuedouble : f.v;
+    f.has_noise = cJSON_IsNumber(n);
+    f.noise = f.has_noise ? n->valuedouble : NAN;
+    return f;
+}
+
+/* Goals. regret: within noise when validate could not tell the recommended class from the
+ * best (verdict other than "worse") or the regret is within the recommended class's own
+ * even/odd difference. rank: within noise when its interval reaches the goal, or the
+ * measured order agrees with itself no better (noise rank) than the interval's top.
+ * |error|: within noise when its interval reaches the goal or it is within the goal plus
+ * the median class's own even/odd difference. */
+static void judge(row_t *r)
+{
+    const fig_t *g = &r->regret, *k = &r->rank, *e = &r->err;
+
+    r->g_regret = !g->has ? G_MISS : g->v <= GOAL_REGRET_PCT ? G_OK
+                  : (strcmp(r->verdict, "worse") != 0 || (g->has_noise && g->v <= g->noise))
+                      ? G_NOISE : G_MISS;
+    r->g_rank = !k->has ? G_NA : k->v >= GOAL_RANK ? G_OK
+                : (k->hi >= GOAL_RANK || (k->has_noise && k->noise < GOAL_RANK &&
+                                          k->hi >= k->noise)) ? G_NOISE : G_MISS;
+    r->g_err = !e->has ? G_MISS : e->v <= GOAL_ERR_PCT ? G_OK
+               : (e->lo <= GOAL_ERR_PCT ||
+                  (e->has_noise && e->v <= GOAL_ERR_PCT + e->noise)) ? G_NOISE : G_MISS;
+}
+
+static void row_from_json(row_t *r, const cJSON *rep)
+{
+    const cJSON *val = jobj(rep, "validation"), *noise = jobj(val, "noise");
+    const cJSON *cls = jobj(val, "classes"), *rec = jobj(val, "recommendation");
+    const cJSON *vd = jobj(rec, "verdict"), *sat = jobj(val, "saturated");
+
+    r->regret = fig_read(val, "regret_pct", "regret_ci_pct", noise, "recommended_pct");
+    r->rank = fig_read(val, "rank_correlation", "rank_correlation_ci", noise,
+                       "rank_correlation");
+    r->err = fig_read(val, "median_abs_error_pct", "median_abs_error_ci_pct", noise,
+                      "median_pct");
+    r->classes = cJSON_IsNumber(jobj(cls, "measured")) ? jobj(cls, "measured")->valueint : 0;
+    r->classes_trace = cJSON_IsNumber(jobj(cls, "in_trace")) ? jobj(cls, "in_trace")->valueint
+                                                               : 0;
+    snprintf(r->verdict, sizeof(r->verdict), "%s", cJSON_IsString(vd) ? vd->valuestring : "?");
+    r->saturated = cJSON_IsTrue(sat);
+    if (!cJSON_IsObject(val))
+        snprintf(r->failed, sizeof(r->failed), "val.json has no \"validation\"");
+}
+
+static void row_read(const char *dir, const char *name, row_t *r)
+{
+    char path[1100], buf[256], *txt = NULL;
+    cJSON *rep = NULL;
+
+    memset(r, 0, sizeof(*r));
+    if (name[0] == 'r')
+        snprintf(r->name, sizeof(r->name), "mix %.40s", name + 2);
+    else
+        snprintf(r->name, sizeof(r->name), "%.60s", name + 2);
+    meta_get(dir, "kind", r->kind, sizeof(r->kind));
+    meta_get(dir, "mix", r->mix, sizeof(r->mix));
+    meta_get(dir, "mode", r->mode, sizeof(r->mode));
+    meta_get(dir, "records", buf, sizeof(buf));
+    r->records = atol(buf);
+    meta_get(dir, "pace", buf, sizeof(buf));
+    r->pace = buf[0] ? atof(buf) : NAN;
+    snprintf(path, sizeof(path), "%s/val.json", dir);
+    meta_get(dir, "validate", buf, sizeof(buf));
+    if (!buf[0]) { /* validate did not run: what stopped before it */
+        meta_get(dir, "gen", buf, sizeof(buf));
+        snprintf(r->failed, sizeof(r->failed), "%s failed (%.60s/)",
+                 buf[0] ? "trace gen" : "recommend", name);
+    } else if (strcmp(buf, "0") != 0)
+        snprintf(r->failed, sizeof(r->failed), "validate exit %.8s (%.60s/val.err)", buf,
+                 name);
+    else if (hs_read_file(path, &txt, NULL) != HS_OK || !(rep = cJSON_Parse(txt)))
+        snprintf(r->failed, sizeof(r->failed), "no validate report (%.60s/meta)", name);
+    else
+        row_from_json(r, rep);
+    cJSON_Delete(rep);
+    free(txt);
+    if (!r->failed[0])
+        judge(r);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    const row_t *x = a, *y = b;
+    int kx = x->kind[0] == 'r', ky = y->kind[0] == 'r'; /* built-in first */
+
+    return kx != ky ? kx - ky : strcmp(x->name, y->name);
+}
+
+static size_t rows_read(const char *out, row_t *rows)
+{
+    DIR *d = opendir(out);
+    struct dirent *e;
+    size_t n = 0;
+    char path[1024];
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) && n < MAX_ROWS)
+        if ((strncmp(e->d_name, "w-", 2) == 0 || strncmp(e->d_name, "r-", 2) == 0)) {
+            snprintf(path, sizeof(path), "%s/%s", out, e->d_name);
+            row_read(path, e->d_name, &rows[n++]);
+        }
+    closedir(d);
+    qsort(rows, n, sizeof(*rows), cmp_name);
+    return n;
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static const char *goal_word(goal_t g)
+{
+    static const char *const w[] = {"n/a", "ok", "noise", "MISS"};
+
+    return w[g];
+}
+
+/* "12.3 [1.0, 40.2] n 3.1 ok" into buf: value, interval, noise, verdict on the goal. */
+static void cell(const fig_t *f, goal_t g, int prec, char *buf, size_t len)
+{
+    char nz[24];
+
+    if (!f->has) {
+        snprintf(buf, len, "n/a");
+        return;
+    }
+    if (f->has_noise)
+        snprintf(nz, sizeof(nz), "%.*f", prec, f->noise);
+    else
+        snprintf(nz, sizeof(nz), "-");
+    snprintf(buf, len, "%.*f [%.*f, %.*f] %s %s", prec, f->v, prec, f->lo, prec, f->hi, nz,
+             goal_word(g));
+}
+
+static void print_row(const row_t *r)
+{
+    char a[96], b[96], c[96];
+
+    if (r->failed[0]) {
+        printf("%-10s %-7s %-6s %5ld | failed: %s\n", r->name, r->kind, r->mode, r->records,
+               r->failed);
+        return;
+    }
+    cell(&r->regret, r->g_regret, 1, a, sizeof(a));
+    cell(&r->rank, r->g_rank, 2, b, sizeof(b));
+    cell(&r->err, r->g_err, 1, c, sizeof(c));
+    printf("%-10s %-7s %-6s %5ld %7.1f %2d/%-4d | %-32s | %-30s | %-30s | %s%s\n", r->name,
+           r->kind, r->mode, r->records, r->pace, r->classes, r->classes_trace, a, b, c,
+           r->verdict, r->saturated ? " saturated" : "");
+}
+
+typedef struct {
+    int rows, failed, miss, ok[3], noise[3], na_rank;
+} tally_t;
+
+static void tally(const row_t *r, tally_t *t)
+{
+    const goal_t g[3] = {r->g_regret, r->g_rank, r->g_err};
+
+    t->rows++;
+    if (r->failed[0]) {
+        t->failed++;
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        t->ok[i] += g[i] == G_OK;
+        t->noise[i] += g[i] == G_NOISE;
+        t->miss += g[i] == G_MISS;
+    }
+    t->na_rank += g[1] == G_NA;
+}
+
+static void print_tally(const char *what, const tally_t *t)
+{
+    printf("%s: %d traces (%d failed); regret met %d, within noise %d; rank correlation met "
+           "%d, within noise %d, n/a %d; median |error| met %d, within noise %d; MISS beyond "
+           "the noise: %d\n", what, t->rows, t->failed, t->ok[0], t->noise[0], t->ok[1],
+           t->noise[1], t->na_rank, t->ok[2], t->noise[2], t->miss);
+}
+
+/* The first line of out/name into buf ("?" when absent). */
+static void read_line(const char *out, const char *name, char *buf, size_t len)
+{
+    char path[1024], *txt = NULL;
+
+    snprintf(path, sizeof(path), "%s/%s", out, name);
+    if (access(path, R_OK) == 0 && hs_read_file(path, &txt, NULL) == HS_OK) {
+        txt[strcspn(txt, "\n")] = 0;
+        snprintf(buf, len, "%s", txt);
+    } else {
+        snprintf(buf, len, "?");
+    }
+    free(txt);
+}
+
+/* The calibrated profile's link.gbps (NAN without a profile). */
+static double profile_link_gbps(const char *out)
+{
+    char path[1100], *txt = NULL;
+    cJSON *p = NULL;
+    double v = NAN;
+
+    snprintf(path, sizeof(path), "%s/profile.json", out);
+    if (access(path, R_OK) == 0 && hs_read_file(path, &txt, NULL) == HS_OK &&
+        (p = cJSON_Parse(txt))) {
+        const cJSON *g = jobj(jobj(jobj(p, "params"), "link.gbps"), "value");
+        v = cJSON_IsNumber(g) ? g->valuedouble : NAN;
+    }
+    cJSON_Delete(p);
+    free(txt);
+    return v;
+}
+
+static void print_head(const char *out)
+{
+    char seed[64], mode[32], load[32], rc[32];
+
+    read_line(out, "seed", seed, sizeof(seed));
+    read_line(out, "mode", mode, sizeof(mode));
+    read_line(out, "load", load, sizeof(load));
+    read_line(out, "calibrate.rc", rc, sizeof(rc));
+    double gbps = profile_link_gbps(out);
+
+    printf("bench_truth: %s, seed %s (random mixes and workloads), paced to %s of the "
+           "calibrated link (link.gbps %.3g%s; calibrate exit %s)\n", mode, seed, load,
+           isnan(gbps) ? 0 : gbps, isnan(gbps) ? ": no profile written, generic used" : "",
+           rc);
+    printf("goals: regret <= %.0f%%, rank correlation >= %.1f, median |error| <= %.0f%%; each "
+           "figure: value [95%% interval] noise verdict; noise = the same classes replayed "
+           "against themselves (validate's even rounds against its odd ones): regret of the "
+           "recommended class against itself, rank correlation of the measured order with "
+           "itself, median class's difference; \"noise\" = missed, but within it; stretch = "
+           "how much the trace's post times were stretched to pace it\n",
+           GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
+    printf("%-10s %-7s %-6s %5s %7s %-7s | %-32s | %-30s | %-30s | %s\n", "trace", "kind",
+           "mode", "msgs", "stretch", "classes", "regret %", "rank correlation", "median |error| %",
+           "recommendation");
+}
+
+/* Print the table of out; returns the exit status (1: --gate and a built-in miss). */
+static int table(const char *out, int gate)
+{
+    static row_t rows[MAX_ROWS];
+    size_t n = rows_read(out, rows);
+    tally_t tb = {0}, tr = {0};
+
+    print_head(out);
+    for (size_t i = 0; i < n; i++) {
+        print_row(&rows[i]);
+        tally(&rows[i], strcmp(rows[i].kind, "builtin") == 0 ? &tb : &tr);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].mix[0])
+            printf("%s: %s\n", rows[i].name, rows[i].mix);
+    print_tally("built-in workloads", &tb);
+    print_tally("random mixes", &tr);
+    if (tb.rows == 0) {
+        printf("bench_truth: no built-in workload ran (%s)\n", out);
+        return 1;
+    }
+    if (gate && (tb.miss || tb.failed)) {
+        printf("bench_truth: FAIL: the built-in workloads miss a goal beyond the measured "
+               "noise (%d) or did not run (%d)\n", tb.miss, tb.failed);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- running the VM -------------------------------------------------------------------- */
+
+static int run_vm(const opts_t *o)
+{
+    char cmd[4096];
+    int rc;
+
+    snprintf(cmd, sizeof(cmd), "bash '%s/vm-ctest.sh' '%s' - --timeout %d --hintsim '%s' "
+             "--cache '%s' '%s' %s %llu %g", o->vm_dir, o->out, o->timeout_s, o->hintsim,
+             o->cache, o->script, o->short_mode ? "short" : "full", o->seed, o->load);
+    fprintf(stderr, "bench_truth: %s\n", cmd);
+    rc = system(cmd);
+    if (rc == -1 || !WIFEXITED(rc))
+        return 1;
+    return WEXITSTATUS(rc);
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **s = strcmp(a, "--hintsim") == 0 ? &o->hintsim
+                         : strcmp(a, "--vm-dir") == 0 ? &o->vm_dir
+                         : strcmp(a, "--script") == 0 ? &o->script
+                         : strcmp(a, "--cache") == 0 ? &o->cache
+                         : strcmp(a, "--out") == 0 ? &o->out
+                         : strcmp(a, "--table") == 0 ? &o->table : NULL;
+        if (strcmp(a, "--short") == 0)
+            o->short_mode = 1;
+        else if (strcmp(a, "--gate") == 0)
+            o->gate = 1;
+        else if (s && v)
+            *s = argv[++i];
+        else if (strcmp(a, "--seed") == 0 && v)
+            o->seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(a, "--load") == 0 && v)
+            o->load = atof(argv[++i]);
+        else if (strcmp(a, "--timeout") == 0 && v)
+            o->timeout_s = atoi(argv[++i]);
+        else
+            return 2;
+    }
+    if (o->table)
+        return 0;
+    if (!o->hintsim || !o->vm_dir || !o->script || !o->cache || !o->out || !(o->load > 0) ||
+        o->load > 1 || o->timeout_s <= 0)
+        return 2;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o = {.load = 0.5, .timeout_s = 3600};
+    int rc = parse(argc, argv, &o);
+
+    if (rc != 0) {
+        fprintf(stderr, "usage: bench_truth --hintsim BIN --vm-dir DIR --script SH --cache DIR "
+                "--out DIR [--short] [--seed S] [--load F (0, 1]] [--timeout SEC]\n"
+                "       bench_truth --table DIR [--gate]\n");
+        return 2;
+    }
+    if (o.table)
+        return table(o.table, o.gate);
+    rc = run_vm(&o);
+    if (rc == 77) {
+        printf("bench_truth: skipped: the soft-RoCE VM cannot boot here\n");
+        return 0;
+    }
+    if (rc != 0)
+        fprintf(stderr, "bench_truth: the VM run exited %d; the table shows what it left\n", rc);
+    return table(o.out, 0) || rc;
+}

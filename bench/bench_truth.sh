@@ -1,0 +1,197 @@
+#!/bin/sh
+# bench_truth.sh MODE [SEED] [LOAD] - runs inside the soft-RoCE VM (busybox sh), for
+# bench_truth (bench/bench_truth.c prints the table on the host; bench/README.md).
+#
+# Calibrates rxe0 as two processes (--server / --connect over d0's address, the topology the
+# validations below use), then for every built-in workload (`hintsim trace workloads`) and
+# for random mixes drawn from SEED (kv, burst or phased with random sizes and proportions):
+# generates a trace, paces it to LOAD (default 0.5) of the
+# calibrated link when it offers more (its post times stretched), runs `recommend` and
+# `validate` (auto candidates, two processes) with the fitted profile. Everything lands in
+# $OUT: seed, calibrate.*, and per trace a folder w-NAME/ (or r-N/) with meta (key=value:
+# kind, mode, records, pace), rec.json, val.json and their stderr.
+#
+# MODE short (the vm CI test): smaller traces, 5 rounds, 5 classes, one random mix;
+# full (the benchmark): larger traces, 7 rounds, 6 classes, three random mixes.
+# SEED 0 (default) draws a new one from the clock; it is printed and written to $OUT/seed.
+set -u
+HS_NAME=bench-truth
+. /hs/lib.sh # fail, wait_listen
+MODE=${1:-full}
+SEED=${2:-0}
+LOAD=${3:-0.5}
+P=18570
+ADDR=10.77.0.1 # rxe0's netdev d0: where a --server listens by default
+export HINTSIM_TOKEN=hs-bench-truth # where the control protocol asks for one
+
+case $MODE in
+short) N0=600 BUDGET=600000 ROUNDS=5 CLASSES=5 MIXES=1 CAL="--iters 60 --warmup 10" ;;
+full) N0=2000 BUDGET=3000000 ROUNDS=7 CLASSES=6 MIXES=3 CAL="" ;;
+*) fail "mode '$MODE': short or full" ;;
+esac
+[ "$SEED" -gt 0 ] 2>/dev/null || SEED=$(( ($(date +%s) % 1000000) * 1000 + $$ % 1000 + 1 ))
+echo "$SEED" >"$OUT/seed"
+echo "$MODE" >"$OUT/mode"
+echo "$LOAD" >"$OUT/load"
+echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link"
+
+# server_run CMD...: a --server of the same command in the background, then the client.
+# The server answers one client and exits; its exit status joins the client's.
+server_run() {
+    timeout 900 hintsim "$1" -d rxe0 -x 0 -p $P --server --timeout 60 $PROFILE_ARG \
+        >"$SRV_LOG" 2>&1 &
+    _spid=$!
+    wait_listen $P
+    shift
+    "$@"
+    _rc=$?
+    wait $_spid || { cat "$SRV_LOG"; [ $_rc -ne 0 ] || _rc=1; }
+    return $_rc
+}
+
+# ---- calibrate ---------------------------------------------------------------------------
+PROFILE_ARG=""
+SRV_LOG="$OUT/calibrate-server.txt"
+server_run calibrate timeout 900 hintsim calibrate -d rxe0 -x 0 -p $P --connect "$ADDR" \
+    --timeout 60 $CAL -q -o "$OUT/profile.json" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.err"
+echo $? >"$OUT/calibrate.rc"
+cat "$OUT/calibrate.txt"
+if [ -s "$OUT/profile.json" ] && hintsim profile show "$OUT/profile.json" >/dev/null 2>&1; then
+    PROF="$OUT/profile.json"
+else
+    echo "bench-truth: calibrate wrote no profile (exit $(cat "$OUT/calibrate.rc")): generic"
+    PROF=generic
+fi
+PROFILE_ARG="--profile $PROF"
+
+# ---- traces ------------------------------------------------------------------------------
+
+# num FILE KEY: the first numeric value of "KEY": in FILE.
+num() { grep -o -E "\"$2\":[[:space:]]*-?[0-9.e+-]+" "$1" | head -1 | sed -E 's/.*:[[:space:]]*//'; }
+
+# pace DIR: stretch DIR/trace.hst's post times so it offers at most LOAD of the profile's
+# link (recommend's offered_load); writes DIR/rec.json of the final trace; DIR/meta gets
+# pace=FACTOR (1: left as it was).
+pace() {
+    hintsim recommend "$1/trace.hst" $PROFILE_ARG --json -q >"$1/rec0.json" 2>"$1/rec.err" ||
+        return 1
+    _off=$(num "$1/rec0.json" offered_gbps) _link=$(num "$1/rec0.json" link_gbps)
+    _f=$(awk -v o="${_off:-0}" -v l="${_link:-0}" -v t="$LOAD" \
+        'BEGIN { f = (l > 0 && o > t * l) ? o / (t * l) : 1; printf "%.6g", f }')
+    echo "pace=$_f" >>"$1/meta"
+    if [ "$_f" != 1 ]; then
+        hintsim trace convert "$1/trace.hst" -o "$1/orig.csv" >/dev/null || return 1
+        awk -F, -v f="$_f" 'BEGIN { OFS = "," } /^#/ || /^t_post/ { print; next }
+            { $1 = sprintf("%.0f", $1 * f); if ($2 != "") $2 = sprintf("%.0f", $2 * f); print }' \
+            "$1/orig.csv" >"$1/paced.csv" &&
+            hintsim trace convert "$1/paced.csv" -o "$1/trace.hst" >/dev/null || return 1
+        rm -f "$1/orig.csv" "$1/paced.csv"
+    fi
+    hintsim recommend "$1/trace.hst" $PROFILE_ARG --json -q >"$1/rec.json" 2>>"$1/rec.err"
+}
+
+# budget DIR WORKLOAD SEED SETS: regenerate with fewer records when the trace carries more
+# than BUDGET bytes (a TCG guest's link carries well under 1 Gb/s).
+budget() {
+    hintsim recommend "$1/trace.hst" $PROFILE_ARG --json -q >"$1/rec0.json" 2>/dev/null ||
+        return 1
+    _bytes=$(awk -v o="$(num "$1/rec0.json" offered_gbps)" -v s="$(num "$1/rec0.json" span_us)" \
+        'BEGIN { printf "%.0f", o * s * 125 }')
+    _n=$(awk -v b="${_bytes:-0}" -v B=$BUDGET -v n=$N0 \
+        'BEGIN { m = (b > B) ? int(n * B / b) : n; if (m < 100) m = 100; print m }')
+    if [ "$_n" -lt $N0 ]; then
+        # shellcheck disable=SC2086
+        hintsim trace gen --workload "$2" --count "$_n" --seed "$3" $4 -o "$1/trace.hst" \
+            >/dev/null || return 1
+    fi
+    echo "records=$_n" >>"$1/meta"
+}
+
+# validate_dir DIR MODE: validate DIR/trace.hst, two processes, auto candidates.
+validate_dir() {
+    echo "mode=$2" >>"$1/meta"
+    SRV_LOG="$1/server.txt"
+    server_run validate timeout 1200 hintsim validate "$1/trace.hst" -d rxe0 -x 0 -p $P \
+        --connect "$ADDR" --timeout 60 $PROFILE_ARG --mode "$2" --repeat $ROUNDS \
+        --classes $CLASSES --seed "$SEED" --json -q >"$1/val.json" 2>"$1/val.err"
+    echo "validate=$?" >>"$1/meta"
+}
+
+# Workload settings that keep one message within what the guest replays in seconds (the
+# shape kept: wide's bulk still 16000x its control, phased's third phase 4000x its first).
+wl_sets() {
+    case $1 in
+    wide) echo "--set bulk_bytes=256K" ;;
+    allreduce) echo "--set grad_bytes=2M" ;;
+    phased) echo "--set phase3_bytes=256K" ;;
+    *) echo "" ;;
+    esac
+}
+
+wl_mode() {
+    case $1 in
+    pingpong | coldstart) echo closed ;; # request/response: each post after a completion
+    *) echo open ;;
+    esac
+}
+
+i=0
+for w in $(hintsim trace workloads | awk '{ print $1 }'); do
+    i=$((i + 1))
+    d="$OUT/w-$w"
+    mkdir -p "$d"
+    sets=$(wl_sets "$w")
+    echo "kind=builtin" >"$d/meta"
+    echo "sets=$sets" >>"$d/meta"
+    echo "bench-truth: workload $w"
+    # shellcheck disable=SC2086
+    hintsim trace gen --workload "$w" --count $N0 --seed $((SEED + i)) $sets \
+        -o "$d/trace.hst" >/dev/null 2>"$d/gen.err" || { echo "gen=1" >>"$d/meta"; continue; }
+    budget "$d" "$w" $((SEED + i)) "$sets" || { echo "gen=1" >>"$d/meta"; continue; }
+    pace "$d" || { echo "recommend=1" >>"$d/meta"; continue; }
+    validate_dir "$d" "$(wl_mode "$w")"
+done
+
+# A random mix: one of the generators whose shape varies most (kv, burst, phased) with
+# every size and proportion drawn from the seed (an LCG in shell arithmetic: busybox awk has
+# no math functions). rnd N sets R to a number in [0, N); pow2 LO HI sets R to 2^[LO, HI].
+RS=1
+rnd() { RS=$(( (RS * 1103515245 + 12345) % 2147483648 )); R=$(( (RS / 65536) % $1 )); }
+pow2() { rnd $(($2 - $1 + 1)); R=$((1 << ($1 + R))); }
+mix_args() {
+    RS=$(( $1 % 2147483648 ))
+    rnd 3
+    case $R in
+    0)
+        pow2 3 9; a=$R; pow2 10 16; b=$R; rnd 9; c=$((R + 1)); rnd 20; g=$(( (R + 1) * 1000 ))
+        echo "kv --set ctrl_bytes=$a --set value_bytes=$b --set value_fraction=0.$c --set mean_gap_ns=$g" ;;
+    1)
+        pow2 3 8; a=$R; pow2 8 11; b=$R; pow2 12 16; c=$R; rnd 120; l=$((R + 8))
+        echo "burst --set small_bytes=$a --set burst_min=$b --set burst_max=$c --set burst_len=$l" ;;
+    *)
+        pow2 3 8; a=$R; pow2 10 14; b=$R; pow2 15 17; c=$R; rnd 3; sp=$((R + 1)); rnd 3; cy=$((R + 1))
+        echo "phased --set phase1_bytes=$a --set phase2_bytes=$b --set phase3_bytes=$c --set spread=$sp --set cycles=$cy" ;;
+    esac
+}
+
+m=0
+while [ $m -lt $MIXES ]; do
+    m=$((m + 1))
+    d="$OUT/r-$m"
+    mkdir -p "$d"
+    ms=$((SEED * 10 + m))
+    args=$(mix_args $ms)
+    w=${args%% *}
+    sets=${args#* }
+    echo "kind=random" >"$d/meta"
+    echo "mix=$args (seed $ms)" >>"$d/meta"
+    echo "bench-truth: random mix $m: $args, seed $ms"
+    # shellcheck disable=SC2086
+    hintsim trace gen --workload "$w" --count $N0 --seed $ms $sets -o "$d/trace.hst" \
+        >/dev/null 2>"$d/gen.err" || { echo "gen=1" >>"$d/meta"; continue; }
+    budget "$d" "$w" $ms "$sets" || { echo "gen=1" >>"$d/meta"; continue; }
+    pace "$d" || { echo "recommend=1" >>"$d/meta"; continue; }
+    validate_dir "$d" open
+done
+rm -f "$OUT"/*/trace.hst
+echo "bench-truth: done"

@@ -1,0 +1,23 @@
+# capture/: does the recommendation hold on a live device? bench_truth calibrates the
+# soft-RoCE VM's rxe0, then recommends and validates every built-in workload and random
+# mixes (a new seed every run) paced below the calibrated link, and prints regret, rank
+# correlation and median |error| against their goals beside the measured noise
+# (bench/README.md). `make run_bench_truth` (and `make bench`) runs the full version.
+include(${PROJECT_SOURCE_DIR}/tests/vm/hs_add_vm_test.cmake)
+hs_add_bench(bench_truth SOURCES bench_truth.c LIBS hs_common
+  ARGS --hintsim $<TARGET_FILE:hintsim> --vm-dir ${HS_VM_DIR}
+       --script ${CMAKE_CURRENT_SOURCE_DIR}/bench_truth.sh --cache ${HINTSIM_VM_CACHE}
+       --out ${CMAKE_BINARY_DIR}/bench-truth --timeout 5400)
+# The short version as a vm CI test: fails when a built-in workload misses a goal beyond the
+# measured noise (tests/vm/bench-truth-check.sh runs bench_truth --table --gate).
+hs_add_vm_test(vm_bench_truth SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/bench_truth.sh ARGS short
+  TIMEOUT 2400 CHECK bench-truth-check.sh)
+# The table's goals and gate on two fixed runs (no VM): one within the goals or the noise
+# (exit 0), one with a workload beyond the noise on all three figures (the gate's message).
+set(fx ${CMAKE_CURRENT_SOURCE_DIR}/bench_truth_fixture)
+add_test(NAME smoke_bench_truth_table COMMAND bench_truth --table ${fx}/pass --gate)
+add_test(NAME smoke_bench_truth_gate COMMAND bench_truth --table ${fx}/miss --gate)
+set_tests_properties(smoke_bench_truth_table smoke_bench_truth_gate PROPERTIES LABELS unit
+  TIMEOUT 60)
+set_tests_properties(smoke_bench_truth_gate PROPERTIES PASS_REGULAR_EXPRESSION
+  "burst +builtin.*MISS.*MISS.*MISS.*FAIL: the built-in workloads miss a goal beyond the measured noise \\(3\\)")
