@@ -1,4 +1,5 @@
-# model/: profiles, the replay engine (closed forms), the seeds reproduced, recommend.
+# model/: profiles, the replay engine (closed forms), the seeds reproduced, recommend;
+# test_param_sweep: every profile parameter at its edges through model, sim and sweep.
 hs_add_unit_test(test_profile SOURCES test_profile.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_model_closed SOURCES test_model_closed.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_model_seeds SOURCES test_model_seeds.c LIBS hs_testlib hs_model)
@@ -8,3 +9,4 @@ hs_add_unit_test(test_model_load SOURCES test_model_load.c LIBS hs_testlib hs_mo
 hs_add_unit_test(test_model_skip SOURCES test_model_skip.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_model_memo SOURCES test_model_memo.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_hint_class SOURCES test_hint_class.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_param_sweep SOURCES test_param_sweep.c LIBS hs_testlib hs_model)
