@@ -119,8 +119,9 @@ static int hook_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 }
 
 /* A send completion of a QP number no hook tracks: its QP was created and posted outside
- * the wrappers (provider-direct posting). Counted, and the number kept for the summary. */
-static void note_outside(hcap_t *h, uint32_t qp_num)
+ * the wrappers (provider-direct posting). Counted, and the number kept for the summary.
+ * Out of line: it would otherwise cost the poll path registers it does not need. */
+__attribute__((noinline, cold)) static void note_outside(hcap_t *h, uint32_t qp_num)
 {
     uint32_t i, want = qp_num + 1;
 
@@ -156,7 +157,7 @@ void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t w
     ev = hcap_ring_slot(r, slot);
     ev->t_ns = t_ns;
     ev->wr_id = wr_id;
-    ev->size_bytes = qp_num;
+    ev->size_bytes = hq->qp_num; /* from hq, already at hand: no register kept for it */
     ev->qp = hq->index;
     ev->kind = HCAP_EV_COMP;
     ev->op = status;
