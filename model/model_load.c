@@ -1,17 +1,18 @@
 /* model_load.c - offered load of a trace against the modelled link (model.h): the open-loop
  * overload check behind the "open-loop latencies measure the backlog" warning. */
 #include "model/model.h"
+#include "model/path_rules.h"
 
 #include <stdio.h>
 
-/* Link time of one message sent alone as one chunk (MODEL.md section 3). */
+/* Link time of one message sent alone as one chunk (MODEL.md section 3; the rules of
+ * path_rules.h, as the replay's). */
 static double msg_link_ns(const profile_t *p, uint64_t size)
 {
     uint64_t mtu = p->link_mtu_bytes > 0 ? (uint64_t)p->link_mtu_bytes : 1;
-    double npkt = size > mtu ? (double)((size + mtu - 1) / mtu) : 1.0;
-    double gbps = p->link_gbps * (p->nfactors ? profile_bw_factor(p, size) : 1.0);
+    double npb = prules_per_byte(p, 8.0 / p->link_gbps, size);
 
-    return (double)size * 8.0 / gbps + npkt * p->link_pkt_ns;
+    return (double)size * npb + prules_npkt(mtu, prules_log2_exact(mtu), size) * p->link_pkt_ns;
 }
 
 void model_offered_load(const trace_t *tr, const profile_t *p, model_load_t *out)

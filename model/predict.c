@@ -15,6 +15,7 @@
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
+#include "model/path_rules.h"
 
 #define PRED_BINS_PER_OCTAVE 128
 #define PRED_MIN_US (1.0 / 1024.0) /* ~1 ns */
@@ -333,8 +334,7 @@ unsigned pred_threads(unsigned asked)
 /* The WRs a message of size bytes takes on a path of segment seg (0: one). */
 static uint64_t wrs_of(uint64_t size, double seg)
 {
-    uint64_t sb = (uint64_t)seg;
-    return sb && size > sb ? (size + sb - 1) / sb : 1;
+    return prules_nwr((uint64_t)seg, PRULES_NO_SHIFT, size);
 }
 
 int pred_all_cold(const trace_t *tr)
