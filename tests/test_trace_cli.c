@@ -455,6 +455,66 @@ static void test_perftest_bad_sample(void **state)
     validate_says("pt71t.txt", 1, "pt71t.txt:71: expected a sample");
 }
 
+/* The summary line's size and iteration count are whole numbers >= 0: " -2" was read as
+ * 18446744073709551614 (sscanf %lu), a negative count was accepted. */
+static void test_perftest_summary(void **state)
+{
+    static const char *const tail = "          10.96          48.38        12.01    \t       "
+                                    "12.72       \t1.20   \t\t48.38   \t\t48.38  ";
+    char line[300];
+
+    (void)state;
+    snprintf(line, sizeof(line), " -2       50%s", tail);
+    put_perftest_with("pt_neg.txt", 72, line);
+    validate_says("pt_neg.txt", 1, "pt_neg.txt:72: size '-2' in the summary line is not a "
+                  "whole number >= 0");
+    snprintf(line, sizeof(line), " 2       -50%s", tail);
+    put_perftest_with("pt_negi.txt", 72, line);
+    validate_says("pt_negi.txt", 1, "pt_negi.txt:72: iteration count '-50' in the summary");
+    snprintf(line, sizeof(line), " 2       99999999999999999999%s", tail);
+    put_perftest_with("pt_big.txt", 72, line);
+    validate_says("pt_big.txt", 1, "pt_big.txt:72: iteration count '99999999999999999999'");
+    snprintf(line, sizeof(line), " 2       50%s", tail);
+    put_perftest_with("pt_same.txt", 72, line);
+    validate_says("pt_same.txt", 0, "ok: 98 records");
+}
+
+/* perftest -a prints one group per size: every group's provenance is kept in the header
+ * (past about 60 groups a fixed buffer cut the JSON and the whole of it was dropped). */
+static void test_perftest_many_groups(void **state)
+{
+    FILE *fp = fopen(tmp("pt_many.txt"), "wb");
+    trace_t *tr = NULL;
+    cJSON *extra, *groups;
+    const int ngroups = 120; /* about 6 KB of provenance */
+
+    (void)state;
+    assert_non_null(fp);
+    fputs("                    RDMA_Write Latency Test\n", fp);
+    for (int g = 0; g < ngroups; g++)
+        fprintf(fp, "#, usec\n1, 10.5\n2, 11.25\n %d       1000          10.5   11.25\n",
+                1000000 + g);
+    assert_int_equal(fclose(fp), 0);
+    run_expect(0, "240 records", "trace convert %s -o %s", tmp("pt_many.txt"),
+               tmp("pt_many.hst"));
+    assert_int_equal(trace_load(tmp("pt_many.hst"), &tr), HS_OK);
+    assert_non_null(tr->hdr.extra_json);
+    extra = cJSON_Parse(tr->hdr.extra_json);
+    assert_non_null(extra);
+    groups = cJSON_GetObjectItemCaseSensitive(extra, "groups");
+    assert_int_equal(cJSON_GetArraySize(groups), ngroups);
+    for (int g = 0; g < ngroups; g++) {
+        const cJSON *e = cJSON_GetArrayItem(groups, g);
+        assert_int_equal(cJSON_GetObjectItemCaseSensitive(e, "size_bytes")->valuedouble,
+                         1000000 + g);
+        assert_int_equal(cJSON_GetObjectItemCaseSensitive(e, "iterations")->valuedouble, 1000);
+        assert_int_equal(cJSON_GetObjectItemCaseSensitive(e, "samples")->valuedouble, 2);
+        assert_int_equal(tr->recs[2 * g].size_bytes, (uint64_t)1000000 + g);
+    }
+    cJSON_Delete(extra);
+    trace_free(tr);
+}
+
 /* CSV and JSON Lines check the version of their first line as .hst checks its own. */
 static void test_text_version(void **state)
 {
@@ -760,6 +820,8 @@ int main(void)
         cmocka_unit_test(test_pipes_and_fifos),
         cmocka_unit_test(test_text_errors_name_line),
         cmocka_unit_test(test_perftest_bad_sample),
+        cmocka_unit_test(test_perftest_summary),
+        cmocka_unit_test(test_perftest_many_groups),
         cmocka_unit_test(test_text_version),
         cmocka_unit_test(test_text_truncated),
         cmocka_unit_test(test_text_record_lines),

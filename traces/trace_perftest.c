@@ -35,7 +35,8 @@ typedef struct {
     int have_inline;
     uint8_t opcode;
     char test[64];
-    char groups[4096];    /* JSON array body for extra_json: one entry per size */
+    char *groups;         /* JSON array body for extra_json: one entry per size (malloc'ed) */
+    size_t groups_len, groups_cap;
 } pt_state_t;
 
 static void pt_banner(pt_state_t *s, const char *line)
@@ -145,24 +146,79 @@ static int pt_list_noise(const char *line)
     return *p == '\0' || *p == '-' || strstr(p, "#bytes") != NULL;
 }
 
-/* The summary line " 2       1000   ..." closes a group: give its samples their size. */
-static int pt_summary(pt_state_t *s, const char *line)
+/* One whitespace-separated field of the summary line at *p: a whole number >= 0 (no sign:
+ * sscanf's %lu reads " -2" as 18446744073709551614). 1 with *v, 0 when the field is not
+ * numeric at all, -1 with why for a signed or out-of-range number. */
+static int pt_field(const char **p, const char *name, uint64_t *v, char *why, size_t wl)
+{
+    const char *f = *p + strspn(*p, " \t");
+    size_t n = strcspn(f, " \t");
+    char *end;
+
+    if ((*f == '-' || *f == '+') && f[1] >= '0' && f[1] <= '9') {
+        snprintf(why, wl, "%s '%.*s' in the summary line is not a whole number >= 0", name,
+                 (int)(n < 40 ? n : 40), f);
+        return -1;
+    }
+    if (!(*f >= '0' && *f <= '9'))
+        return 0;
+    errno = 0;
+    *v = strtoull(f, &end, 10);
+    if (errno || (size_t)(end - f) != n) {
+        snprintf(why, wl, "%s '%.*s' in the summary line is not a whole number in range",
+                 name, (int)(n < 40 ? n : 40), f);
+        return -1;
+    }
+    *p = end;
+    return 1;
+}
+
+static int pt_group_add(pt_state_t *s, uint64_t size, uint64_t iters)
+{
+    char entry[160];
+    int n = snprintf(entry, sizeof(entry), "%s{\"size_bytes\":%" PRIu64 ",\"iterations\":%"
+                     PRIu64 ",\"samples\":%zu}", s->groups_len ? "," : "", size, iters,
+                     s->tr->n - s->pending_from);
+
+    if (s->groups_len + (size_t)n + 1 > s->groups_cap) {
+        size_t cap = s->groups_cap ? 2 * s->groups_cap : 4096;
+        char *g = realloc(s->groups, cap);
+        if (!g)
+            return -1;
+        s->groups = g;
+        s->groups_cap = cap;
+    }
+    memcpy(s->groups + s->groups_len, entry, (size_t)n + 1);
+    s->groups_len += (size_t)n;
+    return 0;
+}
+
+/* The summary line " 2       1000   ..." closes a group: give its samples their size.
+ * 1 when it was one, 0 when not, -1 with why for one with a bad size or count. */
+static int pt_summary(pt_state_t *s, const char *line, char *why, size_t wl)
 {
     uint64_t size, iters;
-    size_t len;
+    const char *p = line;
+    int rc;
 
-    if (s->tr->n == s->pending_from ||
-        sscanf(line, " %" SCNu64 " %" SCNu64, &size, &iters) != 2)
+    if (s->tr->n == s->pending_from)
         return 0;
+    if ((rc = pt_field(&p, "size", &size, why, wl)) <= 0)
+        return rc;
+    if ((rc = pt_field(&p, "iteration count", &iters, why, wl)) <= 0) {
+        if (rc == 0)
+            snprintf(why, wl, "summary line without an iteration count: '%.40s'", line);
+        return -1;
+    }
     for (size_t i = s->pending_from; i < s->tr->n; i++) {
         s->tr->recs[i].size_bytes = size;
         if (s->have_inline && size <= s->inline_max)
             s->tr->recs[i].flags |= TRACE_F_INLINE;
     }
-    len = strlen(s->groups);
-    snprintf(s->groups + len, sizeof(s->groups) - len,
-             "%s{\"size_bytes\":%" PRIu64 ",\"iterations\":%" PRIu64 ",\"samples\":%zu}",
-             len ? "," : "", size, iters, s->tr->n - s->pending_from);
+    if (pt_group_add(s, size, iters) != 0) {
+        snprintf(why, wl, "out of memory");
+        return -1;
+    }
     s->pending_from = s->tr->n;
     s->next_index = 0;
     return 1;
@@ -194,8 +250,8 @@ static int pt_line(pt_state_t *s, char *line, char *why, size_t wl)
         rc = pt_sample(s, line, why, wl);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
-        if (pt_summary(s, line))
-            return 0;
+        if ((rc = pt_summary(s, line, why, wl)) != 0)
+            return rc < 0 ? -1 : 0;
         if (!pt_list_noise(line)) { /* a sample cut or mangled beyond recognition */
             snprintf(why, wl, "expected a sample \"index, usec\" or the summary line "
                      "\"#bytes #iterations ...\", found '%.40s'", line);
@@ -227,13 +283,13 @@ static hs_status_t pt_finish(pt_state_t *s)
     h->producer_version[0] = '\0';
     h->host[0] = '\0';
     snprintf(h->clock_source, sizeof(h->clock_source), "perftest cycles");
-    cap = strlen(s->groups) + 512;
+    cap = s->groups_len + 512;
     if (!(extra = malloc(cap)))
         return HS_ERR_NOMEM;
     snprintf(extra, cap, "{\"source\":\"perftest -U\",\"test\":\"%s\",\"latency\":\"as printed: "
              "post-to-post delta / round-trip factor (2 send/write, 1 read/atomic)\","
              "\"timeline\":\"posts back to back, completion = post + latency\",\"groups\":[%s]}",
-             s->test, s->groups);
+             s->test, s->groups ? s->groups : "");
     free(h->extra_json);
     h->extra_json = extra;
     return HS_OK;
@@ -266,6 +322,7 @@ hs_status_t trace_perftest_read(FILE *fp, const char *path, trace_t **out)
     }
 out:
     free(line);
+    free(s.groups);
     trace_free(s.tr);
     return st;
 }
