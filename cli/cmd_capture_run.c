@@ -313,11 +313,17 @@ static void sums_add(sums_t *s, const char *dir, const char *name, const char *r
         return;
     j = cJSON_Parse(text);
     free(text);
-    if (!j || strcmp(jstr(j, "run"), run_id) != 0 || !(nv = realloc(s->v, (s->n + 1) * sizeof(*nv)))) {
-        if (j && strcmp(jstr(j, "run"), run_id) == 0)
-            hs_log_warn("%s: out of memory reading it", path);
-        else if (!j)
-            hs_log_warn("%s: not a capture summary (bad JSON); ignored", path);
+    if (!j) {
+        hs_log_warn("%s: not a capture summary (bad JSON); ignored", path);
+        return;
+    }
+    if (strcmp(jstr(j, "run"), run_id) != 0) {
+        cJSON_Delete(j);
+        return;
+    }
+    nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
+    if (!nv) {
+        hs_log_warn("%s: out of memory reading it; not reported", path);
         cJSON_Delete(j);
         return;
     }
@@ -401,10 +407,12 @@ static void report_run(const char *dir, const char *run_id, int audit)
         if (is_summary_name(e->d_name))
             sums_add(&s, dir, e->d_name, run_id);
     closedir(d);
-    if (s.n == 0)
+    if (s.n == 0) {
         hs_log_warn("capture run: no process opened a verbs device: nothing was captured in "
                     "%s%s", dir, audit ? "" : " (without LD_AUDIT, programs that dlopen "
                     "libibverbs are not seen)");
+        return;
+    }
     qsort(s.v, s.n, sizeof(*s.v), sum_cmp);
     for (i = 0; i < s.n; i++) {
         report_one(dir, s.v[i].j);
