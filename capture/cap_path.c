@@ -80,11 +80,11 @@ hs_status_t cap_ep_create(cap_dev_t *dev, const cap_mem_ops_t *mem,
                           const cap_path_cfg_t cfg[CAP_NPATHS], size_t max_msg,
                           uint64_t timeout_ns, cap_ep_t **out)
 {
-    cap_ep_t *ep = calloc(1, sizeof(*ep));
+    cap_ep_t *ep = max_msg <= SIZE_MAX / 2 ? calloc(1, sizeof(*ep)) : NULL; /* 2*max_msg */
     hs_status_t st;
 
     if (!ep)
-        return HS_ERR_NOMEM;
+        return max_msg <= SIZE_MAX / 2 ? HS_ERR_NOMEM : HS_ERR_INVALID;
     ep->dev = dev;
     ep->mem = mem;
     ep->max_msg = max_msg ? max_msg : 1;
@@ -346,6 +346,12 @@ int cap_wait_expired(const cap_ep_t *ep, cap_wait_t *w)
     return now > w->deadline_ns;
 }
 
+/* One pass of a wait on q: the caller's progress pass when it set one, else q's CQ. */
+static hs_status_t wait_pass(cap_ep_t *ep, cap_qp_t *q)
+{
+    return ep->progress ? ep->progress(ep->progress_arg) : cap_qp_poll(ep, q);
+}
+
 /* Poll until outstanding WRs <= limit. */
 static hs_status_t wait_outstanding(cap_ep_t *ep, cap_qp_t *q, uint64_t limit, const char *what)
 {
@@ -353,7 +359,7 @@ static hs_status_t wait_outstanding(cap_ep_t *ep, cap_qp_t *q, uint64_t limit, c
     hs_status_t st;
 
     while (cap_track_outstanding(&q->track) > limit) {
-        st = cap_qp_poll(ep, q);
+        st = wait_pass(ep, q);
         if (st != HS_OK)
             return st;
         if (cap_wait_expired(ep, &w))
@@ -389,11 +395,13 @@ static hs_status_t post_one(cap_ep_t *ep, cap_qp_t *q, uint64_t off, uint64_t le
         return HS_ERR_CHECK;
     }
     q->last_signaled = sig;
+    q->unsig_run = sig ? 0 : q->unsig_run + 1;
     return HS_OK;
 }
 
-hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
-                            int imm, int *signaled_out)
+/* Post message msg's WRs; sig_last: its last WR is signalled whatever the interval. */
+static hs_status_t post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
+                            int imm, int sig_last, int *signaled_out)
 {
     uint64_t nseg = cap_seg_count(size_bytes, q->cfg.seg_bytes);
     uint64_t off = 0;
@@ -407,7 +415,7 @@ hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t si
         st = wait_outstanding(ep, q, q->cfg.depth - 1, "waiting for a send-queue slot");
         if (st != HS_OK)
             return st;
-        sig = cap_sig_should(q->track.next_seq, q->cfg.signal_every);
+        sig = (sig_last && last) || cap_sig_due(q->unsig_run, q->cfg.signal_every);
         st = post_one(ep, q, off, len, sig, imm && last);
         if (st != HS_OK)
             return st;
@@ -419,13 +427,25 @@ hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t si
     return st;
 }
 
+hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
+                            int imm, int *signaled_out)
+{
+    return post_msg(ep, q, msg, size_bytes, imm, 0, signaled_out);
+}
+
+hs_status_t cap_qp_post_msg_signaled(cap_ep_t *ep, cap_qp_t *q, uint64_t msg,
+                                     uint64_t size_bytes)
+{
+    return post_msg(ep, q, msg, size_bytes, 0, 1, NULL);
+}
+
 hs_status_t cap_qp_wait_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t last_seq)
 {
     cap_wait_t w = {0};
     hs_status_t st;
 
     while (q->track.done_seq <= last_seq) {
-        st = cap_qp_poll(ep, q);
+        st = wait_pass(ep, q);
         if (st != HS_OK)
             return st;
         if (cap_wait_expired(ep, &w))

@@ -24,6 +24,9 @@
 /* Called for each message whose completion the poster has just seen (t_done_ns, CLOCK_
  * MONOTONIC); implicit = its own WR was unsignalled, a later signalled WR covered it. */
 typedef void (*cap_done_fn)(void *arg, uint64_t msg, uint64_t t_done_ns, int implicit);
+/* A caller's progress pass (cap_ep_t.progress): poll every CQ it owns; HS_OK or the first
+ * error a poll saw. */
+typedef hs_status_t (*cap_progress_fn)(void *arg);
 
 typedef struct {
     cap_path_id_t id;
@@ -34,6 +37,7 @@ typedef struct {
     uint32_t psn;
     cap_track_t track;
     int last_signaled;   /* the last posted WR was signalled (drain needs no fence) */
+    uint32_t unsig_run;  /* WRs posted since the last signalled one (the open batch) */
     cap_done_fn on_done;
     void *on_done_arg;
 } cap_qp_t;
@@ -59,6 +63,12 @@ typedef struct {
     uint64_t raddr;          /* peer's landing half */
     uint32_t rkey;
     uint64_t timeout_ns;     /* bound of every wait */
+    /* NULL: a wait on a QP polls that QP's send CQ. Set: every wait in cap_path.c (a send-
+     * queue slot, a message's completion, a drain) calls progress(progress_arg) instead, so
+     * that a caller replaying on both paths sees every completion as soon as it is polled
+     * (cap_replay.c), whichever QP it is waiting on. */
+    cap_progress_fn progress;
+    void *progress_arg;
 } cap_ep_t;
 
 /* Create an endpoint: buffer of 2*max_msg from mem, two QPs configured by cfg (already
@@ -77,6 +87,11 @@ hs_status_t cap_ep_connect(cap_ep_t *ep, const cap_ep_info_t *peer);
  * message's last WR was signalled. */
 hs_status_t cap_qp_post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
                             int imm, int *signaled_out);
+/* As cap_qp_post_msg (no immediate), but the message's last WR is signalled whatever the
+ * signalling interval: a message its poster will wait for (closed loop) is seen complete at
+ * its own completion, not at a later signalled WR's. */
+hs_status_t cap_qp_post_msg_signaled(cap_ep_t *ep, cap_qp_t *q, uint64_t msg,
+                                     uint64_t size_bytes);
 /* After a wait ran out: HS_ERR_CHECK, logged with the ibv_wc_status_str, when a completion
  * in error has arrived or the QP is in the error state (a probe WR shows what it completes
  * with); HS_OK when nothing wrong is visible. */
@@ -86,12 +101,14 @@ hs_status_t cap_qp_check(cap_ep_t *ep, cap_qp_t *q);
  * it does when the peer's QP is gone; else HS_OK, *alive = it completed (the peer's QP still
  * acknowledges). */
 hs_status_t cap_qp_probe(cap_ep_t *ep, cap_qp_t *q, uint64_t bound_ns, int *alive);
-/* Poll q's send CQ once (non-blocking); reports finished messages via q->on_done. */
+/* Poll q's send CQ once (non-blocking); reports finished messages via q->on_done, each
+ * stamped with the clock read when its CQE was polled. */
 hs_status_t cap_qp_poll(cap_ep_t *ep, cap_qp_t *q);
 /* Wait (bounded) until message msg has completed, i.e. until nothing up to it is pending. */
 hs_status_t cap_qp_wait_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t last_seq);
 /* Drain: wait until every WR posted on q has completed (posting a zero-byte signalled
- * WRITE first when the last WR was unsignalled). *drain_ns gets the time it took. */
+ * WRITE first when the last WR was unsignalled). *drain_ns (may be NULL) gets the time it
+ * took. */
 hs_status_t cap_qp_drain(cap_ep_t *ep, cap_qp_t *q, uint64_t *drain_ns);
 
 /* A bounded busy wait that reads the clock only every CAP_WAIT_CHECK_MASK + 1 spins (a

@@ -121,6 +121,11 @@ int cap_sig_should(uint64_t seq, uint32_t signal_every)
     return (seq + 1) % signal_every == 0;
 }
 
+int cap_sig_due(uint32_t unsig_run, uint32_t signal_every)
+{
+    return (uint64_t)unsig_run + 1 >= signal_every;
+}
+
 hs_status_t cap_track_init(cap_track_t *t, size_t capacity)
 {
     t->next_seq = 0;

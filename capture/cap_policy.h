@@ -77,6 +77,11 @@ uint64_t cap_seg_count(uint64_t size_bytes, uint64_t seg_bytes);
 uint64_t cap_seg_len(uint64_t size_bytes, uint64_t seg_bytes, uint64_t i);
 /* Whether the WR with per-QP sequence number seq is signalled (every k-th, k >= 1). */
 int cap_sig_should(uint64_t seq, uint32_t signal_every);
+/* Whether the next WR is signalled when unsig_run WRs were posted since the last signalled
+ * one: the k-th WR of a batch closes it (k = signal_every >= 1), counted from the last
+ * signalled WR, so a WR signalled out of turn (a drain's fence, a message its poster waits
+ * for) starts a new batch, as a forced close does in model/MODEL.md section 3. */
+int cap_sig_due(uint32_t unsig_run, uint32_t signal_every);
 
 /* ---- completion tracking ------------------------------------------------------------- */
 

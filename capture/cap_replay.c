@@ -1,4 +1,12 @@
-/* cap_replay.c - the live replay of one trace under one hint (see cap_replay.h). */
+/* cap_replay.c - the live replay of one trace under one hint (see cap_replay.h; the rules it
+ * follows are model/MODEL.md's section "Live replay").
+ *
+ * One loop: route the message, drain the old path on a switch, wait for the post time,
+ * post, and in closed loop wait for the message. Every wait is a progress loop: it polls
+ * the send CQs of both paths (the endpoint's progress hook makes cap_path.c's slot, drain
+ * and completion waits do the same), so a completion is stamped at the first poll that can
+ * see it instead of when the replay next happens to look at that path.
+ */
 #include "capture/cap_replay.h"
 
 #include <math.h>
@@ -6,20 +14,147 @@
 
 #include "common/hs_util.h"
 
+/* ---- a log-linear histogram of durations (ns) ----------------------------------------- */
+
+#define HIST_SUB_BITS 5u
+#define HIST_SUB (1u << HIST_SUB_BITS)
+#define HIST_BINS (HIST_SUB * (64u - HIST_SUB_BITS + 1u))
+/* The most passes between two clock reads while waiting for a post time. */
+#define REPLAY_MAX_PASSES 256u
+
 typedef struct {
-    float *lat_us;
-    const uint64_t *sched_ns;
-    uint64_t last_done_ns;
-} replay_ctx_t;
+    uint64_t n, max_ns;
+    uint32_t bin[HIST_BINS];
+} ns_hist_t;
+
+static unsigned hist_bin(uint64_t v)
+{
+    unsigned e;
+
+    if (v < HIST_SUB)
+        return (unsigned)v;
+    e = 63u - (unsigned)__builtin_clzll(v); /* >= HIST_SUB_BITS */
+    return (e - HIST_SUB_BITS + 1u) * HIST_SUB +
+           (unsigned)((v >> (e - HIST_SUB_BITS)) - HIST_SUB);
+}
+
+/* The middle of bin b's range of values. */
+static double hist_value(unsigned b)
+{
+    unsigned e, sub;
+
+    if (b < HIST_SUB)
+        return b;
+    e = b / HIST_SUB + HIST_SUB_BITS - 1u;
+    sub = b % HIST_SUB;
+    return ldexp((double)(HIST_SUB + sub) + 0.5, (int)(e - HIST_SUB_BITS));
+}
+
+static void hist_add(ns_hist_t *h, uint64_t v)
+{
+    h->bin[hist_bin(v)]++;
+    h->n++;
+    if (v > h->max_ns)
+        h->max_ns = v;
+}
+
+/* Nearest-rank percentile q in (0, 1], in us (0 when empty); never above the max. */
+static double hist_pctl_us(const ns_hist_t *h, double q)
+{
+    uint64_t rank = (uint64_t)ceil(q * (double)h->n), seen = 0;
+
+    if (h->n == 0)
+        return 0;
+    if (rank == 0)
+        rank = 1;
+    for (unsigned b = 0; b < HIST_BINS; b++) {
+        seen += h->bin[b];
+        if (seen >= rank)
+            return fmin(hist_value(b), (double)h->max_ns) / 1e3;
+    }
+    return (double)h->max_ns / 1e3;
+}
+
+/* ---- the replay ------------------------------------------------------------------------- */
+
+typedef struct {
+    cap_conn_t *c;
+    const cap_replay_opts_t *o;
+    pred_raw_t *raw;
+    uint64_t *sched_ns;       /* per message: when it was due */
+    uint64_t *post_ns;        /* per message: when its post began */
+    uint64_t t_done_last_ns;  /* the latest completion stamped */
+    uint64_t clock_ns;        /* the replay's last clock read (0: none yet) */
+    uint64_t passes;          /* progress passes since then */
+    uint64_t pass_ns;         /* the mean pass of the last interval (>= 1) */
+    uint64_t polls;
+    ns_hist_t gap, late, service;
+} replay_t;
 
 static void replay_done(void *arg, uint64_t msg, uint64_t t_done_ns, int implicit)
 {
-    replay_ctx_t *r = arg;
+    replay_t *r = arg;
 
     (void)implicit;
-    r->lat_us[msg] = (float)((double)(t_done_ns - r->sched_ns[msg]) / 1e3);
-    if (t_done_ns > r->last_done_ns)
-        r->last_done_ns = t_done_ns;
+    r->raw->lat_us[msg] = (float)((double)(t_done_ns - r->sched_ns[msg]) / 1e3);
+    hist_add(&r->service, t_done_ns - r->post_ns[msg]);
+    if (t_done_ns > r->t_done_last_ns)
+        r->t_done_last_ns = t_done_ns;
+}
+
+/* One progress pass: both paths' send CQs, completions stamped as they are polled. No
+ * clock read unless a completion is there: in an emulated guest a clock read can be a
+ * device access that stalls the other vCPUs (the soft-RoCE VM's HPET), so the device would
+ * measure the replay's clock. */
+static hs_status_t progress(void *arg)
+{
+    replay_t *r = arg;
+    hs_status_t st = HS_OK;
+
+    r->passes++;
+    r->polls++;
+    for (int p = 0; st == HS_OK && p < CAP_NPATHS; p++)
+        st = cap_qp_poll(r->c->ep, &r->c->ep->qp[p]);
+    return st;
+}
+
+/* The replay's clock read: the interval since the previous one, over the passes in it, is
+ * one sample of the time between polls (and the pass estimate of wait_until). */
+static uint64_t replay_clock(replay_t *r)
+{
+    uint64_t now = hs_now_ns();
+
+    if (r->clock_ns != 0 && r->passes == 0)
+        return now; /* no poll since: the interval goes on */
+    if (r->clock_ns != 0) {
+        r->pass_ns = (now - r->clock_ns) / r->passes;
+        if (r->pass_ns == 0)
+            r->pass_ns = 1;
+        hist_add(&r->gap, r->pass_ns);
+    }
+    r->clock_ns = now;
+    r->passes = 0;
+    return now;
+}
+
+/* Progress until t_ns (the post time), at least one pass. The clock is read after a batch
+ * of passes sized to end about half-way to t_ns (from the last mean pass), so a long wait
+ * reads it a few times per halving and the last passes before t_ns read it every pass. */
+static hs_status_t wait_until(replay_t *r, uint64_t t_ns)
+{
+    uint64_t now;
+    hs_status_t st = progress(r);
+
+    for (now = replay_clock(r); st == HS_OK && now < t_ns; now = replay_clock(r)) {
+        uint64_t n = (t_ns - now) / (2 * r->pass_ns);
+        if (n < 1)
+            n = 1;
+        if (n > REPLAY_MAX_PASSES)
+            n = REPLAY_MAX_PASSES;
+        for (uint64_t k = 0; st == HS_OK && k < n; k++)
+            st = progress(r);
+    }
+    return st;
 }
 
 static uint64_t think_ns(const trace_t *tr, size_t i)
@@ -35,74 +170,169 @@ static uint64_t think_ns(const trace_t *tr, size_t i)
     return b->t_post_ns - a->t_done_ns;
 }
 
-static void spin_until(uint64_t t_ns)
+/* Message i's scheduled time: open, the trace's post time from t0; closed, the previous
+ * message's completion (the poster has seen it: the replay waited for it) plus think. */
+static uint64_t schedule(replay_t *r, size_t i, uint64_t t0)
 {
-    while (hs_now_ns() < t_ns)
-        ;
+    const trace_t *tr = r->o->tr;
+
+    if (r->o->mode == PRED_OPEN)
+        return t0 + (tr->recs[i].t_post_ns - tr->recs[0].t_post_ns);
+    return (i == 0 ? replay_clock(r) : r->t_done_last_ns) + think_ns(tr, i);
 }
 
-/* Post message i per mode; closed loop waits for it where its path signals. */
-static hs_status_t replay_one(cap_conn_t *c, const trace_t *tr, size_t i, cap_path_id_t path,
-                              pred_mode_t mode, uint64_t t0, uint64_t *sched, pred_raw_t *raw)
+/* Post message i on path at its time; closed loop waits until it is seen complete (its last
+ * WR signalled, so it is seen at its own completion). */
+static hs_status_t replay_one(replay_t *r, size_t i, cap_path_id_t path, uint64_t t0)
 {
-    cap_qp_t *q = &c->ep->qp[path];
-    int sig = 0;
+    cap_ep_t *ep = r->c->ep;
+    cap_qp_t *q = &ep->qp[path];
+    uint64_t size = r->o->tr->recs[i].size_bytes;
     hs_status_t st;
 
-    if (mode == PRED_OPEN)
-        sched[i] = t0 + (tr->recs[i].t_post_ns - tr->recs[0].t_post_ns);
-    else
-        sched[i] = hs_now_ns() + think_ns(tr, i);
-    spin_until(sched[i]);
-    if (cap_track_outstanding(&q->track) + cap_seg_count(tr->recs[i].size_bytes,
-                                                         q->cfg.seg_bytes) > q->cfg.depth)
-        raw->sq_full_stalls++;
-    raw->path[i] = path == CAP_PATH_LL ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
-    st = cap_qp_post_msg(c->ep, q, i, tr->recs[i].size_bytes, 0, &sig);
-    if (st == HS_OK && mode == PRED_CLOSED && sig)
-        st = cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
-    return st;
+    r->sched_ns[i] = schedule(r, i, t0);
+    st = wait_until(r, r->sched_ns[i]);
+    if (st != HS_OK)
+        return st;
+    /* the clock read that ended the wait is when the post starts */
+    r->post_ns[i] = r->clock_ns > r->sched_ns[i] ? r->clock_ns : r->sched_ns[i];
+    hist_add(&r->late, r->post_ns[i] - r->sched_ns[i]);
+    if (cap_track_outstanding(&q->track) + cap_seg_count(size, q->cfg.seg_bytes) > q->cfg.depth)
+        r->raw->sq_full_stalls++;
+    r->raw->path[i] = path == CAP_PATH_LL ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
+    if (r->o->mode == PRED_OPEN)
+        return cap_qp_post_msg(ep, q, i, size, 0, NULL);
+    st = cap_qp_post_msg_signaled(ep, q, i, size);
+    return st == HS_OK ? cap_qp_wait_msg(ep, q, q->track.next_seq - 1) : st;
 }
 
-hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t *raw)
+static hs_status_t replay_all(replay_t *r)
 {
-    const trace_t *tr = o->tr;
-    uint64_t hint = o->hint, hysteresis = o->hysteresis;
-    pred_mode_t mode = o->mode;
-    uint64_t *sched = calloc(tr->n, sizeof(*sched)), t0, drain_ns = 0;
-    replay_ctx_t rc = {raw->lat_us, sched, 0};
+    const trace_t *tr = r->o->tr;
+    cap_ep_t *ep = r->c->ep;
+    uint64_t t0, drain_ns = 0;
     cap_route_t route;
     int sw, started = 0;
     cap_path_id_t prev = CAP_PATH_BW;
-    hs_status_t st = sched ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = HS_OK;
 
-    for (size_t i = 0; i < tr->n; i++)
-        raw->lat_us[i] = NAN;
-    for (int p = 0; p < CAP_NPATHS; p++) {
-        c->ep->qp[p].on_done = replay_done;
-        c->ep->qp[p].on_done_arg = &rc;
-    }
-    cap_route_init(&route, hint, hysteresis);
+    cap_route_init(&route, r->o->hint, r->o->hysteresis);
     t0 = hs_now_ns() + 1000;
     for (size_t i = 0; st == HS_OK && i < tr->n; i++) {
         cap_path_id_t path = cap_route_next(&route, tr->recs[i].size_bytes, &sw);
         if (started && path != prev) {
-            st = cap_qp_drain(c->ep, &c->ep->qp[prev], &drain_ns);
-            raw->switches++;
-            raw->drain_us_total += (double)drain_ns / 1e3;
+            st = cap_qp_drain(ep, &ep->qp[prev], &drain_ns);
+            r->raw->switches++;
+            r->raw->drain_us_total += (double)drain_ns / 1e3;
         }
         started = 1;
         prev = path;
         if (st == HS_OK)
-            st = replay_one(c, tr, i, path, mode, t0, sched, raw);
+            st = replay_one(r, i, path, t0);
     }
     for (int p = 0; st == HS_OK && p < CAP_NPATHS; p++)
-        st = cap_qp_drain(c->ep, &c->ep->qp[p], NULL);
-    raw->t_first_post_us = 0;
-    raw->t_last_done_us = rc.last_done_ns > t0 ? (double)(rc.last_done_ns - t0) / 1e3 : 0;
-    for (int p = 0; p < CAP_NPATHS; p++)
-        c->ep->qp[p].on_done = NULL;
-    free(sched);
+        st = cap_qp_drain(ep, &ep->qp[p], NULL);
+    r->raw->t_first_post_us = 0;
+    r->raw->t_last_done_us = r->t_done_last_ns > t0 ?
+                             (double)(r->t_done_last_ns - t0) / 1e3 : 0;
     return st;
 }
 
+static void overhead_fill(const replay_t *r, cap_replay_overhead_t *ov)
+{
+    ov->polls = r->polls;
+    ov->poll_gap_p50_us = hist_pctl_us(&r->gap, 0.50);
+    ov->poll_gap_p99_us = hist_pctl_us(&r->gap, 0.99);
+    ov->poll_gap_max_us = (double)r->gap.max_ns / 1e3;
+    ov->posts = r->late.n;
+    ov->post_late_p50_us = hist_pctl_us(&r->late, 0.50);
+    ov->post_late_p99_us = hist_pctl_us(&r->late, 0.99);
+    ov->post_late_max_us = (double)r->late.max_ns / 1e3;
+    ov->post_to_completion_p50_us = hist_pctl_us(&r->service, 0.50);
+    ov->post_to_completion_p99_us = hist_pctl_us(&r->service, 0.99);
+    ov->post_to_completion_max_us = (double)r->service.max_ns / 1e3;
+}
+
+hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t *raw)
+{
+    replay_t *r = calloc(1, sizeof(*r));
+    cap_ep_t *ep = c->ep;
+    hs_status_t st = HS_ERR_NOMEM;
+
+    if (!r)
+        return st;
+    *r = (replay_t){.c = c, .o = o, .raw = raw, .pass_ns = 1000,
+                    .sched_ns = calloc(o->tr->n, sizeof(uint64_t)),
+                    .post_ns = calloc(o->tr->n, sizeof(uint64_t))};
+    if (!r->sched_ns || !r->post_ns)
+        goto free_times;
+    for (size_t i = 0; i < o->tr->n; i++)
+        raw->lat_us[i] = NAN;
+    for (int p = 0; p < CAP_NPATHS; p++) {
+        ep->qp[p].on_done = replay_done;
+        ep->qp[p].on_done_arg = r;
+    }
+    ep->progress = progress;
+    ep->progress_arg = r;
+    st = replay_all(r);
+    ep->progress = NULL;
+    ep->progress_arg = NULL;
+    for (int p = 0; p < CAP_NPATHS; p++)
+        ep->qp[p].on_done = NULL;
+    if (st == HS_OK && o->overhead)
+        overhead_fill(r, o->overhead);
+free_times:
+    free(r->sched_ns);
+    free(r->post_ns);
+    free(r);
+    return st;
+}
+
+void cap_replay_overhead_merge(cap_replay_overhead_t *acc, const cap_replay_overhead_t *run)
+{
+    acc->polls += run->polls;
+    acc->poll_gap_p50_us = fmax(acc->poll_gap_p50_us, run->poll_gap_p50_us);
+    acc->poll_gap_p99_us = fmax(acc->poll_gap_p99_us, run->poll_gap_p99_us);
+    acc->poll_gap_max_us = fmax(acc->poll_gap_max_us, run->poll_gap_max_us);
+    acc->posts += run->posts;
+    acc->post_late_p50_us = fmax(acc->post_late_p50_us, run->post_late_p50_us);
+    acc->post_late_p99_us = fmax(acc->post_late_p99_us, run->post_late_p99_us);
+    acc->post_late_max_us = fmax(acc->post_late_max_us, run->post_late_max_us);
+    acc->post_to_completion_p50_us = fmax(acc->post_to_completion_p50_us,
+                                          run->post_to_completion_p50_us);
+    acc->post_to_completion_p99_us = fmax(acc->post_to_completion_p99_us,
+                                          run->post_to_completion_p99_us);
+    acc->post_to_completion_max_us = fmax(acc->post_to_completion_max_us,
+                                          run->post_to_completion_max_us);
+}
+
+static cJSON *triple_json(double p50, double p99, double max)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    if (!j)
+        return NULL;
+    cJSON_AddNumberToObject(j, "p50", p50);
+    cJSON_AddNumberToObject(j, "p99", p99);
+    cJSON_AddNumberToObject(j, "max", max);
+    return j;
+}
+
+cJSON *cap_replay_overhead_json(const cap_replay_overhead_t *ov)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    if (!j)
+        return NULL;
+    cJSON_AddNumberToObject(j, "polls", (double)ov->polls);
+    cJSON_AddItemToObject(j, "poll_gap_us", triple_json(ov->poll_gap_p50_us,
+                                                        ov->poll_gap_p99_us, ov->poll_gap_max_us));
+    cJSON_AddNumberToObject(j, "posts", (double)ov->posts);
+    cJSON_AddItemToObject(j, "post_late_us", triple_json(ov->post_late_p50_us,
+                                                         ov->post_late_p99_us,
+                                                         ov->post_late_max_us));
+    cJSON_AddItemToObject(j, "post_to_completion_us",
+                          triple_json(ov->post_to_completion_p50_us, ov->post_to_completion_p99_us,
+                                      ov->post_to_completion_max_us));
+    return j;
+}

@@ -26,6 +26,7 @@ typedef struct {
     double *meas_obj;        /* per round */
     pred_result_t *meas;     /* per round (released after the summary) */
     double meas_median, meas_spread;
+    cap_replay_overhead_t overhead; /* the live replay's own cost, the worst of its rounds */
 } cand_t;
 
 typedef struct {
@@ -47,6 +48,7 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
     const cap_validate_opts_t *o = v->o;
     pred_opts_t po = {.mode = o->mode, .flows = 1};
     pred_raw_t raw;
+    cap_replay_overhead_t ov = {0};
     cap_conn_t *c = NULL;
     hs_status_t st;
 
@@ -58,7 +60,9 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
     if (st == HS_OK)
         st = cap_replay_run(c, &(cap_replay_opts_t){.tr = v->tr, .hint = cd->hint,
                                               .hysteresis = (uint64_t)v->live.prof->switch_hysteresis,
-                                              .mode = o->mode}, &raw);
+                                              .mode = o->mode, .overhead = &ov}, &raw);
+    if (st == HS_OK)
+        cap_replay_overhead_merge(&cd->overhead, &ov);
     if (c)
         cap_conn_close(c, more && st == HS_OK);
     if (st == HS_OK)
@@ -307,6 +311,7 @@ static cJSON *cand_json(const vctx_t *v, size_t k)
     rounds = cJSON_AddArrayToObject(m, "objective_rounds");
     for (uint64_t r = 0; r < v->o->repeat; r++)
         cJSON_AddItemToArray(rounds, cJSON_CreateNumber(fabs(cd->meas_obj[r])));
+    cJSON_AddItemToObject(m, "replay_overhead", cap_replay_overhead_json(&cd->overhead));
     cJSON_AddItemToObject(j, "measured", m);
     return j;
 }

@@ -153,6 +153,26 @@ static void test_signalling(void **state)
     assert_true(cap_sig_should(0, 1));
 }
 
+/* Counted from the last signalled WR: a WR signalled out of turn (a drain's fence, a message
+ * the poster waits for) starts a new batch of signal_every WRs, as a forced close does in
+ * the model (MODEL.md section 3). */
+static void test_signalling_batch(void **state)
+{
+    uint32_t run = 0;
+    int sig[40];
+    (void)state;
+    for (int w = 0; w < 40; w++) {
+        sig[w] = cap_sig_due(run, 16) || w == 5; /* WR 5 signalled out of turn */
+        run = sig[w] ? 0 : run + 1;
+    }
+    for (int w = 0; w < 40; w++) /* 5, then 16 WRs later: 21 and 37; not 15 and 31 */
+        assert_int_equal(sig[w], w == 5 || w == 21 || w == 37);
+    assert_true(cap_sig_due(0, 1));
+    assert_true(cap_sig_due(0, 0));
+    assert_false(cap_sig_due(14, 16));
+    assert_true(cap_sig_due(15, 16));
+}
+
 static void test_track(void **state)
 {
     cap_track_t t;
@@ -217,7 +237,8 @@ int main(void)
         cmocka_unit_test(test_route_class),     cmocka_unit_test(test_route_switch_immediate),
         cmocka_unit_test(test_route_hysteresis), cmocka_unit_test(test_cfg_from_profile),
         cmocka_unit_test(test_cfg_limits),       cmocka_unit_test(test_segments),
-        cmocka_unit_test(test_signalling),       cmocka_unit_test(test_track),
+        cmocka_unit_test(test_signalling),       cmocka_unit_test(test_signalling_batch),
+        cmocka_unit_test(test_track),
         cmocka_unit_test(test_wait_expired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

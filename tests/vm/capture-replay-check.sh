@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# capture-replay-check.sh OUTDIR - on the host, after capture-replay.sh: per round, validate's
+# latency of the 64 B messages over capture bench's latency of the same message on the same
+# path in the same boot, for the sparse open-loop trace on LL and the closed-loop ping-pong
+# on BW. Like with like: the bench counts from when a post begins to when its completion is
+# polled (post_to_completion), and so does validate's replay_overhead.post_to_completion_us;
+# validate's measured latency counts from the trace's post time instead, which adds how
+# late the post began (replay_overhead.post_late_us: printed, not asserted, since the
+# guest's vCPUs are descheduled for milliseconds when the host is loaded). The median of
+# the rounds' ratios must be within 25% of 1 for each; a replay that stamps completions
+# late (open loop: only when the send queue is full; closed loop: at the next signalled WR,
+# up to 15 messages later) is off by an order of magnitude.
+set -euo pipefail
+out=$1
+fail() { echo "capture-replay-check: FAIL: $*"; exit 1; }
+# num FILE OBJ KEY: the first numeric "KEY" after the first "OBJ":{ in FILE
+num() {
+    tr -d ' \t\n\r' <"$1" | grep -o "\"$2\":{.*" | head -1 |
+        grep -o -E "\"$3\":-?[0-9.eE+-]+" | head -1 | sed 's/.*://'
+}
+positive() { awk -v x="$1" 'BEGIN {exit !(x + 0 > 0)}'; }
+
+ROUNDS=5
+# ratios NAME BENCH VALIDATE: prints each round's figures; the median ratio goes to $med
+ratios() {
+    local name=$1 r b v bp vp mp lp ratios=""
+    for r in $(seq 1 $ROUNDS); do
+        b=$out/$2_$r.json v=$out/$3_$r.json
+        [ -s "$b" ] && [ -s "$v" ] || fail "$b or $v missing"
+        bp=$(num "$b" post_to_completion p50_us)
+        vp=$(num "$v" post_to_completion_us p50)
+        mp=$(num "$v" measured p50_us)
+        lp=$(num "$v" post_late_us p50)
+        for x in "$bp" "$vp" "$mp"; do
+            positive "$x" || fail "$name, round $r: a p50 missing or not positive in $b / $v"
+        done
+        [ -n "$lp" ] || fail "$name, round $r: no post_late_us in $v"
+        q=$(awk -v v="$vp" -v b="$bp" 'BEGIN {printf "%.3f", v / b}')
+        ratios="$ratios $q"
+        echo "capture-replay-check: $name, round $r: post to completion p50: validate $vp us," \
+            "bench $bp us, ratio $q (validate's measured p50 $mp us, posts late p50 $lp us)"
+    done
+    med=$(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
+    echo "capture-replay-check: $name: median ratio $med"
+}
+
+check() { # check NAME BENCH VALIDATE
+    ratios "$@"
+    awk -v m="$med" 'BEGIN {exit !(m >= 0.75 && m <= 1.25)}' ||
+        fail "$1: validate's p50 is $med x the bench's for the same message and path" \
+            "(goal 0.75-1.25)"
+}
+
+check "64 B every 500 us on LL, open loop" bench_ll sparse_ll
+check "64 B ping-pong on BW, closed loop, 1 WR in 16 signalled" bench_bw pingpong_bw
+# for the record (not asserted): the device after 5 ms of idle
+ratios "64 B every 5 ms on LL, open loop (not checked)" bench_ll sparse5ms_ll
+
+# every measured candidate reports the replay's own overhead, with its figures
+for f in "$out"/sparse_ll_*.json "$out"/sparse5ms_ll_*.json "$out"/pingpong_bw_*.json; do
+    for o in poll_gap_us post_late_us post_to_completion_us; do
+        for k in p50 p99 max; do
+            [ -n "$(num "$f" "$o" "$k")" ] || fail "$f: replay_overhead lacks $o.$k"
+        done
+    done
+    posts=$(num "$f" replay_overhead posts)
+    polls=$(num "$f" replay_overhead polls)
+    [ "$posts" = 300 ] || fail "$f: replay_overhead.posts is $posts, expected 300"
+    awk -v p="$polls" 'BEGIN {exit !(p >= 300)}' || fail "$f: replay_overhead.polls is $polls"
+    echo "capture-replay-check: $(basename "$f"): $polls polls, between two: p50" \
+        "$(num "$f" poll_gap_us p50) p99 $(num "$f" poll_gap_us p99) max" \
+        "$(num "$f" poll_gap_us max) us; posts late p50 $(num "$f" post_late_us p50)" \
+        "p99 $(num "$f" post_late_us p99) us"
+done
+echo "capture-replay-check: PASS"
