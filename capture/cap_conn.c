@@ -2,7 +2,6 @@
 #include "capture/cap_conn.h"
 
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,13 +16,11 @@
 #include <x86intrin.h>
 #endif
 
+#include "capture/cap_proto.h"
 #include "common/hs_util.h"
 
-#define CAP_MAGIC 0x6873636170310000ULL /* "hscap1" */
 #define CAP_INITIAL_RECVS 128
 #define CAP_PROBE_NS 3000000000ULL /* a dead peer fails a write after ~0.5 s (retry_cnt 7) */
-
-enum { CMD_PINGPONG = 1, CMD_END = 2 };
 
 /* ---- bounded socket I/O ------------------------------------------------------------ */
 
@@ -81,80 +78,116 @@ static hs_status_t xfer(int fd, void *buf, size_t len, int sending, uint64_t tim
     return HS_OK;
 }
 
-/* Messages are arrays of uint64_t, big-endian on the wire. gone: as xfer's. */
-static hs_status_t send_u64s_gone(int fd, const uint64_t *v, size_t n, uint64_t timeout_ns,
-                                  int *gone)
+/* One message of len bytes each way (cap_proto.h packs and parses them). */
+static hs_status_t send_msg(int fd, const uint8_t *buf, size_t len, uint64_t timeout_ns)
 {
-    uint64_t w[16];
-
-    for (size_t i = 0; i < n; i++)
-        w[i] = htobe64(v[i]);
-    return xfer(fd, w, n * sizeof(uint64_t), 1, timeout_ns, gone);
+    return xfer(fd, (void *)buf, len, 1, timeout_ns, NULL);
 }
 
-static hs_status_t recv_u64s_gone(int fd, uint64_t *v, size_t n, uint64_t timeout_ns, int *gone)
+static hs_status_t recv_msg(int fd, uint8_t *buf, size_t len, uint64_t timeout_ns)
 {
-    hs_status_t st = xfer(fd, v, n * sizeof(uint64_t), 0, timeout_ns, gone);
-
-    for (size_t i = 0; st == HS_OK && i < n; i++)
-        v[i] = be64toh(v[i]);
-    return st;
+    return xfer(fd, buf, len, 0, timeout_ns, NULL);
 }
 
-static hs_status_t send_u64s(int fd, const uint64_t *v, size_t n, uint64_t timeout_ns)
+/* What a parser made of a message from the peer: HS_OK, or the refusal logged. */
+static hs_status_t parsed(cap_parse_t r, const char *err)
 {
-    return send_u64s_gone(fd, v, n, timeout_ns, NULL);
+    if (r == CAP_PARSE_OK)
+        return HS_OK;
+    hs_log_error("the peer sent a message out of bounds, %s", err);
+    return HS_ERR_CHECK;
 }
 
-static hs_status_t recv_u64s(int fd, uint64_t *v, size_t n, uint64_t timeout_ns)
+static void info_to_wire(const cap_ep_info_t *in, cap_wire_info_t *w)
 {
-    return recv_u64s_gone(fd, v, n, timeout_ns, NULL);
+    memset(w, 0, sizeof(*w));
+    for (int i = 0; i < CAP_NPATHS; i++) {
+        w->qpn[i] = in->qpn[i];
+        w->psn[i] = in->psn[i];
+    }
+    memcpy(w->gid, in->gid, 16);
+    w->lid = in->lid;
+    w->addr = in->addr;
+    w->rkey = in->rkey;
 }
 
-static void info_pack(const cap_ep_info_t *in, uint64_t v[9])
-{
-    v[0] = in->qpn[0];
-    v[1] = in->qpn[1];
-    v[2] = in->psn[0];
-    v[3] = in->psn[1];
-    memcpy(&v[4], in->gid, 16);
-    v[6] = in->lid;
-    v[7] = in->addr;
-    v[8] = in->rkey;
-}
-
-static void info_unpack(const uint64_t v[9], cap_ep_info_t *out)
+static void info_from_wire(const cap_wire_info_t *w, cap_ep_info_t *out)
 {
     memset(out, 0, sizeof(*out));
-    out->qpn[0] = (uint32_t)v[0];
-    out->qpn[1] = (uint32_t)v[1];
-    out->psn[0] = (uint32_t)v[2];
-    out->psn[1] = (uint32_t)v[3];
-    memcpy(out->gid, &v[4], 16);
-    out->lid = (uint16_t)v[6];
-    out->addr = v[7];
-    out->rkey = (uint32_t)v[8];
+    for (int i = 0; i < CAP_NPATHS; i++) {
+        out->qpn[i] = w->qpn[i];
+        out->psn[i] = w->psn[i];
+    }
+    memcpy(out->gid, w->gid, 16);
+    out->lid = w->lid;
+    out->addr = w->addr;
+    out->rkey = w->rkey;
+}
+
+/* The address of sa as text ("" if it cannot be had). */
+static void sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+    const void *a = NULL;
+
+    buf[0] = '\0';
+    if (ss->ss_family == AF_INET)
+        a = &((const struct sockaddr_in *)ss)->sin_addr;
+    else if (ss->ss_family == AF_INET6)
+        a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+    if (!a || !inet_ntop(ss->ss_family, a, buf, (socklen_t)len))
+        buf[0] = '\0';
+}
+
+/* The address of the TCP peer on fd, as text ("" if it cannot be had). */
+static void peer_address(int fd, char *buf, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+
+    buf[0] = '\0';
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+        sockaddr_text(&ss, buf, len);
 }
 
 /* ---- sockets --------------------------------------------------------------------------- */
 
-hs_status_t cap_conn_listen(uint16_t port, int *fd_out)
+/* A socket listening on ai, or -errno. */
+static int listen_one(const struct addrinfo *ai)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-                             .sin_addr.s_addr = htonl(INADDR_ANY)};
-    int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1, err, fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
 
-    if (lfd < 0) {
-        hs_log_error("socket: %s", strerror(errno));
-        return HS_ERR_ENV;
+    if (fd < 0)
+        return -errno;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 8) == 0)
+        return fd;
+    err = errno;
+    close(fd);
+    return -err;
+}
+
+hs_status_t cap_conn_listen(const char *addr, uint16_t port, int *fd_out)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    char svc[16];
+    int fd = -EADDRNOTAVAIL, rc;
+
+    snprintf(svc, sizeof(svc), "%u", port);
+    rc = getaddrinfo(addr, svc, &hints, &res);
+    if (rc != 0) {
+        hs_log_error("--bind %s: %s", addr, gai_strerror(rc));
+        return HS_ERR_INVALID;
     }
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 4) != 0) {
-        hs_log_error("cannot listen on TCP port %u: %s", port, strerror(errno));
-        close(lfd);
+    for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+        fd = listen_one(ai);
+    freeaddrinfo(res);
+    if (fd < 0) {
+        hs_log_error("cannot listen on TCP port %u of %s: %s", port, addr, strerror(-fd));
         return HS_ERR_CHECK;
     }
-    *fd_out = lfd;
+    *fd_out = fd;
     return HS_OK;
 }
 
@@ -199,22 +232,259 @@ hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd
     return HS_OK;
 }
 
-static int try_connect(const struct addrinfo *ai)
-{
-    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+/* ---- the server's wait for its client --------------------------------------------------
+ * Every connection that arrives is held (CAP_PENDING_MAX at once) until its hello is complete
+ * or wrong, so that a stray one (a port scan, a wrong token, garbage, a peer that connects and
+ * closes or says nothing) is refused and logged while the server goes on waiting for its
+ * client, and none of them holds up the others. */
 
-    if (fd < 0)
-        return -1;
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-        return fd;
+#define CAP_PENDING_MAX 8
+
+typedef struct {
+    int fd;
+    uint64_t t0_ns;
+    size_t got;
+    uint8_t buf[CAP_HELLO_LEN];
+    char addr[64];
+} pending_t;
+
+typedef struct {
+    const cap_accept_opts_t *o;
+    pending_t p[CAP_PENDING_MAX];
+    int n;
+    unsigned refused;
+    int done;                    /* the wait is over: the rest are closed */
+    char last[CAP_ERR_LEN + 80]; /* the last refusal, for the timeout's message */
+} acceptor_t;
+
+/* Close fd after reading what it has sent (a close with unread bytes would reset the
+ * connection, and the peer could lose the refusal before reading it). */
+static void drain_close(int fd)
+{
+    uint8_t junk[512];
+
+    for (int i = 0; i < 8 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+        ;
+    shutdown(fd, SHUT_WR);
     close(fd);
+}
+
+/* Refuse connection i: log why, answer with status (when it is a reply's), close it. */
+static void pending_refuse(acceptor_t *a, int i, int status, const char *why)
+{
+    pending_t *p = &a->p[i];
+
+    if (status >= 0) { /* best effort: the peer may be gone, and a refusal must not block */
+        uint8_t r[CAP_REPLY_LEN];
+        cap_reply_pack(&(cap_reply_t){CAP_PROTO_VERSION, (cap_reply_status_t)status, 0}, r);
+        (void)send(p->fd, r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+    hs_log_warn("refused a connection from %s: %s%s", p->addr[0] ? p->addr : "?", why,
+                a->done ? "" : "; still waiting for the client");
+    a->refused++;
+    snprintf(a->last, sizeof(a->last), "from %s: %s", p->addr[0] ? p->addr : "?", why);
+    drain_close(p->fd);
+    a->p[i] = a->p[--a->n]; /* the caller walks the table downwards */
+}
+
+/* 2 x max_msg is what the server registers: no more than half this machine's memory. */
+static int fits_memory(uint64_t max_msg)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && psz > 0 ? (double)pages * (double)psz : 0;
+
+    return phys <= 0 || 2.0 * (double)max_msg <= phys / 2;
+}
+
+/* What a refused hello is answered with: a wrong token or version is said; so is a field
+ * out of bounds, to a peer that gave the token; garbage gets nothing (-1). */
+static int refusal_status(cap_parse_t r, const pending_t *p, const uint8_t *token)
+{
+    if (r == CAP_PARSE_TOKEN)
+        return CAP_REPLY_TOKEN;
+    if (r == CAP_PARSE_VERSION)
+        return CAP_REPLY_VERSION;
+    if (p->got == CAP_HELLO_LEN && cap_token_equal(p->buf + CAP_HELLO_TOKEN_OFF, token))
+        return CAP_REPLY_FIELD;
+    return -1;
+}
+
+/* Judge the bytes of connection i so far: 1 = its hello is accepted (in *h), 0 = wait for
+ * more, -1 = refused (removed from the table). */
+static int pending_judge(acceptor_t *a, int i, cap_hello_t *h)
+{
+    pending_t *p = &a->p[i];
+    char err[CAP_ERR_LEN], why[CAP_ERR_LEN + 64];
+    cap_parse_t r = cap_hello_parse(p->buf, p->got, a->o->token, h, err, sizeof(err));
+
+    if (r == CAP_PARSE_MORE)
+        return 0;
+    if (r == CAP_PARSE_OK && !fits_memory(h->max_msg)) {
+        snprintf(why, sizeof(why), "hello: max_msg %llu needs 2 x max_msg of registered "
+                 "buffers, more than half this machine's memory",
+                 (unsigned long long)h->max_msg);
+        pending_refuse(a, i, CAP_REPLY_FIELD, why);
+        return -1;
+    }
+    if (r == CAP_PARSE_OK)
+        return 1;
+    pending_refuse(a, i, refusal_status(r, p, a->o->token), err);
+    return -1;
+}
+
+/* Read what connection i has sent: as pending_judge, and -1 when it closed or failed. */
+static int pending_read(acceptor_t *a, int i, cap_hello_t *h)
+{
+    pending_t *p = &a->p[i];
+    ssize_t n = recv(p->fd, p->buf + p->got, sizeof(p->buf) - p->got, MSG_DONTWAIT);
+    char why[96];
+
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (n <= 0) {
+        snprintf(why, sizeof(why), "it %s after %zu of the hello's %d bytes",
+                 n == 0 ? "closed the connection" : strerror(errno), p->got, CAP_HELLO_LEN);
+        pending_refuse(a, i, -1, why);
+        return -1;
+    }
+    p->got += (size_t)n;
+    return pending_judge(a, i, h);
+}
+
+/* Take one connection from the listening socket into the table (the oldest one out when it
+ * is full). */
+static void pending_add(acceptor_t *a)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int fd = accept(a->o->lfd, (struct sockaddr *)&ss, &sl);
+    pending_t *p;
+
+    if (fd < 0) /* the peer went before accept: nothing to refuse */
+        return;
+    if (a->n == CAP_PENDING_MAX) {
+        int oldest = 0;
+        for (int i = 1; i < a->n; i++)
+            oldest = a->p[i].t0_ns < a->p[oldest].t0_ns ? i : oldest;
+        pending_refuse(a, oldest, -1, "no hello yet, and newer connections are waiting");
+    }
+    p = &a->p[a->n++];
+    memset(p, 0, sizeof(*p));
+    p->fd = fd;
+    p->t0_ns = hs_now_ns();
+    sockaddr_text(&ss, p->addr, sizeof(p->addr));
+}
+
+/* Connection i has been accepted: answer it, drop the others, hand it out. */
+static hs_status_t pending_take(acceptor_t *a, int i, const cap_hello_t *h,
+                                cap_accepted_t *out)
+{
+    uint8_t r[CAP_REPLY_LEN];
+    pending_t p = a->p[i];
+    hs_status_t st;
+
+    a->p[i] = a->p[--a->n];
+    a->done = 1;
+    while (a->n > 0)
+        pending_refuse(a, a->n - 1, -1, "another client was accepted first");
+    cap_reply_pack(&(cap_reply_t){CAP_PROTO_VERSION, CAP_REPLY_OK, a->o->cpu_visible}, r);
+    st = cap_conn_keepalive(p.fd, a->o->timeout_ns);
+    if (st == HS_OK)
+        st = send_msg(p.fd, r, sizeof(r), a->o->timeout_ns);
+    if (st != HS_OK) {
+        close(p.fd);
+        return st;
+    }
+    out->fd = p.fd;
+    out->hello = *h;
+    snprintf(out->peer_addr, sizeof(out->peer_addr), "%s", p.addr);
+    return HS_OK;
+}
+
+/* One round: wait for activity until the deadline or the oldest connection's own (it has
+ * the timeout to send its hello), then read and judge. 1 = *taken accepted. */
+static int acceptor_round(acceptor_t *a, uint64_t deadline, cap_hello_t *h, int *taken)
+{
+    struct pollfd pf[1 + CAP_PENDING_MAX];
+    uint64_t now = hs_now_ns(), until = deadline;
+    int rc, np = a->n;
+
+    pf[0] = (struct pollfd){.fd = a->o->lfd, .events = POLLIN};
+    for (int i = 0; i < np; i++) {
+        pf[1 + i] = (struct pollfd){.fd = a->p[i].fd, .events = POLLIN};
+        until = a->p[i].t0_ns + a->o->timeout_ns < until ? a->p[i].t0_ns + a->o->timeout_ns
+                                                         : until;
+    }
+    rc = poll(pf, (nfds_t)(1 + np), now >= until ? 0 : (int)((until - now) / 1000000 + 1));
+    if (rc < 0)
+        return errno == EINTR ? 0 : -errno;
+    now = hs_now_ns();
+    for (int i = np - 1; i >= 0; i--) { /* refusals move the last entry down: go downwards */
+        int v = 0;
+        if (pf[1 + i].revents)
+            v = pending_read(a, i, h);
+        else if (now >= a->p[i].t0_ns + a->o->timeout_ns)
+            pending_refuse(a, i, -1, "no complete hello within the timeout");
+        if (v == 1) {
+            *taken = i;
+            return 1;
+        }
+    }
+    if (pf[0].revents & POLLIN)
+        pending_add(a);
+    return 0;
+}
+
+hs_status_t cap_conn_accept_hello(const cap_accept_opts_t *o, cap_accepted_t *out)
+{
+    acceptor_t a;
+    uint64_t deadline = hs_now_ns() + o->timeout_ns;
+    cap_hello_t h;
+    char why[sizeof(a.last) + 64] = "";
+    int rc = 0, taken = -1;
+
+    memset(&a, 0, sizeof(a));
+    a.o = o;
+    while (rc == 0 && hs_now_ns() < deadline)
+        rc = acceptor_round(&a, deadline, &h, &taken);
+    if (rc == 1)
+        return pending_take(&a, taken, &h, out);
+    a.done = 1;
+    while (a.n > 0)
+        pending_refuse(&a, a.n - 1, -1, "no complete hello within the timeout");
+    if (rc < 0) {
+        hs_log_error("waiting for a client on TCP port %u: %s", o->port, strerror(-rc));
+        return HS_ERR_ENV;
+    }
+    if (a.refused)
+        snprintf(why, sizeof(why), " (%u connection%s refused, the last %s)", a.refused,
+                 a.refused == 1 ? "" : "s", a.last);
+    hs_log_error("no client connected to TCP port %u within %.1f s%s", o->port,
+                 (double)o->timeout_ns / 1e9, why);
+    return HS_ERR_TIMEOUT;
+}
+
+/* A socket connected to one of res's addresses (a name may have IPv4 and IPv6 ones), or -1
+ * with errno of the last attempt. */
+static int try_connect(const struct addrinfo *res)
+{
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        int err, fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            return fd;
+        err = errno;
+        close(fd);
+        errno = err;
+    }
     return -1;
 }
 
 /* Dial host:port, retrying until the timeout (the server may start a moment later). */
 static hs_status_t tcp_connect(const char *host, uint16_t port, uint64_t timeout_ns, int *fd_out)
 {
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     uint64_t deadline = hs_now_ns() + timeout_ns;
     char svc[16];
     int rc, fd = -1, err = 0;
@@ -289,16 +559,42 @@ static hs_status_t open_loop(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_t 
     return st == HS_OK ? ep_ready(c->peer, &a) : st;
 }
 
-/* Client: dial the server and trade hellos (mine out, theirs in), dialling again while the
+/* Client: what the server's reply says, as a status (logged unless OK). */
+static hs_status_t client_reply(const cap_conn_opts_t *o, const uint8_t buf[CAP_REPLY_LEN],
+                                cap_reply_t *r)
+{
+    char err[CAP_ERR_LEN];
+    cap_parse_t p = cap_reply_parse(buf, r, err, sizeof(err));
+
+    if (p != CAP_PARSE_OK) {
+        hs_log_error("%s:%u: %s", o->host, o->port, err);
+        return HS_ERR_CHECK;
+    }
+    if (r->status == CAP_REPLY_TOKEN)
+        hs_log_error("the server at %s:%u refused this client's token: give the one the server "
+                     "printed or was given (--token, or the environment's HINTSIM_TOKEN)",
+                     o->host, o->port);
+    else if (r->status == CAP_REPLY_VERSION)
+        hs_log_error("the server at %s:%u speaks control protocol %u, this end %u: run the "
+                     "same hintsim on both ends", o->host, o->port, r->version,
+                     CAP_PROTO_VERSION);
+    else if (r->status == CAP_REPLY_FIELD)
+        hs_log_error("the server at %s:%u refused this client's hello (max_msg %llu): its log "
+                     "names the field", o->host, o->port, (unsigned long long)o->max_msg);
+    return r->status == CAP_REPLY_OK ? HS_OK : HS_ERR_CHECK;
+}
+
+/* Client: dial the server, send the hello and read the reply, dialling again while the
  * server closes or resets the connection before it answers: a server ending its previous
  * session can still take a connection into its listening socket's queue and then close it
  * (vm_cross_host saw calibrate's client dial the bench server that had just finished, get
  * "Connection reset by peer", and the calibrate server then wait for a client in vain).
  * Within o->timeout_ns in all; c->fd is the connection that answered. */
-static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const uint64_t mine[4],
-                                uint64_t theirs[4])
+static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o,
+                                const uint8_t mine[CAP_HELLO_LEN], cap_reply_t *r)
 {
     uint64_t deadline = hs_now_ns() + o->timeout_ns;
+    uint8_t theirs[CAP_REPLY_LEN];
     hs_status_t st;
 
     for (int attempt = 0;; attempt++) {
@@ -313,12 +609,12 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const u
         st = tcp_connect(o->host, o->port, left, &fd);
         if (st != HS_OK)
             return st;
-        st = send_u64s_gone(fd, mine, 4, left, &gone);
+        st = xfer(fd, (void *)mine, CAP_HELLO_LEN, 1, left, &gone);
         if (st == HS_OK)
-            st = recv_u64s_gone(fd, theirs, 4, left, &gone);
+            st = xfer(fd, theirs, sizeof(theirs), 0, left, &gone);
         if (st == HS_OK) {
             c->fd = fd;
-            return HS_OK;
+            return client_reply(o, theirs, r);
         }
         close(fd);
         if (!gone)
@@ -327,79 +623,94 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o, const u
     }
 }
 
-/* Hello: magic, max_msg, hint, cpu_visible of the sender's memory. */
+/* Both ends: meet the peer and learn the run's max_msg and hint (the client's), and whether
+ * either end's memory is not CPU-visible (then ping-pongs use write-with-immediate). */
 static hs_status_t hello(cap_conn_t *c, const cap_conn_opts_t *o, const cap_mem_ops_t *mem,
                          uint64_t *max_msg, uint64_t *hint)
 {
-    uint64_t mine[4] = {CAP_MAGIC, o->max_msg, o->hint_bytes, (uint64_t)mem->cpu_visible};
-    uint64_t theirs[4];
+    cap_hello_t h = {.max_msg = o->max_msg, .hint = o->hint_bytes,
+                     .cpu_visible = mem->cpu_visible};
+    uint8_t buf[CAP_HELLO_LEN];
     hs_status_t st;
 
-    if (c->role == CAP_ROLE_CLIENT) {
-        st = client_hello(c, o, mine, theirs);
-    } else {
-        st = recv_u64s(c->fd, theirs, 4, o->timeout_ns);
-        if (st == HS_OK)
-            st = send_u64s(c->fd, mine, 4, o->timeout_ns);
+    if (c->role == CAP_ROLE_SERVER) {
+        cap_accept_opts_t a = {.lfd = o->listen_fd, .port = o->port, .timeout_ns = o->timeout_ns,
+                               .token = o->token, .cpu_visible = mem->cpu_visible};
+        cap_accepted_t acc;
+        st = cap_conn_accept_hello(&a, &acc);
+        if (st != HS_OK)
+            return st;
+        c->fd = acc.fd;
+        snprintf(c->peer_addr, sizeof(c->peer_addr), "%s", acc.peer_addr);
+        c->use_imm = !mem->cpu_visible || !acc.hello.cpu_visible;
+        *max_msg = acc.hello.max_msg;
+        *hint = acc.hello.hint;
+        return HS_OK;
     }
+    cap_reply_t r;
+    if (h.hint > CAP_PROTO_MAX_HINT) /* the server only asks whether there is one */
+        h.hint = CAP_PROTO_MAX_HINT;
+    memcpy(h.token, o->token, CAP_TOKEN_MAX);
+    cap_hello_pack(&h, buf);
+    st = client_hello(c, o, buf, &r);
     if (st != HS_OK)
         return st;
-    if (theirs[0] != CAP_MAGIC) {
-        hs_log_error("the peer is not a hintsim capture end (bad hello)");
-        return HS_ERR_CHECK;
-    }
-    c->use_imm = !mem->cpu_visible || !theirs[3];
-    *max_msg = c->role == CAP_ROLE_SERVER ? theirs[1] : o->max_msg;
-    *hint = c->role == CAP_ROLE_SERVER ? theirs[2] : o->hint_bytes;
+    peer_address(c->fd, c->peer_addr, sizeof(c->peer_addr));
+    c->use_imm = !mem->cpu_visible || !r.cpu_visible;
+    *max_msg = o->max_msg;
+    *hint = o->hint_bytes;
     return HS_OK;
 }
 
-/* The address of the TCP peer on fd, as text ("" if it cannot be had). */
-static void peer_address(int fd, char *buf, size_t len)
+/* Trade endpoint infos; the peer's is bounded (cap_info_parse) before use. */
+static hs_status_t trade_info(cap_conn_t *c, uint64_t timeout_ns, cap_ep_info_t *peer)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    const void *a = NULL;
+    uint8_t buf[CAP_INFO_LEN];
+    char err[CAP_ERR_LEN];
+    cap_wire_info_t w;
+    cap_ep_info_t mine;
+    hs_status_t st;
 
-    buf[0] = '\0';
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
-        return;
-    if (ss.ss_family == AF_INET)
-        a = &((struct sockaddr_in *)&ss)->sin_addr;
-    else if (ss.ss_family == AF_INET6)
-        a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-    if (!a || !inet_ntop(ss.ss_family, a, buf, (socklen_t)len))
-        buf[0] = '\0';
+    cap_ep_info(c->ep, &mine);
+    info_to_wire(&mine, &w);
+    cap_info_pack(&w, buf);
+    st = send_msg(c->fd, buf, sizeof(buf), timeout_ns);
+    if (st == HS_OK)
+        st = recv_msg(c->fd, buf, sizeof(buf), timeout_ns);
+    if (st == HS_OK)
+        st = parsed(cap_info_parse(buf, c->ep->max_msg, &w, err, sizeof(err)), err);
+    if (st == HS_OK)
+        info_from_wire(&w, peer);
+    return st;
 }
 
 static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_t *dev,
                                const cap_mem_ops_t *mem, const profile_t *p)
 {
-    uint64_t max_msg = 0, hint = 0, v[9];
-    cap_ep_info_t mine, peer;
+    uint64_t max_msg = 0, hint = 0;
+    cap_ep_info_t peer;
     hs_status_t st;
 
-    /* the client dials inside hello (client_hello) */
-    st = c->role == CAP_ROLE_SERVER ? cap_conn_accept(o->listen_fd, o->port, o->timeout_ns, &c->fd)
-                                    : HS_OK;
-    if (st == HS_OK)
-        st = hello(c, o, mem, &max_msg, &hint);
+    if (!o->token) {
+        hs_log_error("a %s needs the session's token", c->role == CAP_ROLE_SERVER ?
+                     "--server" : "--connect");
+        return HS_ERR_USAGE;
+    }
+    if (c->role == CAP_ROLE_CLIENT && (o->max_msg < 1 || o->max_msg > CAP_PROTO_MAX_MSG)) {
+        hs_log_error("largest message %llu is outside 1..%llu", (unsigned long long)o->max_msg,
+                     (unsigned long long)CAP_PROTO_MAX_MSG);
+        return HS_ERR_INVALID;
+    }
+    st = hello(c, o, mem, &max_msg, &hint);
     if (st == HS_OK)
         st = cap_conn_make_cfg(p, hint, dev, c->cfg);
     if (st == HS_OK)
         st = cap_ep_create(dev, mem, c->cfg, max_msg, o->timeout_ns, &c->ep);
-    if (st != HS_OK)
-        return st;
-    cap_ep_info(c->ep, &mine);
-    info_pack(&mine, v);
-    st = send_u64s(c->fd, v, 9, o->timeout_ns);
     if (st == HS_OK)
-        st = recv_u64s(c->fd, v, 9, o->timeout_ns);
+        st = trade_info(c, o->timeout_ns, &peer);
     if (st != HS_OK)
         return st;
-    info_unpack(v, &peer);
     memcpy(c->peer_gid, peer.gid, sizeof(c->peer_gid));
-    peer_address(c->fd, c->peer_addr, sizeof(c->peer_addr));
     return ep_ready(c->ep, &peer);
 }
 
@@ -568,18 +879,39 @@ static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint
     return st == HS_OK ? cap_qp_drain(c->ep, qa, NULL) : st;
 }
 
+/* Client: the server's ack of a command or of its end (bounded: it must be 1). */
+static hs_status_t recv_ack(int fd, uint64_t timeout_ns)
+{
+    uint8_t buf[CAP_ACK_LEN];
+    char err[CAP_ERR_LEN];
+    hs_status_t st = recv_msg(fd, buf, sizeof(buf), timeout_ns);
+
+    return st == HS_OK ? parsed(cap_ack_parse(buf, err, sizeof(err)), err) : st;
+}
+
+static hs_status_t send_ack(int fd, uint64_t timeout_ns)
+{
+    uint8_t buf[CAP_ACK_LEN];
+
+    cap_ack_pack(buf);
+    return send_msg(fd, buf, sizeof(buf), timeout_ns);
+}
+
 static hs_status_t pingpong_client(cap_conn_t *c, cap_qp_t *q, uint64_t size, uint64_t count,
                                    uint64_t *half_rtt_ns)
 {
-    uint64_t cmd[4] = {CMD_PINGPONG, (uint64_t)q->id, size, count}, ack = 0;
+    cap_cmd_t cmd = {.cmd = CAP_CMD_PINGPONG, .path = (uint32_t)q->id, .size = size,
+                     .count = count};
     uint64_t tmo = c->ep->timeout_ns, t_prev;
+    uint8_t buf[CAP_CMD_LEN];
     pp_clock_t clk;
     hs_status_t st;
 
     landing_clear(c->ep, size);
-    st = send_u64s(c->fd, cmd, 4, tmo);
+    cap_cmd_pack(&cmd, buf);
+    st = send_msg(c->fd, buf, sizeof(buf), tmo);
     if (st == HS_OK)
-        st = recv_u64s(c->fd, &ack, 1, tmo);
+        st = recv_ack(c->fd, tmo);
     pp_clock_start(&clk);
     t_prev = clk.tick0;
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
@@ -594,7 +926,7 @@ static hs_status_t pingpong_client(cap_conn_t *c, cap_qp_t *q, uint64_t size, ui
     pp_clock_finish(&clk, half_rtt_ns, count);
     if (st == HS_OK)
         st = cap_qp_drain(c->ep, q, NULL);
-    return st == HS_OK ? recv_u64s(c->fd, &ack, 1, tmo) : st;
+    return st == HS_OK ? recv_ack(c->fd, tmo) : st;
 }
 
 hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_bytes,
@@ -609,6 +941,11 @@ hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_b
                      c->ep->max_msg);
         return HS_ERR_INVALID;
     }
+    if (count > CAP_PROTO_MAX_COUNT) {
+        hs_log_error("ping-pong count %llu is above %llu", (unsigned long long)count,
+                     (unsigned long long)CAP_PROTO_MAX_COUNT);
+        return HS_ERR_INVALID;
+    }
     qa->on_done = NULL; /* ping-pong messages are not the caller's trace records */
     if (c->role == CAP_ROLE_LOOP)
         st = pingpong_loop(c, qa, &c->peer->qp[path], size_bytes, count, half_rtt_ns);
@@ -618,29 +955,23 @@ hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_b
     return st;
 }
 
-static hs_status_t serve_pingpong(cap_conn_t *c, const uint64_t cmd[4])
+/* cmd was bounded by cap_cmd_parse against this end's max_msg. */
+static hs_status_t serve_pingpong(cap_conn_t *c, const cap_cmd_t *cmd)
 {
-    uint64_t size = cmd[2], count = cmd[3], ack = 1;
     uint64_t tmo = c->ep->timeout_ns;
-    cap_qp_t *q;
+    cap_qp_t *q = &c->ep->qp[cmd->path];
     hs_status_t st;
 
-    if (cmd[1] >= CAP_NPATHS || size == 0 || size > c->ep->max_msg) {
-        hs_log_error("bad ping-pong command from the client (path %llu, size %llu)",
-                     (unsigned long long)cmd[1], (unsigned long long)size);
-        return HS_ERR_CHECK;
-    }
-    q = &c->ep->qp[cmd[1]];
-    landing_clear(c->ep, size);
-    st = send_u64s(c->fd, &ack, 1, tmo);
-    for (uint64_t i = 0; st == HS_OK && i < count; i++) {
-        st = wait_arrival(c->ep, q, size, pp_value(i), c->use_imm);
+    landing_clear(c->ep, cmd->size);
+    st = send_ack(c->fd, tmo);
+    for (uint64_t i = 0; st == HS_OK && i < cmd->count; i++) {
+        st = wait_arrival(c->ep, q, cmd->size, pp_value(i), c->use_imm);
         if (st == HS_OK)
-            st = send_ping(c->ep, q, i, size, c->use_imm);
+            st = send_ping(c->ep, q, i, cmd->size, c->use_imm);
     }
     if (st == HS_OK)
         st = cap_qp_drain(c->ep, q, NULL);
-    return st == HS_OK ? send_u64s(c->fd, &ack, 1, tmo) : st;
+    return st == HS_OK ? send_ack(c->fd, tmo) : st;
 }
 
 hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
@@ -650,22 +981,22 @@ hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
      * whose host vanishes is noticed by TCP keepalive in about twice the timeout
      * (cap_conn_keepalive). */
     uint64_t idle_ns = c->ep->timeout_ns * 60;
-    uint64_t cmd[4];
+    uint8_t buf[CAP_CMD_LEN];
+    char err[CAP_ERR_LEN];
+    cap_cmd_t cmd;
     hs_status_t st;
 
     for (;;) {
-        st = recv_u64s(c->fd, cmd, 4, idle_ns);
+        st = recv_msg(c->fd, buf, sizeof(buf), idle_ns);
+        if (st == HS_OK)
+            st = parsed(cap_cmd_parse(buf, c->ep->max_msg, &cmd, err, sizeof(err)), err);
         if (st != HS_OK)
             return st;
-        if (cmd[0] == CMD_END) {
-            *more = cmd[1] != 0;
+        if (cmd.cmd == CAP_CMD_END) {
+            *more = cmd.more;
             return HS_OK;
         }
-        if (cmd[0] != CMD_PINGPONG) {
-            hs_log_error("unknown command %llu from the client", (unsigned long long)cmd[0]);
-            return HS_ERR_CHECK;
-        }
-        st = serve_pingpong(c, cmd);
+        st = serve_pingpong(c, &cmd);
         if (st != HS_OK)
             return st;
     }
@@ -673,12 +1004,14 @@ hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
 
 void cap_conn_close(cap_conn_t *c, int more)
 {
-    uint64_t end[4] = {CMD_END, (uint64_t)(more != 0), 0, 0};
+    cap_cmd_t end = {.cmd = CAP_CMD_END, .more = more != 0};
+    uint8_t buf[CAP_CMD_LEN];
 
     if (!c)
         return;
+    cap_cmd_pack(&end, buf);
     if (c->role == CAP_ROLE_CLIENT && c->fd >= 0 && c->ep)
-        send_u64s(c->fd, end, 4, c->ep->timeout_ns);
+        send_msg(c->fd, buf, sizeof(buf), c->ep->timeout_ns);
     if (c->fd >= 0)
         close(c->fd);
     cap_ep_destroy(c->peer);

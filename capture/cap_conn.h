@@ -1,13 +1,17 @@
 /* cap_conn.h - the two ends of a live run and how they meet.
  *
- * --server listens on a TCP port, --connect HOST dials it; the ends exchange QP numbers,
- * PSNs, GIDs, buffer addresses and rkeys over that socket, as perftest does, and the
- * client then drives the run: it sends the server one command per ping-pong phase and
- * the server answers each ping with a pong (cap_conn_serve). With neither, both ends live
- * in this process over the device (loopback) and the client plays both parts.
+ * --server listens on a TCP port of one address, --connect HOST dials it; the client's hello
+ * carries the session's shared token, then the ends exchange QP numbers, PSNs, GIDs, buffer
+ * addresses and rkeys over that socket, as perftest does, and the client drives the run: it
+ * sends the server one command per ping-pong phase and the server answers each ping with a
+ * pong (cap_conn_serve). With neither, both ends live in this process over the device
+ * (loopback) and the client plays both parts. The messages and their bounds: cap_proto.h.
  *
- * Every socket operation and every wait is bounded by the timeout; a peer that vanishes
- * ends the run with exit 1 (HS_ERR_TIMEOUT, or HS_ERR_CHECK naming the completion status).
+ * A connection whose hello is not a hintsim client's with the token (garbage, a wrong token,
+ * one that closes or says nothing) is refused and logged, and the server goes on waiting
+ * for its client within the timeout (cap_conn_accept_hello). Every socket operation and
+ * every wait is bounded by the timeout; a peer that vanishes ends the run with exit 1
+ * (HS_ERR_TIMEOUT, or HS_ERR_CHECK naming the completion status).
  */
 #ifndef HS_CAP_CONN_H
 #define HS_CAP_CONN_H
@@ -15,6 +19,7 @@
 #include <stdint.h>
 
 #include "capture/cap_path.h"
+#include "capture/cap_proto.h"
 #include "model/profile.h"
 
 typedef enum { CAP_ROLE_LOOP = 0, CAP_ROLE_SERVER = 1, CAP_ROLE_CLIENT = 2 } cap_role_t;
@@ -27,6 +32,7 @@ typedef struct {
     uint64_t max_msg;       /* client/loop: largest message; the server learns it */
     uint64_t hint_bytes;    /* client/loop: hint of the run (sets bw.depth_hinted) */
     int listen_fd;          /* server: from cap_conn_listen, kept across connections */
+    const uint8_t *token;   /* server/client: CAP_TOKEN_MAX bytes (cap_token_from_text) */
 } cap_conn_opts_t;
 
 typedef struct {
@@ -40,13 +46,32 @@ typedef struct {
     uint8_t peer_gid[16]; /* server/client: the GID the peer's QPs use */
 } cap_conn_t;
 
-/* Server: listen on TCP port (before the device is opened, so a client never finds the port
- * closed while the server starts). HS_ERR_CHECK when the port is in use. */
-hs_status_t cap_conn_listen(uint16_t port, int *fd_out);
+/* Server: listen on TCP port of addr (a numeric IPv4 or IPv6 address or a name; "0.0.0.0"
+ * or "::" for every address). HS_ERR_CHECK when the port is in use or addr is not this
+ * host's, HS_ERR_INVALID when addr cannot be resolved. */
+hs_status_t cap_conn_listen(const char *addr, uint16_t port, int *fd_out);
 
 /* Server: accept one client on lfd (cap_conn_listen's; port only names it in errors) within
  * timeout_ns; the connection gets TCP keepalive (cap_conn_keepalive). */
 hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out);
+/* Server: wait within timeout_ns for a client whose hello carries token and bounded fields
+ * (cap_hello_parse), refusing every other connection with a warning that names its address
+ * and what was wrong (a wrong token or version is answered with a refusal reply; garbage, a
+ * close or silence only closed). The accepted one is answered, gets keepalive, and is handed
+ * out with its hello. HS_ERR_TIMEOUT (the refusals counted in the message) when none came. */
+typedef struct {
+    int lfd;
+    uint16_t port;          /* names it in messages */
+    uint64_t timeout_ns;
+    const uint8_t *token;   /* CAP_TOKEN_MAX bytes */
+    int cpu_visible;        /* this end's memory, said in the reply */
+} cap_accept_opts_t;
+typedef struct {
+    int fd;
+    cap_hello_t hello;
+    char peer_addr[64];
+} cap_accepted_t;
+hs_status_t cap_conn_accept_hello(const cap_accept_opts_t *o, cap_accepted_t *out);
 /* TCP keepalive on fd: a peer whose host vanished (no FIN, no reset) is noticed within about
  * twice timeout_ns (probes after timeout_ns of silence, three more a third of it apart), and
  * the next read or write on fd fails. Both ends' control connections have it. */

@@ -1,16 +1,134 @@
 /* cap_live.c - shared setup of the live commands (see cap_live.h). */
 #include "capture/cap_live.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
+/* ---- the session's token -------------------------------------------------------------- */
+
+/* A server given no token makes one, once per process: calibrate --server opens a listening
+ * socket per benchmark, and each must take the token its client was given. */
+static char g_made_token[CAP_TOKEN_GEN_CHARS + 1];
+
+static hs_status_t token_made(const char **text)
 {
+    if (!g_made_token[0]) {
+        if (cap_token_generate(g_made_token, sizeof(g_made_token)) != 0) {
+            hs_log_error("no randomness for a token (getrandom); give one with --token or "
+                         "HINTSIM_TOKEN");
+            g_made_token[0] = '\0';
+            return HS_ERR_ENV;
+        }
+        /* not hs_log_info: a quiet server must still say it */
+        fprintf(stderr, "hintsim: this server's token: %s (its clients need it: --token %s, or "
+                "HINTSIM_TOKEN=%s in their environment)\n", g_made_token, g_made_token,
+                g_made_token);
+    }
+    *text = g_made_token;
+    return HS_OK;
+}
+
+/* l->token from --token or HINTSIM_TOKEN; with neither, a server's is made (make = 1: now;
+ * 0: left for a later call, once the server listens, *later set). */
+static hs_status_t token_resolve(const cap_live_opts_t *o, cap_live_t *l, int make, int *later)
+{
+    const char *env = getenv("HINTSIM_TOKEN"), *text = o->token, *from = "--token";
+    char err[CAP_ERR_LEN];
     hs_status_t st;
 
-    memset(out, 0, sizeof(*out));
-    out->listen_fd = -1;
+    if (!text && env && env[0]) {
+        text = env;
+        from = "HINTSIM_TOKEN";
+    }
+    if (!text && l->role == CAP_ROLE_CLIENT) {
+        hs_log_error("--connect needs the server's token: --token TOKEN or HINTSIM_TOKEN in the "
+                     "environment (a server given none prints the one it made)");
+        return HS_ERR_USAGE;
+    }
+    if (!text && !make) {
+        *later = 1;
+        return HS_OK;
+    }
+    if (!text && (st = token_made(&text)) != HS_OK)
+        return st;
+    if (cap_token_from_text(text, l->token, err, sizeof(err)) != 0) {
+        hs_log_error("%s: %s", from, err);
+        return HS_ERR_USAGE;
+    }
+    return HS_OK;
+}
+
+/* ---- the server's address ------------------------------------------------------------- */
+
+/* The network device of dev's GID (sysfs gid_attrs), into buf; 0 when found. */
+static int gid_netdev(const cap_dev_t *dev, char *buf, size_t len)
+{
+    char path[256];
+    FILE *f;
+    int ok;
+
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs/%d",
+             dev->name, dev->port, dev->gid_index);
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    buf[ok ? strcspn(buf, "\n") : 0] = '\0';
+    return buf[0] ? 0 : -1;
+}
+
+/* The first IPv4 address of network device ndev, into buf; 0 when found. */
+static int netdev_ipv4(const char *ndev, char *buf, size_t len)
+{
+    struct ifaddrs *ifs = NULL;
+    int rc = -1;
+
+    if (getifaddrs(&ifs) != 0)
+        return -1;
+    for (struct ifaddrs *i = ifs; i && rc != 0; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, ndev) == 0 &&
+            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+                      (socklen_t)len))
+            rc = 0;
+    freeifaddrs(ifs);
+    return rc;
+}
+
+hs_status_t cap_live_dev_address(const cap_dev_t *dev, char *buf, size_t len)
+{
+    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    const uint8_t *g = dev->gid.raw;
+    char ndev[IF_NAMESIZE + 1] = "", gid[CAP_GID_TEXT];
+    int link_local = g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
+
+    if (memcmp(g, v4mapped, sizeof(v4mapped)) == 0 &&
+        inet_ntop(AF_INET, g + 12, buf, (socklen_t)len))
+        return HS_OK;
+    if (gid_netdev(dev, ndev, sizeof(ndev)) == 0 && netdev_ipv4(ndev, buf, len) == 0)
+        return HS_OK;
+    if (!link_local && inet_ntop(AF_INET6, g, buf, (socklen_t)len))
+        return HS_OK;
+    if (link_local && ndev[0] && inet_ntop(AF_INET6, g, gid, sizeof(gid)) &&
+        (size_t)snprintf(buf, len, "%s%%%s", gid, ndev) < len)
+        return HS_OK;
+    hs_log_error("%s: cannot tell the device's IP address (GID[%d] %s, network device %s): give "
+                 "the address to listen on with --bind ADDR", dev->name, dev->gid_index,
+                 cap_gid_text(g, gid, sizeof(gid)), ndev[0] ? ndev : "unknown");
+    return HS_ERR_ENV;
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static hs_status_t check_opts(const cap_live_opts_t *o)
+{
     if (o->server && o->connect) {
         hs_log_error("--server and --connect exclude each other");
         return HS_ERR_USAGE;
@@ -27,7 +145,44 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
         hs_log_error("--gid-index %llu: must be 0..255", (unsigned long long)o->gid_index);
         return HS_ERR_USAGE;
     }
+    if (o->bind && !o->server) {
+        hs_log_error("--bind is the --server's: the address it listens on");
+        return HS_ERR_USAGE;
+    }
+    return HS_OK;
+}
+
+/* Listen on --bind, or on the device's own address. */
+static hs_status_t live_listen(const cap_live_opts_t *o, cap_live_t *l)
+{
+    hs_status_t st = HS_OK;
+
+    if (o->bind)
+        snprintf(l->listen_addr, sizeof(l->listen_addr), "%s", o->bind);
+    else
+        st = cap_live_dev_address(l->dev, l->listen_addr, sizeof(l->listen_addr));
+    if (st == HS_OK)
+        st = cap_conn_listen(l->listen_addr, (uint16_t)o->port, &l->listen_fd);
+    if (st == HS_OK)
+        hs_log_info("listening on %s TCP port %llu (%s)", l->listen_addr,
+                    (unsigned long long)o->port, o->bind ? "--bind" :
+                    "the device's address; --bind ADDR for another, 0.0.0.0 for all");
+    return st;
+}
+
+hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
+{
+    int make_token = 0;
+    hs_status_t st;
+
+    memset(out, 0, sizeof(*out));
+    out->listen_fd = -1;
+    st = check_opts(o);
+    if (st != HS_OK)
+        return st;
     out->role = o->server ? CAP_ROLE_SERVER : o->connect ? CAP_ROLE_CLIENT : CAP_ROLE_LOOP;
+    if (out->role != CAP_ROLE_LOOP && (st = token_resolve(o, out, 0, &make_token)) != HS_OK)
+        return st;
     st = cap_mem_find(o->mem, &out->mem);
     if (st != HS_OK)
         return st;
@@ -37,11 +192,10 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
     if (st == HS_OK)
         st = cap_dev_open(o->device, (int)o->gid_index, &out->dev);
     /* listening is said once there is a device to serve with (it was said, then exit 3) */
-    if (st == HS_OK && out->role == CAP_ROLE_SERVER) {
-        st = cap_conn_listen((uint16_t)o->port, &out->listen_fd);
-        if (st == HS_OK)
-            hs_log_info("listening on TCP port %llu", (unsigned long long)o->port);
-    }
+    if (st == HS_OK && out->role == CAP_ROLE_SERVER)
+        st = live_listen(o, out);
+    if (st == HS_OK && make_token) /* printed once it is listening */
+        st = token_resolve(o, out, 1, &make_token);
     if (st != HS_OK)
         cap_live_close(out);
     return st;
@@ -64,7 +218,8 @@ hs_status_t cap_live_connect(const cap_live_opts_t *o, cap_live_t *l, uint64_t m
 {
     cap_conn_opts_t co = {.role = l->role, .host = o->connect, .port = (uint16_t)o->port,
                           .timeout_ns = (uint64_t)(o->timeout_s * 1e9), .max_msg = max_msg,
-                          .hint_bytes = hint_bytes, .listen_fd = l->listen_fd};
+                          .hint_bytes = hint_bytes, .listen_fd = l->listen_fd,
+                          .token = l->token};
     hs_status_t st = cap_conn_open(&co, l->dev, l->mem, l->prof, out);
 
     if (st == HS_OK && (*out)->role != CAP_ROLE_LOOP) {

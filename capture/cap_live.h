@@ -1,6 +1,12 @@
-/* cap_live.h - what every live command (capture bench, validate) sets up first: the memory
- * kind, the profile with its --set overrides, the device, and which end this process is;
- * and the effective configuration as JSON, for the output and the trace header.
+/* cap_live.h - what every live command (capture bench, validate, calibrate) sets up first:
+ * the memory kind, the profile with its --set overrides, the device, which end this process
+ * is, and for --server / --connect the session's token and the address the server listens
+ * on; and the effective configuration as JSON, for the output and the trace header.
+ *
+ * The token: --token, else the environment's HINTSIM_TOKEN; a server given neither makes a
+ * random one (once per process, so that a server answering several sessions keeps it) and
+ * prints it on stderr. The server's address: --bind, else the IP address behind the device's
+ * GID (cap_live_dev_address).
  */
 #ifndef HS_CAP_LIVE_H
 #define HS_CAP_LIVE_H
@@ -23,6 +29,8 @@ typedef struct {
     const char *mem;         /* "host" | "cuda" */
     const char *profile;     /* name or file; NULL = "generic" */
     const hs_strlist_t *sets; /* --set KEY=VALUE overrides (may be NULL) */
+    const char *bind;        /* server: --bind ADDR, or NULL: the device's address */
+    const char *token;       /* --token, or NULL: HINTSIM_TOKEN, else (server) a random one */
 } cap_live_opts_t;
 
 typedef struct {
@@ -34,10 +42,13 @@ typedef struct {
     int has_peer;            /* a connection to a peer was made (cap_live_connect) */
     char peer_addr[64];      /* its IP address, and the GID its QPs use */
     uint8_t peer_gid[16];
+    uint8_t token[CAP_TOKEN_MAX]; /* server/client: the session's token */
+    char listen_addr[64];    /* server: the address it listens on */
 } cap_live_t;
 
-/* Check the options (HS_ERR_USAGE: --server with --connect, bad port/timeout), find the
- * memory kind, load the profile and open the device. Release with cap_live_close. */
+/* Check the options (HS_ERR_USAGE: --server with --connect, bad port/timeout/token, a
+ * client without a token), find the memory kind, load the profile, open the device and, for
+ * a server, listen. Release with cap_live_close. */
 hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out);
 void cap_live_close(cap_live_t *l);
 /* Open a connection for one run of max_msg bytes at most under hint (listening, dialling or
@@ -48,6 +59,11 @@ hs_status_t cap_live_connect(const cap_live_opts_t *o, cap_live_t *l, uint64_t m
 /* Server: accept clients one after another (a sweep reconnects per hint) and answer
  * their ping-pong commands until one says it is the last. */
 hs_status_t cap_live_serve(const cap_live_opts_t *o, cap_live_t *l);
+/* The IP address behind dev's GID, as text in buf: the IPv4 address of a RoCE v2 IPv4 GID
+ * (::ffff:a.b.c.d); for another GID (the IPv6 link-local one at index 0) the first IPv4
+ * address of the network device the GID belongs to, else the GID itself (with the device's
+ * scope when link-local). HS_ERR_ENV (logged, saying to give --bind) when none can be had. */
+hs_status_t cap_live_dev_address(const cap_dev_t *dev, char *buf, size_t len);
 /* "loopback" / "server" / "client". */
 const char *cap_role_name(cap_role_t r);
 /* {"device": {...limits, gid}, "mem", "role", "peer": {address, gid} (once one was noted),

@@ -31,6 +31,8 @@ struct calib_opts {
     int server;
     const char *connect;
     uint64_t port;
+    const char *bind;
+    const char *token;
     double timeout_s;
     const char *profile;
     hs_strlist_t set;
@@ -59,6 +61,10 @@ static const hs_opt_t g_calib_opts[] = {
     {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "answer a calibrate --connect peer"},
     {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "measure against a --server on HOST"},
     {"port", 'p', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
+    {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
+     "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
+    {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
+     "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
     {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
     {"profile", 0, HS_OPT_STR, O(profile), "P", "generic", "starting profile (path settings)"},
     {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one starting parameter"},
@@ -630,7 +636,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     hs_log_set_quiet(a.quiet || a.json);
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
-                               a.timeout_s, "host", a.profile, &a.set};
+                               a.timeout_s, "host", a.profile, &a.set,
+                               a.bind, a.token};
     st = a.server ? calib_serve(&o) : calibrate(&a, &o, &c);
     rc = hs_status_exit_code(st);
     if (st == HS_OK && !a.server && a.json)

@@ -15,6 +15,8 @@ struct bench_opts {
     int server;
     const char *connect;
     uint64_t port;
+    const char *bind;
+    const char *token;
     const char *sizes;
     const char *hint;
     uint64_t iters;
@@ -35,6 +37,10 @@ static const hs_opt_t g_bench_opts[] = {
     {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "wait for a --connect peer and answer it"},
     {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "run against a --server on HOST"},
     {"port", 'p', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
+    {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
+     "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
+    {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
+     "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
     {"sizes", 's', HS_OPT_STR, O(sizes), "LIST", NULL, "message sizes, e.g. 8,4K,64K"},
     {"hint", 0, HS_OPT_STR, O(hint), "LIST", "0", "low-latency hint(s) in bytes; 0 = none"},
     {"iters", 'n', HS_OPT_U64, O(iters), "N", "1000", "measured iterations per phase"},
@@ -112,7 +118,8 @@ static int cmd_capture_bench(int argc, char **argv)
     if (rc >= 0)
         goto out;
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
-                               a.timeout_s, a.mem, a.profile, &a.set};
+                               a.timeout_s, a.mem, a.profile, &a.set,
+                               a.bind, a.token};
     o.iters = a.iters;
     o.warmup = a.warmup;
     o.out_path = a.out;

@@ -16,6 +16,8 @@ struct validate_opts {
     int server;
     const char *connect;
     uint64_t port;
+    const char *bind;
+    const char *token;
     const char *hints;
     const char *profile;
     hs_strlist_t set;
@@ -39,6 +41,10 @@ static const hs_opt_t g_opts[] = {
     {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "wait for a --connect peer and answer it"},
     {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "run against a --server on HOST"},
     {"port", 'p', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
+    {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
+     "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
+    {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
+     "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
     {"hints", 0, HS_OPT_STR, O(hints), "auto|LIST", "auto", "candidate hints (first = recommended)"},
     {"profile", 0, HS_OPT_STR, O(profile), "P", "generic", "profile for predictions and paths"},
     {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
@@ -139,7 +145,8 @@ int cmd_validate(int argc, char **argv)
     if (rc >= 0)
         goto out;
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
-                               a.timeout_s, a.mem, a.profile, &a.set};
+                               a.timeout_s, a.mem, a.profile, &a.set,
+                               a.bind, a.token};
     o.trace_path = npos ? pos[0] : NULL;
     hs_log_set_quiet(a.quiet);
     o.repeat = a.repeat;

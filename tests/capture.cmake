@@ -8,6 +8,40 @@ hs_add_unit_test(test_cap_validate SOURCES test_cap_validate.c LIBS hs_capture h
 # of its own (root) and skips without one
 hs_add_unit_test(test_cap_keepalive SOURCES test_cap_keepalive.c LIBS hs_capture hs_testlib)
 
+# the control protocol under hostile input: its parsers (test_cap_proto), the server's wait
+# for its client against hostile connections on loopback TCP (test_cap_hostile: no device),
+# a libFuzzer target over the parsers (fuzz_cap_proto, below) and, in the VM, the real
+# --server against the same hostile clients (vm_capture_hostile: the cap_hostile tool)
+hs_add_unit_test(test_cap_proto SOURCES test_cap_proto.c LIBS hs_capture hs_testlib)
+hs_add_unit_test(test_cap_hostile SOURCES test_cap_hostile.c cap_hostile.c
+  LIBS hs_capture hs_testlib)
+add_executable(cap_hostile cap_hostile_main.c cap_hostile.c
+  ${PROJECT_SOURCE_DIR}/capture/cap_proto.c)
+target_include_directories(cap_hostile PRIVATE ${PROJECT_SOURCE_DIR})
+if(HS_CLANG)
+  set(HS_FUZZ_CAP_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz_cap_proto)
+  add_custom_command(OUTPUT ${HS_FUZZ_CAP_BIN}
+    COMMAND ${HS_CLANG} -std=c11 -g -O1 -D_GNU_SOURCE
+            -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+            -I${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_cap_proto.c
+            ${PROJECT_SOURCE_DIR}/capture/cap_proto.c -o ${HS_FUZZ_CAP_BIN}
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_cap_proto.c
+            ${PROJECT_SOURCE_DIR}/capture/cap_proto.c ${PROJECT_SOURCE_DIR}/capture/cap_proto.h
+    COMMENT "clang: libFuzzer target fuzz_cap_proto" VERBATIM)
+  add_custom_target(fuzz_cap_proto ALL DEPENDS ${HS_FUZZ_CAP_BIN})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work-cap_proto)
+  add_test(NAME fuzz_cap_proto
+    COMMAND ${HS_FUZZ_CAP_BIN} -runs=200000 -max_total_time=20 -max_len=1024 -seed=1
+            ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work-cap_proto
+            ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_cap_proto)
+  set_tests_properties(fuzz_cap_proto PROPERTIES LABELS fuzz TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1")
+endif()
+if(COMMAND hs_add_vm_test)
+  hs_add_vm_test(vm_capture_hostile SCRIPT capture-hostile.sh TIMEOUT 600
+    FILES $<TARGET_FILE:cap_hostile>)
+endif()
+
 # In the soft-RoCE VM (label vm; tests/vm/README.md).
 if(COMMAND hs_add_vm_test)
   hs_add_vm_test(vm_capture_bench SCRIPT capture-bench.sh TIMEOUT 600

@@ -1,14 +1,17 @@
 #!/bin/sh
 # capture-bench.sh - runs inside the soft-RoCE VM: `capture bench` at several sizes with a
 # hint that splits them over both paths (loopback, both ends in this process), and again as
-# server + client over 127.0.0.1; then the error paths: unknown device (exit 3 listing the
-# devices), depth and inline above the device limits (exit 1 naming the limit), a peer that
-# vanishes mid-run, a server nobody connects to and a client with no server (exit 1 within
-# the timeout, never a hang). capture-bench-check.sh checks the traces on the host.
+# server + client over rxe0's address (10.77.0.1: a server listens on its device's
+# address; the session's token from HINTSIM_TOKEN); then the error paths: unknown device
+# (exit 3 listing the devices), depth and inline above the device limits (exit 1 naming the
+# limit), a peer that vanishes mid-run, a server nobody connects to and a client with no
+# server (exit 1 within the timeout, never a hang). capture-bench-check.sh checks the
+# traces on the host.
 set -u
 HP=18540
 HS_NAME=capture-bench
 . /hs/lib.sh # fail, wait_listen
+export HINTSIM_TOKEN=vm-capture-bench # the --server / --connect sessions' token
 
 # expect RC NEEDLE CMD...: CMD must exit RC and its stderr must contain NEEDLE.
 expect() {
@@ -34,7 +37,7 @@ hintsim trace validate "$OUT/loop.hst" || fail "the bench trace does not validat
 timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OUT/srv.txt" 2>&1 &
 spid=$!
 wait_listen $HP
-timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 60 --sizes 64,64K \
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 10.77.0.1 --timeout 60 --sizes 64,64K \
     --hint 64,0 --iters 30 --warmup 3 -o "$OUT/client.hst" >"$OUT/client.txt" 2>&1 ||
     { cat "$OUT/client.txt" "$OUT/srv.txt"; netstat -tan; fail "client"; }
 wait $spid || { cat "$OUT/srv.txt"; fail "server"; }
@@ -45,7 +48,7 @@ cat "$OUT/client.txt"
 nc -l -p $((HP + 1)) </dev/null >/dev/null 2>&1 &
 ncpid=$!
 wait_listen $((HP + 1))
-timeout 120 hintsim capture bench -d rxe0 -x 0 --port $((HP + 1)) --connect 127.0.0.1 --timeout 60 \
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $((HP + 1)) --connect 10.77.0.1 --timeout 60 \
     --sizes 64 --iters 20 --warmup 2 --phases pingpong >"$OUT/redial.txt" 2>&1 &
 cpid=$!
 wait $ncpid
@@ -69,7 +72,7 @@ expect 1 "gid-index 7: rxe0 port 1 has no GID there (GIDs at index 0" \
 expect 1 "needs 1024 MiB of registered buffers" \
     hintsim capture bench -d rxe0 --sizes 256M --iters 2
 expect 1 "no client connected" hintsim capture bench -d rxe0 --port $HP --server --timeout 2
-expect 1 "cannot reach" hintsim capture bench -d rxe0 --port $HP --connect 127.0.0.1 \
+expect 1 "cannot reach" hintsim capture bench -d rxe0 --port $HP --connect 10.77.0.1 \
     --sizes 64 --timeout 2
 # the port is taken: a second server on it fails at once
 hintsim capture bench -d rxe0 --port $HP --server --timeout 20 >/dev/null 2>&1 &
@@ -78,13 +81,19 @@ wait_listen $HP
 expect 1 "cannot listen on TCP port $HP" hintsim capture bench -d rxe0 --port $HP --server
 kill $spid
 wait $spid
-# peer vanishes: kill the server while the client streams large messages
-hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 5 >/dev/null 2>&1 &
+# peer vanishes: kill the server while the client streams large messages (3 s after the
+# client connected: a client under a loaded host can take longer than that to open rxe0)
+hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 30 >/dev/null 2>&1 &
 spid=$!
 wait_listen $HP
-( sleep 3; kill -9 $spid ) &
+( i=0
+  while ! netstat -tn 2>/dev/null | grep -q ":$HP .*ESTABLISHED" && [ $i -lt 600 ]; do
+      sleep 0.1
+      i=$((i + 1))
+  done
+  sleep 3; kill -9 $spid ) &
 t0=$(cut -d' ' -f1 /proc/uptime)
-timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --sizes 64K \
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 10.77.0.1 --sizes 64K \
     --iters 100000 --warmup 0 --timeout 5 >"$OUT/vanish.out" 2>"$OUT/vanish.err"
 rc=$?
 t1=$(cut -d' ' -f1 /proc/uptime)

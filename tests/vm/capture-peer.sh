@@ -3,7 +3,8 @@
 # measures? In one boot, interleaved rounds of
 #   ib_write_lat -s 64      vs  capture bench --sizes 64  (ping-pong round trip / 2, LL path)
 #   ib_write_bw -s 65536    vs  capture bench --sizes 64K (stream, BW path, no hint)
-# each pair server + client over 127.0.0.1, the server pinned to CPU 0 and the client to
+# each pair server + client (perftest over 127.0.0.1, capture bench over rxe0's address
+# 10.77.0.1, where its server listens), the server pinned to CPU 0 and the client to
 # CPU 1 (busybox taskset) for both tools alike. The two tools must agree within 20%
 # (perftest's t_typical is its median round trip / 2, and so is ours: half the time from one
 # post to the next; its BW average is bytes / time).
@@ -37,6 +38,7 @@ BW_SET="--set bw.depth=128 --set bw.signal_every=1 --set bw.coal_count=1 --set b
 
 HS_NAME=capture-peer
 . /hs/lib.sh # fail, record, wait_listen
+export HINTSIM_TOKEN=vm-capture-peer # capture bench's --server / --connect token
 
 # pinning: server on CPU 0, client on CPU 1 when there are two CPUs and taskset works
 SRV="" CLI=""
@@ -87,7 +89,7 @@ hintsim_pair() {
         >"$out.server" 2>&1 &
     spid=$!
     wait_listen $HP
-    timeout 120 $CLI hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 \
+    timeout 120 $CLI hintsim capture bench -d rxe0 -x 0 --port $HP --connect 10.77.0.1 \
         --timeout 60 $sets "$@" \
         >"$out" 2>&1 || { cat "$out" "$out.server"; netstat -tan; fail "capture bench $*: client"; }
     wait $spid || { cat "$out.server"; fail "capture bench: server"; }

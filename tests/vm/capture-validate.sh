@@ -2,12 +2,13 @@
 # capture-validate.sh - runs inside the soft-RoCE VM: `validate` on two sample workloads,
 # kv (open loop at the trace's times) and burst (closed loop), the auto candidates, three
 # shuffled rounds, measured next to predicted; `-o DIR` without gnuplot (exit 0, tables);
-# then once as server + client.
+# then once as server + client (over rxe0's address, 10.77.0.1, which the server listens on).
 # capture-validate-check.sh checks the JSON on the host.
 set -u
 HP=18550
 HS_NAME=capture-validate
 . /hs/lib.sh # fail, wait_listen
+export HINTSIM_TOKEN=vm-capture-validate # the --server / --connect session's token
 
 # -o in a guest without gnuplot: a warning, exit 0, validate.json and report.html (tables)
 # replacing an earlier run's whole: its figure (this run draws none) goes, other files stay
@@ -30,7 +31,7 @@ hintsim validate burst.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode closed --
 timeout 300 hintsim validate -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OUT/srv.txt" 2>&1 &
 spid=$!
 wait_listen $HP
-timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 127.0.0.1 --timeout 60 --limit 500 \
+timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 10.77.0.1 --timeout 60 --limit 500 \
     --repeat 2 --hints 4K,0 --json >"$OUT/remote.json" || fail "validate as client"
 wait $spid || { cat "$OUT/srv.txt"; fail "validate server"; }
 echo "capture-validate: PASS"

@@ -2,7 +2,8 @@
 # cross-host.sh ROLE PEER GID - runs inside one of two soft-RoCE VMs joined by a wire
 # (run-in-vm.sh --link; cross-host-run.sh starts both): the live commands' --server /
 # --connect ends on two hosts, each with its own kernel and device (rxe1 on eth0), the peer
-# found by its address, not 127.0.0.1. ROLE is server or client; PEER the other VM's
+# found by its address, not 127.0.0.1 (each server listens on its device's address, the
+# default), both ends given the sessions' token. ROLE is server or client; PEER the other VM's
 # address; GID the GID index both use (1: the IPv4-mapped GID, RoCE v2 over IPv4; 0: the
 # IPv6 link-local one).
 # In turn, each a session of its own: capture bench (two hints: the client reconnects per
@@ -16,7 +17,8 @@ ROLE=$1 PEER=$2 GID=$3
 HS_NAME="cross-host-$ROLE"
 . /hs/lib.sh # fail
 P=18515
-T="--timeout 120"
+K="--token vm-cross-host" # the sessions' shared token
+T="--timeout 120 $K"
 
 # the wire: the peer answers ARP and ping once its VM is up (the two boot independently)
 i=0
@@ -44,7 +46,7 @@ if [ "$ROLE" = server ]; then
     # a fourth with GIDs that do not pair: this end's link-local one against the client's
     # IPv4 one fails to connect, naming both GIDs (exit 3)
     rc=0
-    hintsim capture bench -d rxe1 -x 0 -p $P --server --timeout 60 >"$OUT/srv-gid.out" \
+    hintsim capture bench -d rxe1 -x 0 -p $P --server --timeout 60 $K >"$OUT/srv-gid.out" \
         2>"$OUT/srv-gid.err" || rc=$?
     cat "$OUT/srv-gid.err"
     [ $rc -eq 3 ] || fail "mismatched GIDs: exit $rc, not 3"
@@ -66,7 +68,7 @@ hintsim profile show "$OUT/cross-profile.json" --json >"$OUT/profile-show.json" 
     fail "the calibrated profile does not load"
 echo "$HS_NAME: three sessions against $PEER done"
 rc=0
-hintsim capture bench -d rxe1 -x "$GID" -p $P --connect "$PEER" --timeout 60 --sizes 64 \
+hintsim capture bench -d rxe1 -x "$GID" -p $P --connect "$PEER" --timeout 60 $K --sizes 64 \
     >"$OUT/cli-gid.out" 2>"$OUT/cli-gid.err" || rc=$?
 cat "$OUT/cli-gid.err"
 [ $rc -eq 3 ] || fail "mismatched GIDs: exit $rc, not 3"

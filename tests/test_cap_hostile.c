@@ -1,0 +1,231 @@
+/* test_cap_hostile.c - a capture server's wait for its client under hostile connections, on
+ * loopback TCP with the real accept loop (cap_conn_accept_hello; no verbs device needed):
+ * connect-then-close, a short hello, garbage, the old protocol, another version, a wrong or
+ * empty token, max_msg huge, wrapping (2^63+1), zero and negative as unsigned, a hint and
+ * flags out of bounds, and a connection that says nothing. Each must be refused as
+ * cap_hostile.h expects and logged, and the server must then accept the good client that
+ * comes last (and drop the silent one). A server that sees only strays times out, counting
+ * them. And the CLI's own checks of --token / --bind (before any device is opened). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "capture/cap_conn.h"
+#include "tests/cap_hostile.h"
+#include "tests/hs_test.h"
+
+#define TOKEN "hostile-test-token"
+
+typedef struct {
+    int lfd;
+    uint16_t port;
+    uint64_t timeout_ns;
+    uint8_t token[CAP_TOKEN_MAX];
+    pthread_t th;
+    hs_status_t st;
+    cap_accepted_t acc;
+} srv_t;
+
+static void *srv_main(void *arg)
+{
+    srv_t *s = arg;
+    cap_accept_opts_t o = {.lfd = s->lfd, .port = s->port, .timeout_ns = s->timeout_ns,
+                           .token = s->token, .cpu_visible = 1};
+
+    s->st = cap_conn_accept_hello(&o, &s->acc);
+    return NULL;
+}
+
+/* A server on 127.0.0.1 (an ephemeral port) waiting up to timeout_s in a thread. */
+static void srv_start(srv_t *s, double timeout_s)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof(sa);
+
+    memset(s, 0, sizeof(*s));
+    assert_int_equal(cap_conn_listen("127.0.0.1", 0, &s->lfd), HS_OK);
+    assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&sa, &sl), 0);
+    s->port = ntohs(sa.sin_port);
+    s->timeout_ns = (uint64_t)(timeout_s * 1e9);
+    assert_int_equal(cap_token_from_text(TOKEN, s->token, NULL, 0), 0);
+    s->acc.fd = -1;
+    assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+}
+
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* the server closed fd within 5 s */
+static int closed_by_peer(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char b;
+
+    return poll(&p, 1, 5000) == 1 && recv(fd, &b, 1, 0) <= 0;
+}
+
+static void test_hostile_then_good(void **state)
+{
+    (void)state;
+    hs_test_stderr_t cap;
+    char err[256], *log;
+    int silent, good = -1;
+    srv_t s;
+
+    hs_test_stderr_begin(&cap);
+    srv_start(&s, 30);
+    silent = hostile_silent("127.0.0.1", s.port); /* held open all along: must not block */
+    assert_true(silent >= 0);
+    for (size_t i = 0; i < hostile_ncases; i++)
+        if (hostile_run(&hostile_cases[i], "127.0.0.1", s.port, TOKEN, 10000, err,
+                        sizeof(err)) != 0)
+            fail_msg("%s", err);
+    usleep(200000); /* the server reads the cases that expect no answer (close, short) */
+    if (hostile_good_hello("127.0.0.1", s.port, TOKEN, 4096, 10000, &good, err,
+                           sizeof(err)) != 0)
+        fail_msg("the good client after the hostile ones: %s", err);
+    pthread_join(s.th, NULL);
+    log = hs_test_stderr_end(&cap);
+    assert_int_equal(s.st, HS_OK);
+    assert_int_equal(s.acc.hello.max_msg, 4096);
+    assert_string_equal(s.acc.peer_addr, "127.0.0.1");
+    assert_true(closed_by_peer(silent)); /* dropped once the client was accepted */
+    for (size_t i = 0; i < hostile_ncases; i++)
+        if (!strstr(log, hostile_cases[i].logged))
+            fail_msg("case %s: the server's log lacks '%s'", hostile_cases[i].name,
+                     hostile_cases[i].logged);
+    assert_int_equal(count(log, "refused a connection from 127.0.0.1"), (int)hostile_ncases + 1);
+    assert_non_null(strstr(log, "another client was accepted first"));
+    free(log);
+    close(silent);
+    close(good);
+    close(s.acc.fd);
+    close(s.lfd);
+}
+
+/* Only strays: the server's wait ends at its timeout, saying how many it refused. */
+static void test_strays_only(void **state)
+{
+    (void)state;
+    hs_test_stderr_t cap;
+    char err[256], *log;
+    srv_t s;
+
+    hs_test_stderr_begin(&cap);
+    srv_start(&s, 1.5);
+    for (size_t i = 0; i < hostile_ncases; i++)
+        if (strcmp(hostile_cases[i].name, "wrap") == 0 ||
+            strcmp(hostile_cases[i].name, "token") == 0)
+            assert_int_equal(hostile_run(&hostile_cases[i], "127.0.0.1", s.port, TOKEN, 5000,
+                                         err, sizeof(err)), 0);
+    pthread_join(s.th, NULL);
+    log = hs_test_stderr_end(&cap);
+    assert_int_equal(s.st, HS_ERR_TIMEOUT);
+    assert_non_null(strstr(log, "no client connected to TCP port"));
+    assert_non_null(strstr(log, "(2 connections refused, the last from 127.0.0.1: hello: "));
+    free(log);
+    close(s.lfd);
+}
+
+/* A silent connection is dropped after the timeout, and a client after it is still served. */
+static void test_silent_expires(void **state)
+{
+    (void)state;
+    hs_test_stderr_t cap;
+    char *log;
+    srv_t s;
+    int silent;
+
+    hs_test_stderr_begin(&cap);
+    srv_start(&s, 1.0);
+    silent = hostile_silent("127.0.0.1", s.port);
+    assert_true(silent >= 0);
+    assert_true(closed_by_peer(silent));
+    pthread_join(s.th, NULL);
+    log = hs_test_stderr_end(&cap);
+    assert_int_equal(s.st, HS_ERR_TIMEOUT);
+    assert_non_null(strstr(log, "no complete hello within the timeout"));
+    free(log);
+    close(silent);
+    close(s.lfd);
+}
+
+/* The listening socket is on the address given, not on every one. */
+static void test_bind_address(void **state)
+{
+    (void)state;
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof(sa);
+    hs_test_stderr_t cap;
+    char *log;
+    int lfd;
+
+    assert_int_equal(cap_conn_listen("127.0.0.1", 0, &lfd), HS_OK);
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+    assert_int_equal(ntohl(sa.sin_addr.s_addr), INADDR_LOOPBACK);
+    close(lfd);
+    hs_test_stderr_begin(&cap);
+    assert_int_equal(cap_conn_listen("192.0.2.1", 0, &lfd), HS_ERR_CHECK); /* not ours */
+    assert_int_equal(cap_conn_listen("no-such-host.invalid", 0, &lfd), HS_ERR_INVALID);
+    log = hs_test_stderr_end(&cap);
+    assert_non_null(strstr(log, "cannot listen on TCP port 0 of 192.0.2.1"));
+    assert_non_null(strstr(log, "--bind no-such-host.invalid"));
+    free(log);
+}
+
+/* The CLI's checks that need no device: a client without a token, a bad token, --bind on a
+ * client (exit 2 naming the option). */
+static void test_cli_checks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"capture bench -d rxe0 --connect 127.0.0.1 --sizes 64", "needs the server's token"},
+        {"validate $HINTSIM_SRC/traces/samples/kv.hst -d rxe0 --connect 127.0.0.1",
+         "needs the server's token"},
+        {"calibrate -d rxe0 --connect 127.0.0.1 -o p.json", "needs the server's token"},
+        {"capture bench -d rxe0 --connect 127.0.0.1 --sizes 64 --token 'a b'",
+         "--token: the token's character 2 (byte 0x20)"},
+        {"capture bench -d rxe0 --server --token $(printf %065d 0)",
+         "--token: the token has 65 characters, not 1..64"},
+        {"capture bench -d rxe0 --sizes 64 --bind 127.0.0.1", "--bind is the --server's"},
+    };
+    const char *bin = hs_test_bin();
+    char *out = NULL;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc = hs_test_run(&out, "cd /tmp && env -u HINTSIM_TOKEN %s %s", bin, cases[i].args);
+        if (rc != 2 || !strstr(out, cases[i].needle))
+            fail_msg("hintsim %s: exit %d, output '%s' (expected 2, '%s')", cases[i].args, rc,
+                     out, cases[i].needle);
+        free(out);
+    }
+    /* HINTSIM_TOKEN is read, and checked like --token */
+    int rc = hs_test_run(&out, "HINTSIM_TOKEN='x y' %s capture bench -d rxe0 --connect "
+                         "127.0.0.1 --sizes 64", bin);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "HINTSIM_TOKEN: the token's character 2"));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hostile_then_good), cmocka_unit_test(test_strays_only),
+        cmocka_unit_test(test_silent_expires),    cmocka_unit_test(test_bind_address),
+        cmocka_unit_test(test_cli_checks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
