@@ -12,7 +12,7 @@ include_guard(GLOBAL)
 
 set(HINTSIM_VM_CACHE "${CMAKE_BINARY_DIR}/vm-cache" CACHE PATH
     "Where the VM tests keep Debian's kernel package and the base initramfs")
-set(HS_VM_DIR "${CMAKE_CURRENT_LIST_DIR}")
+set(HS_VM_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "tests/vm: the VM harness")
 find_program(HS_BASH bash REQUIRED)
 
 function(hs_add_vm_test name)
