@@ -3,7 +3,8 @@
  * Parameters move in log space (theta = ln value): values stay positive, and a step means
  * the same relative change at any magnitude. The Jacobian is by forward differences of 2%,
  * coarse on purpose: the engine rounds some quantities (packets, WQE blocks), and a tiny
- * step would see only that rounding.
+ * step would see only that rounding. Each residual is weighted by calib_obs_weight: a figure
+ * the device could not repeat counts for less.
  */
 #include "calib/calib_fit.h"
 
@@ -75,6 +76,14 @@ static void fit_set(fit_t *f, double *theta)
     }
 }
 
+double calib_obs_weight(const calib_obs_t *o)
+{
+    double n = isfinite(o->noise_rel) ? o->noise_rel : 0;
+
+    return n > CALIB_NOISE_FLOOR ? CALIB_NOISE_FLOOR / n : 1;
+}
+
+/* Weighted residuals: the relative error times calib_obs_weight. */
 static hs_status_t fit_resid(fit_t *f, double *r, double *cost)
 {
     double c = 0;
@@ -84,7 +93,7 @@ static hs_status_t fit_resid(fit_t *f, double *r, double *cost)
         hs_status_t st = f->predict(f->ctx, f->cur, &f->obs[i], &pred);
         if (st != HS_OK)
             return st;
-        r[i] = (pred - f->obs[i].meas_us) / f->obs[i].meas_us;
+        r[i] = calib_obs_weight(&f->obs[i]) * (pred - f->obs[i].meas_us) / f->obs[i].meas_us;
         c += r[i] * r[i];
     }
     *cost = c;
@@ -175,12 +184,23 @@ static double median_abs(const double *r, size_t n)
     return m;
 }
 
-/* Per-parameter figures at the optimum: standard error, weighted residual. */
-static void fit_report(const fit_t *f, const double *J, const double *A, const double *r,
+/* Per-parameter figures at the optimum: standard error, weighted residual. r: the weighted
+ * residuals (the figures reported are of the relative errors, unweighted: u). */
+static void fit_report(const fit_t *f, const double *J, const double *A, const double *rw,
                        double cost, const int *det, calib_result_t *res)
 {
     size_t np = f->np, ndet = 0;
-    double s2;
+    double s2, *r = malloc(f->nobs * sizeof(*r)), usum = 0;
+
+    if (!r) { /* the figures only: without memory, the weighted ones */
+        r = (double *)rw;
+        for (size_t i = 0; i < f->nobs; i++)
+            usum += rw[i] * rw[i];
+    }
+    for (size_t i = 0; r != rw && i < f->nobs; i++) {
+        r[i] = rw[i] / calib_obs_weight(&f->obs[i]);
+        usum += r[i] * r[i];
+    }
 
     for (size_t j = 0; j < np; j++)
         ndet += det[j] != 0;
@@ -203,8 +223,10 @@ static void fit_report(const fit_t *f, const double *J, const double *A, const d
     }
     res->np = np;
     res->nobs = f->nobs;
-    res->rms_rel = sqrt(cost / (double)f->nobs);
+    res->rms_rel = sqrt(usum / (double)f->nobs);
     res->median_abs_rel = median_abs(r, f->nobs);
+    if (r != rw)
+        free(r);
 }
 
 static hs_status_t fit_check(fit_t *f)
@@ -421,18 +443,30 @@ hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *para
     return st;
 }
 
-/* The parameters the next fit leaves out: kept[j] set for each one calib_param_kept says
- * res (of the fit of the parameters idx[0..n)) did not determine. Returns how many more. */
+/* The parameters the next fit leaves out (kept[] set): every one no figure depends on, else
+ * the one calib_param_kept says is least determined (the largest standard error), one at a
+ * time: two collinear terms (host.post_ns and host.poll_ns where every WR is signalled) both
+ * have a huge standard error, and leaving both out would leave nothing to carry what they
+ * share. res is of the fit of the parameters idx[0..n). Returns how many more. */
 static size_t mark_kept(const calib_result_t *res, const size_t *idx, size_t n, int *kept)
 {
-    size_t more = 0;
+    size_t more = 0, worst = n;
 
     for (size_t j = 0; j < n; j++)
-        if (calib_param_kept(res, j) && !kept[idx[j]]) {
+        if (!res->determined[j] && !kept[idx[j]]) {
             kept[idx[j]] = 1;
             more++;
         }
-    return more;
+    if (more)
+        return more;
+    for (size_t j = 0; j < n; j++)
+        if (calib_param_kept(res, j) && !kept[idx[j]] &&
+            (worst == n || !(res->stderr_rel[j] <= res->stderr_rel[worst])))
+            worst = j;
+    if (worst == n)
+        return 0;
+    kept[idx[worst]] = 1;
+    return 1;
 }
 
 hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *params, size_t np,

@@ -3,7 +3,8 @@
  * The forward model is a callback (normally the prediction engine replaying what the
  * benchmark did), so the fit knows nothing of the model's formulas: it moves the chosen
  * profile parameters (in log space, within bounds) with Levenberg-Marquardt until the
- * relative residuals (predicted - measured) / measured stop shrinking. Each fitted value is
+ * relative residuals (predicted - measured) / measured, each weighted by how well the
+ * device repeated its figure (calib_obs_weight), stop shrinking. Each fitted value is
  * reported with its standard error, its own residual (the RMS relative residual of the
  * observations it influences, weighted by that influence) and whether the data could
  * determine it at all; the fit reports its overall RMS and median absolute relative error.
@@ -43,6 +44,12 @@ typedef struct {
     double noise_rel;    /* the device's own spread: (max - min) / median of the medians of
                           * the figure's replays (0: replayed once) */
 } calib_obs_t;
+
+/* The weight of obs in the fit: 1, or CALIB_NOISE_FLOOR / obs->noise_rel when its replays
+ * disagreed by more than that (a figure the device cannot repeat says less about it: a
+ * stream whose replays' medians differ by 100% weighs a tenth). */
+#define CALIB_NOISE_FLOOR 0.10
+double calib_obs_weight(const calib_obs_t *o);
 
 /* Predict obs under p (the fit's current profile) into *pred_us. */
 typedef hs_status_t (*calib_predict_fn_t)(void *ctx, const profile_t *p, const calib_obs_t *obs,
@@ -99,7 +106,9 @@ hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *para
                                     const calib_result_t *res, const double *orig);
 
 /* calib_fit, then, while it leaves parameters the data do not determine (calib_param_kept),
- * those set back to orig[j] and the others fitted again from where the last fit left them,
+ * those set back to orig[j] (every one no figure depends on at once, else the one with the
+ * largest standard error: of two collinear terms one is kept, the other carries what they
+ * share) and the others fitted again from where the last fit left them,
  * so that every fitted value is fitted for the values the profile keeps (a fitted value
  * is otherwise the fit's partner of a kept one's meaningless value); then
  * calib_keep_undetermined. *res holds the last fit's figures for the parameters it fitted,

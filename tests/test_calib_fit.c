@@ -420,6 +420,35 @@ static void test_note_emulated(void **state)
     cJSON_Delete(hw);
 }
 
+/* A figure the device could not repeat weighs less: an outlier three times its true value
+ * pulls the fit off when its replays agreed, hardly at all when they differed by 500%. */
+static void test_noisy_figure_weighs_less(void **state)
+{
+    profile_t *t = truth(), *start = NULL, *fit = NULL;
+    calib_obs_t *obs = observe(t, g_fit_sizes, NFIT, 0);
+    calib_result_t res;
+    double off[2];
+    (void)state;
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    obs[NFIT - 2].meas_us *= 3; /* LL at 256 KiB */
+    for (int k = 0; k < 2; k++) {
+        obs[NFIT - 2].noise_rel = k ? 5.0 : 0;
+        assert_int_equal(calib_fit(start, g_params, 4, obs, 2 * NFIT, calib_predict_isolated,
+                                   (void *)&model_engine_ops, &fit, &res), HS_OK);
+        off[k] = fabs(fit->link_gbps - 25) / 25;
+        profile_free(fit);
+    }
+    fprintf(stderr, "outlier: link.gbps off by %.1f%% (repeated), %.1f%% (noise 500%%)\n",
+            100 * off[0], 100 * off[1]);
+    assert_true(off[0] > 0.05);
+    assert_true(off[1] < off[0] / 4);
+    assert_float_equal(calib_obs_weight(&obs[NFIT - 2]), CALIB_NOISE_FLOOR / 5.0, 1e-12);
+    assert_float_equal(calib_obs_weight(&obs[0]), 1, 0);
+    free(obs);
+    profile_free(start);
+    profile_free(t);
+}
+
 /* ---- calibrate's measurement path, the model engine standing for the device ----------- */
 
 static const uint64_t p_sizes[] = {8, 64, 512, 4096, 32768}, p_held[] = {128, 8192};
@@ -609,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_replay_with_override),
         cmocka_unit_test(test_cli_errors),
         cmocka_unit_test(test_note_emulated),
+        cmocka_unit_test(test_noisy_figure_weighs_less),
         cmocka_unit_test(test_pipeline_recovers_terms),
         cmocka_unit_test(test_held_check_names_term),
     };

@@ -15,7 +15,7 @@ for k in device date host; do
 done
 grep -q '"peer":"10.77.0.1"' <<<"$flat" || fail "meta: the --connect run has no peer 10.77.0.1"
 grep -q '"replay":"cap_replay_run' <<<"$flat" || fail "meta does not name validate's replay"
-grep -q 'with validate'"'"'s live replay' <<<"$flat" || fail "notes do not say how it was measured"
+grep -q 'withvalidate.slivereplay' <<<"$flat" || fail "notes do not say how it was measured"
 held=${flat#*\"holdout\":\{}
 classes=${held#*\"classes\":\{}
 for cls in single stream mixed; do
@@ -33,7 +33,8 @@ for cls in single stream mixed; do
     pe=$(sed -E 's/.*median error ([0-9.]+)%.*/\1/' <<<"$line")
     awk -v a="$pe" -v b="$e" 'BEGIN { exit !(a - b < 0.06 && b - a < 0.06) }' ||
         fail "$cls: printed $pe%, JSON $e%"
-    echo "calibrate-fit-check: held-out $cls: $n figures, median error $e% (bound $b%)"
+    awk -v c="$cls" -v n="$n" -v e="$e" -v b="$b" 'BEGIN {
+        printf "calibrate-fit-check: held-out %s: %d figures, median error %.1f%% (bound %.1f%%)\n", c, n, e, b }'
 done
 # every held-out figure: its class, measured and predicted
 figs=${held#*\"figures\":\[}
