@@ -186,6 +186,22 @@ static const hs_cmd_spec_t g_convert_spec = {
     "perftest: run e.g. `ib_write_lat -s 64 -n 1000 -U > lat.txt`; the per-iteration latencies\n"
     "become a ping-pong trace (posts back to back, completion = post + latency)."};
 
+/* What convert writes every reader takes back: a record with completion before post or
+ * both path bits set (an .hst reader carries them, the text readers refuse them) is
+ * refused here, before any output, naming it. */
+static hs_status_t convert_check(const char *path, const trace_t *tr)
+{
+    size_t first = 0, bad;
+    char why[200];
+
+    if ((bad = trace_count_insane(tr, &first, why, sizeof(why))) == 0)
+        return HS_OK;
+    hs_log_error("%s: record %zu (and %zu more): %s; not converted, since no reader would "
+                 "take it back ('hintsim trace validate' names them)", path, first, bad - 1,
+                 why);
+    return HS_ERR_INVALID;
+}
+
 static int trace_convert_cmd(int argc, char **argv)
 {
     struct out_opts o = {0};
@@ -203,6 +219,8 @@ static int trace_convert_cmd(int argc, char **argv)
         goto out;
     }
     st = trace_load(pos[0], &tr);
+    if (st == HS_OK)
+        st = convert_check(pos[0], tr);
     if (st == HS_OK)
         st = trace_save(o.out, tr);
     rc = exit_of(st);

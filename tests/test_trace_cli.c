@@ -259,7 +259,8 @@ static void test_big_header(void **state)
 {
     const char *head = "{\"format_version\":1,\"producer\":\"t\",\"producer_version\":\"1\","
                        "\"mode\":\"bench\",\"host\":\"h\",\"device\":\"\",\"firmware\":\"\","
-                       "\"mem\":\"host\",\"clock_source\":\"CLOCK_MONOTONIC\",\"clock_unit\":\"ns\","
+                       "\"mem\":\"host\",\"clock_source\":\"CLOCK_MONOTONIC\","
+                       "\"clock_unit\":\"ns\","
                        "\"hint_bytes\":0,\"hint_source\":\"none\",\"pid\":-1,\"rank\":-1,"
                        "\"dropped\":0,\"workload\":\"\",\"extra\":";
     size_t cap = TRACE_JSON_MAX_BYTES, n = 0, k;
@@ -513,6 +514,50 @@ static void test_perftest_many_groups(void **state)
     }
     cJSON_Delete(extra);
     trace_free(tr);
+}
+
+/* A .hst may carry records no replay can take (completion before post, both path bits):
+ * convert refuses them, naming the first, instead of writing a CSV it then refuses to
+ * read; model and recommend warn about them. */
+static void test_insane_records(void **state)
+{
+    static const struct {
+        uint64_t post, done;
+        uint16_t flags;
+        const char *why;
+    } bad[] = {
+        {5000, 4000, TRACE_F_SIGNALED, "completion time 4000 ns is before the post time 5000"},
+        {5000, 6000, TRACE_F_SIGNALED | TRACE_F_PATH_MASK,
+         "flags 0x000b mark both the LL and the BW path"},
+    };
+    char needle[200];
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        trace_t *tr = NULL;
+        assert_int_equal(trace_new(&tr), HS_OK);
+        for (int i = 0; i < 10; i++) {
+            trace_rec_t r = {.t_post_ns = 1000u * (uint64_t)i,
+                             .t_done_ns = 1000u * (uint64_t)i + 500, .size_bytes = 64,
+                             .opcode = TRACE_OP_WRITE, .flags = TRACE_F_SIGNALED};
+            if (i == 7) {
+                r.t_post_ns = bad[k].post;
+                r.t_done_ns = bad[k].done;
+                r.flags = bad[k].flags;
+            }
+            assert_int_equal(trace_push(tr, &r), HS_OK);
+        }
+        assert_int_equal(trace_save(tmp("insane.hst"), tr), HS_OK);
+        trace_free(tr);
+        unlink(tmp("insane.csv"));
+        snprintf(needle, sizeof(needle), "record 7 (and 0 more): %s", bad[k].why);
+        run_expect(1, needle, "trace convert %s -o %s", tmp("insane.hst"), tmp("insane.csv"));
+        assert_int_equal(access(tmp("insane.csv"), F_OK), -1);
+        run_expect(0, "1 record that no replay can take as recorded (first: record 7",
+                   "model %s --profile generic", tmp("insane.hst"));
+        run_expect(0, "1 record that no replay can take as recorded (first: record 7",
+                   "recommend %s --profile generic", tmp("insane.hst"));
+    }
 }
 
 /* CSV and JSON Lines check the version of their first line as .hst checks its own. */
@@ -822,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_perftest_bad_sample),
         cmocka_unit_test(test_perftest_summary),
         cmocka_unit_test(test_perftest_many_groups),
+        cmocka_unit_test(test_insane_records),
         cmocka_unit_test(test_text_version),
         cmocka_unit_test(test_text_truncated),
         cmocka_unit_test(test_text_record_lines),

@@ -95,7 +95,8 @@ static void test_trace_cli(void **state)
     char *dir = hs_test_tmpdir(), path[600], *out = NULL;
     const char *csv = "# hintsim-trace v1 {\"host\":\"x\",\"host\":\"y\"}\n"
                       "t_post_ns,size_bytes\n1,8\n";
-    const char *jsonl = "{\"hintsim_trace\":1,\"header\":{\"mode\":\"bench\",\"mode\":\"preload\"}}\n"
+    const char *jsonl = "{\"hintsim_trace\":1,"
+                        "\"header\":{\"mode\":\"bench\",\"mode\":\"preload\"}}\n"
                         "{\"t_post_ns\":1,\"size_bytes\":8}\n";
     const char *rec = "{\"hintsim_trace\":1,\"header\":{}}\n"
                       "{\"t_post_ns\":1,\"size_bytes\":8,\"size_bytes\":9}\n";

@@ -134,8 +134,12 @@ size_t trace_unordered(const trace_t *tr);
  * was. Records pushed afterwards have no file index. */
 hs_status_t trace_sort_posts(trace_t *tr, size_t *moved);
 /* trace_load, then trace_sort_posts: what every replay reads (model, sim, recommend, sweep,
- * validate); with note, say on stderr (hs_log_info) when records were moved. */
+ * validate); with note, say on stderr (hs_log_info) when records were moved, and warn
+ * (hs_log_warn) about records trace_count_insane counts. */
 hs_status_t trace_load_posts(const char *path, int note, trace_t **out);
+/* Records trace_rec_check refuses for their meaning (completion before post, both path
+ * bits; an unknown opcode number is not counted): how many, the first one's index and why. */
+size_t trace_count_insane(const trace_t *tr, size_t *first, char *why, size_t wl);
 
 /* ---- files ---------------------------------------------------------------------- */
 

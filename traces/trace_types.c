@@ -9,6 +9,7 @@
 
 #include "common/hs_mem.h"
 #include "common/hs_status.h"
+#include "traces/trace_format.h"
 
 void trace_hdr_init(trace_hdr_t *hdr)
 {
@@ -180,11 +181,36 @@ out:
     return st;
 }
 
+size_t trace_count_insane(const trace_t *tr, size_t *first, char *why, size_t wl)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < tr->n; i++) {
+        trace_rec_t r = tr->recs[i];
+        char w[200];
+        r.opcode = TRACE_OP_OTHER; /* an unknown opcode number is carried, not refused */
+        if (trace_rec_check(&r, w, sizeof(w)) == 0)
+            continue;
+        if (n++ == 0) {
+            *first = i;
+            snprintf(why, wl, "%s", w);
+        }
+    }
+    return n;
+}
+
 hs_status_t trace_load_posts(const char *path, int note, trace_t **out)
 {
     trace_t *tr = NULL;
-    size_t moved;
+    size_t moved, first = 0, bad;
+    char why[200];
     hs_status_t st = trace_load(path, &tr);
+
+    if (st == HS_OK && note && (bad = trace_count_insane(tr, &first, why, sizeof(why))) != 0)
+        hs_log_warn("%s: %zu record%s that no replay can take as recorded (first: record %zu, "
+                    "%s): replayed as they are, figures from them are not to be trusted "
+                    "('hintsim trace validate' names them)", path, bad, bad == 1 ? "" : "s",
+                    first, why);
 
     if (st == HS_OK && (st = trace_sort_posts(tr, &moved)) != HS_OK)
         trace_free(tr);
