@@ -129,6 +129,29 @@ typedef struct {
     double fixed_ns, split_ns, irq;
 } path_params_t;
 
+/* The window of depth (the value of depth_key) x conn.qps: within 1..PRULES_MAX_WINDOW. */
+static hs_status_t window_check(const profile_t *p, const char *depth_key, double depth)
+{
+    double window = depth * p->conn_qps;
+
+    if (window >= 1 && window <= PRULES_MAX_WINDOW) /* false for NaN */
+        return HS_OK;
+    hs_log_error("%s: %s x conn.qps = %g is outside 1..%u WRs (the window the model and the "
+                 "simulator replay)", p->origin, depth_key, window, PRULES_MAX_WINDOW);
+    return HS_ERR_INVALID;
+}
+
+hs_status_t prules_check_windows(const profile_t *p)
+{
+    hs_status_t st = window_check(p, "ll.depth", p->ll_depth);
+
+    if (st == HS_OK)
+        st = window_check(p, "bw.depth", p->bw_depth);
+    if (st == HS_OK)
+        st = window_check(p, "bw.depth_hinted", p->bw_depth_hinted);
+    return st;
+}
+
 static hs_status_t path_init(const profile_t *p, const path_params_t *c, prules_path_t *pa)
 {
     double window = c->depth * p->conn_qps;
@@ -137,12 +160,8 @@ static hs_status_t path_init(const profile_t *p, const path_params_t *c, prules_
     hs_status_t st;
 
     memset(pa, 0, sizeof(*pa));
-    if (!(window >= 1 && window <= PRULES_MAX_WINDOW)) {
-        hs_log_error("%s: %s x conn.qps = %g is outside 1..%u WRs (the window the model "
-                     "and the simulator replay)", p->origin, c->depth_key, window,
-                     PRULES_MAX_WINDOW);
-        return HS_ERR_INVALID;
-    }
+    if ((st = window_check(p, c->depth_key, c->depth)) != HS_OK)
+        return st;
     pa->window = (uint32_t)window;
     pa->batch = batch < window ? (uint32_t)(batch < 1 ? 1 : batch) : pa->window;
     pa->seg_bytes = (uint64_t)c->seg_bytes;

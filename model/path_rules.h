@@ -64,6 +64,11 @@ void prules_factor_bounds(double *bw_lo, double *bw_hi, double *lat_hi);
  * LO..HI UNIT ..." when it is not inside. */
 hs_status_t prules_check_param(const char *ctx, const prof_param_info_t *info, double value);
 
+/* Every window a hint can give p (ll.depth, bw.depth and bw.depth_hinted, each x conn.qps)
+ * within 1..PRULES_MAX_WINDOW; HS_ERR_INVALID (logged, naming the parameter) otherwise.
+ * profile_validate calls it, so a profile no engine could replay is refused at load. */
+hs_status_t prules_check_windows(const profile_t *p);
+
 /* Derive every constant of a replay of profile p under hint_bytes (0 = no hint), once.
  * Checks each parameter it reads against its bounds, each path's window against
  * PRULES_MAX_WINDOW and each derived time for finiteness; HS_ERR_INVALID (logged, naming

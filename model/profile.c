@@ -177,6 +177,8 @@ hs_status_t profile_validate(const profile_t *p)
         if (st != HS_OK)
             return st;
     }
+    if ((st = prules_check_windows(p)) != HS_OK)
+        return st;
     return profile_check_factors(p->origin, p);
 }
 

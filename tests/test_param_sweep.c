@@ -210,6 +210,42 @@ static void test_issue_repros(void **state)
     }
 }
 
+/* A window no engine can replay is refused when the profile is loaded, whatever the hint:
+ * a profile file whose bw.depth (used at hint 0 only) is 1e15 at hint 4K, and a sweep grid
+ * whose vary axis holds such a depth, before any point runs (sweep/GRID.md). */
+static void test_window_refused_at_load(void **state)
+{
+    sweep_ctx_t *c = *state;
+    char *out = NULL, path[700];
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/deep.json", c->dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"name\": \"deep\", \"params\": {\"bw.depth\": 1e15}}");
+    fclose(f);
+    rc = hs_test_run(&out, "%s model %s --profile %s --hint 4K", hs_test_bin(), c->trace, path);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "bw.depth x conn.qps"));
+    free(out);
+    snprintf(path, sizeof(path), "%s/vary.json", c->dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"traces\": [\"%s\"], \"profiles\": [\"generic\"], \"vary\": "
+            "{\"ll.depth\": [8, 9007199254740992]}, \"hints\": [0, 4096]}", c->trace);
+    fclose(f);
+    rc = hs_test_run(&out, "%s sweep --grid %s -o %s/vary --jobs 1 --json", hs_test_bin(), path,
+                     c->dir);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "ll.depth x conn.qps"));
+    free(out);
+    /* nothing ran: the points of ll.depth = 8 come first and would have been written */
+    rc = hs_test_run(&out, "ls %s/vary/points 2>/dev/null | wc -l", c->dir);
+    assert_int_equal(rc, 0);
+    assert_int_equal(atoi(out), 0);
+    free(out);
+}
+
 static int setup(void **state)
 {
     sweep_ctx_t *c = calloc(1, sizeof(*c));
@@ -246,6 +282,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue_repros),
+        cmocka_unit_test(test_window_refused_at_load),
         cmocka_unit_test(test_every_parameter),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
