@@ -358,9 +358,10 @@ static const char *verdict_text(cap_verdict_t v)
     switch (v) {
     case CAP_VERDICT_NO_EFFECT:
         return "the hint does not take effect here: no class's rounds differ from another's "
-               "beyond the round-to-round noise (the bootstrap interval of worst - best "
-               "includes 0) while the predictions differ (seed 000, pitfall 2); this says "
-               "nothing about the recommendation";
+               "beyond the round-to-round noise (every two overlap, and shuffling the classes "
+               "within rounds gives as wide a range of medians at p >= 0.05) while the "
+               "predictions differ (seed 000, pitfall 2); this says nothing about the "
+               "recommendation";
     case CAP_VERDICT_TIE:
         return "the classes' measured results cannot be told apart over these rounds, and the "
                "model predicted them within 5% of each other too: a tie, so regret and rank "
@@ -444,6 +445,7 @@ static void figures_json(const vctx_t *v, cJSON *j)
     cJSON_AddNumberToObject(b, "measured", (double)v->nc);
     cJSON_AddNumberToObject(b, "in_trace", (double)hcls_count(&v->sizes));
     cJSON_AddItemToObject(j, "recommendation", recommendation_json(v));
+    cJSON_AddNumberToObject(j, "classes_differ_p", s->differ_p);
     cJSON_AddItemToObject(j, "noise", noise_json(s));
     b = cJSON_AddObjectToObject(j, "bootstrap");
     cJSON_AddNumberToObject(b, "resamples", CAP_BOOT_RESAMPLES);

@@ -71,8 +71,8 @@ typedef struct {
 
 typedef enum {
     CAP_VERDICT_DIFFER = 0,  /* some classes differ beyond the round-to-round noise: two
-                              * classes' rounds do not overlap at all, or the bootstrap
-                              * interval of worst - best excludes 0 */
+                              * classes' rounds do not overlap at all, or the range of the
+                              * medians is beyond 95% of within-round shuffles (p < 0.05) */
     CAP_VERDICT_NO_EFFECT,   /* measured alike while the predictions differ by > 5% */
     CAP_VERDICT_TIE,         /* measured alike and the predictions agree within 5% too */
     CAP_VERDICT_UNDECIDED,   /* one round: nothing to weigh a difference against */
@@ -108,6 +108,7 @@ typedef struct {
     cap_rec_verdict_t rec_verdict;
     double spread_pct;                   /* 100 (worst - best) / |best| */
     cap_ci_t spread_ci;
+    double differ_p;                     /* permutation p-value of the medians' range */
     cap_verdict_t verdict;               /* do the classes differ at all */
     const char *rank_note;               /* NULL: rank is defined; else why not */
     double rank;                         /* Spearman, predicted vs measured medians */

@@ -2,7 +2,9 @@
  * medians, a paired bootstrap over rounds (each resample draws R round numbers with
  * replacement and takes them for every class, since one round measures every class back to
  * back) for the intervals of regret, the recommended-vs-best difference, rank correlation and
- * median |error|; the verdicts; and the noise of the same classes replayed against themselves
+ * median |error|; a permutation test of whether the classes differ at all (within each
+ * round the classes' values are shuffled among them: under "no class differs" any order is
+ * as likely); the verdicts; and the noise of the same classes replayed against themselves
  * (even rounds against odd ones). */
 #include "capture/cap_validate.h"
 
@@ -214,6 +216,49 @@ static void noise(const cap_stats_in_t *in, cap_stats_t *out, double *tmp)
     out->noise_rank = out->noise_rank_defined ? cap_rank_correlation(ev, od, in->n) : 0;
 }
 
+/* Range (highest - lowest) of the classes' medians of obj (n classes x rounds). */
+static double median_range(const double *obj, size_t n, size_t rounds, double *tmp)
+{
+    double lo = INFINITY, hi = -INFINITY;
+
+    for (size_t k = 0; k < n; k++) {
+        double m = median_copy(obj + k * rounds, rounds, tmp);
+        lo = fmin(lo, m);
+        hi = fmax(hi, m);
+    }
+    return hi - lo;
+}
+
+/* p-value of the medians' range under "no class differs": the share of CAP_BOOT_RESAMPLES
+ * within-round shuffles of the classes whose range is at least the observed one. */
+static hs_status_t permutation_p(const cap_stats_in_t *in, cap_stats_t *out)
+{
+    size_t n = in->n, R = in->rounds, idx[CAP_MAX_CANDIDATES], hits = 0;
+    double *perm = malloc(n * R * sizeof(*perm)), *tmp = malloc(R * sizeof(*tmp)), seen;
+    uint64_t seed = (in->seed ? in->seed : 1) ^ 0xA5A5A5A55A5A5A5AULL;
+
+    if (!perm || !tmp) {
+        free(perm);
+        free(tmp);
+        return HS_ERR_NOMEM;
+    }
+    seen = median_range(in->obj, n, R, tmp);
+    for (size_t b = 0; b < CAP_BOOT_RESAMPLES; b++) {
+        for (size_t r = 0; r < R; r++) {
+            for (size_t k = 0; k < n; k++)
+                idx[k] = k;
+            cap_shuffle(idx, n, &seed);
+            for (size_t k = 0; k < n; k++)
+                perm[k * R + r] = in->obj[idx[k] * R + r];
+        }
+        hits += median_range(perm, n, R, tmp) >= seen * (1 - 1e-12);
+    }
+    out->differ_p = (double)(hits + 1) / (double)(CAP_BOOT_RESAMPLES + 1);
+    free(perm);
+    free(tmp);
+    return HS_OK;
+}
+
 /* Whether any two classes' rounds do not overlap at all. */
 static int any_apart(const cap_stats_in_t *in)
 {
@@ -248,7 +293,7 @@ static void verdicts(const cap_stats_in_t *in, cap_stats_t *out)
         out->verdict = CAP_VERDICT_DIFFER;
     else if (in->rounds < 2)
         out->verdict = CAP_VERDICT_UNDECIDED;
-    else if (any_apart(in) || out->spread_ci.lo > 0)
+    else if (any_apart(in) || out->differ_p < 0.05)
         out->verdict = CAP_VERDICT_DIFFER;
     else
         out->verdict = phi - plo > 0.05 * pmean ? CAP_VERDICT_NO_EFFECT : CAP_VERDICT_TIE;
@@ -280,6 +325,8 @@ hs_status_t cap_stats_run(const cap_stats_in_t *in, cap_stats_t *out)
     noise(in, out, tmp);
     free(tmp);
     st = bootstrap(in, out);
+    if (st == HS_OK)
+        st = permutation_p(in, out);
     if (st == HS_OK)
         verdicts(in, out);
     return st;

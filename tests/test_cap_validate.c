@@ -151,7 +151,8 @@ static void test_verdict_random_separated(void **state)
     }
 }
 
-/* Seeded random classes that are one distribution (30% noise): mostly not "differ"; when the
+/* Seeded random classes that are one distribution (30% noise): "differ" in under a tenth
+ * (the bootstrap interval of worst - best, picked after the fact, said so in a fifth); when the
  * predictions differ by more than 5% that is "no effect", when they agree "tie"; and a
  * recommendation is "indistinguishable" from the best far more often than "worse". */
 static void test_verdict_random_same(void **state)
@@ -186,7 +187,7 @@ static void test_verdict_random_same(void **state)
     }
     printf("same distribution, 300 cases: differ %zu, no effect %zu, tie %zu; recommended "
            "worse %zu, indistinguishable %zu\n", differ, noeffect, tie, worse, tied);
-    assert_true(differ < 300 / 4);
+    assert_true(differ < 300 / 10); /* the permutation test's 5%, and rounds apart by chance */
     assert_true(noeffect > 100 && tie > 100);
     assert_true(worse * 5 < tied);
 }
