@@ -598,10 +598,14 @@ static hs_status_t exec_live(void *ctx, const calib_bench_t *b, int last, pred_r
         st = cap_live_connect(&x->o->live, &x->live, max_msg, b->hint, &c);
     if (st == HS_OK)
         live_note(x, b, c);
-    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++)
+    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++) {
+        cap_replay_overhead_t ov = {0};
         st = cap_replay_run(c, &(cap_replay_opts_t){.tr = b->tr, .hint = b->hint,
                                                     .hysteresis = (uint64_t)x->live.prof->switch_hysteresis,
-                                                    .mode = b->mode}, &raw[r]);
+                                                    .mode = b->mode, .overhead = &ov}, &raw[r]);
+        if (st == HS_OK && r >= b->skip)
+            cap_replay_overhead_merge(&x->m->overhead[b->cls], &ov);
+    }
     if (c)
         cap_conn_close(c, !last && st == HS_OK);
     x->live.prof = base;

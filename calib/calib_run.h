@@ -29,6 +29,7 @@
 
 #include "calib/calib_fit.h"
 #include "capture/cap_live.h"
+#include "capture/cap_replay.h"
 #include "common/hs_progress.h"
 
 typedef struct {
@@ -92,6 +93,9 @@ typedef struct {
      * "KEY=VALUE" overrides the fit must replay with (count nemulated). */
     char emulated[6][48];
     size_t nemulated;
+    /* the live replay's own cost over each class's replays (cap_replay_overhead_merge):
+     * how late it stamped completions and posted, beside what it measured */
+    cap_replay_overhead_t overhead[CALIB_NCLASSES];
 } calib_meas_t;
 
 /* Run every measurement per o on the live device (progress on pb, which the caller started

@@ -207,7 +207,7 @@ static cJSON *classes_json(const calib_outcome_t *c)
 
 static cJSON *outcome_json(const calib_outcome_t *c)
 {
-    cJSON *j = cJSON_CreateObject(), *fit, *held, *sw;
+    cJSON *j = cJSON_CreateObject(), *fit, *held, *sw, *ov;
 
     cJSON_AddStringToObject(j, "device", c->meas.device);
     cJSON_AddStringToObject(j, "firmware", c->meas.firmware);
@@ -237,6 +237,11 @@ static cJSON *outcome_json(const calib_outcome_t *c)
     cJSON_AddBoolToObject(held, "ok", c->nover == 0);
     cJSON_AddItemToObject(held, "classes", classes_json(c));
     cJSON_AddItemToObject(held, "figures", obs_json(c->meas.held, c->held_err, c->meas.nheld));
+    ov = cJSON_AddObjectToObject(j, "replay_overhead");
+    for (int k = 0; k < CALIB_NCLASSES; k++)
+        if (c->meas.overhead[k].posts)
+            cJSON_AddItemToObject(ov, calib_class_name((calib_class_t)k),
+                                  cap_replay_overhead_json(&c->meas.overhead[k]));
     sw = cJSON_AddObjectToObject(j, "switch");
     cJSON_AddNumberToObject(sw, "switches", (double)c->meas.nswitches);
     cJSON_AddNumberToObject(sw, "drain_us_median", c->meas.drain_us_median);
@@ -444,6 +449,15 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
             100 * c->res.median_abs_rel, 100 * c->res.rms_rel, c->res.iters,
             c->meas.stream_gbps, (unsigned long long)c->seed);
     print_held_classes(c, fp);
+    for (int k = 0; k < CALIB_NCLASSES; k++) {
+        const cap_replay_overhead_t *o = &c->meas.overhead[k];
+        if (!o->posts)
+            continue;
+        fprintf(fp, "replay's own cost, %-6s poll gap p99 %.1f us (max %.1f), post late p99 "
+                "%.1f us, post to completion p50 %.1f us\n", calib_class_name((calib_class_t)k),
+                o->poll_gap_p99_us, o->poll_gap_max_us, o->post_late_p99_us,
+                o->post_to_completion_p50_us);
+    }
     fprintf(fp, "wrote %s\n", path);
 }
 

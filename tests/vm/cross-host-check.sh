@@ -41,7 +41,9 @@ done
 # calibrate: the link fitted on this wire, and the profile loads here
 prof=$("$bin" profile show "$out/cross-profile.json")
 grep -E "^link\.gbps .*calibrate: fitted" <<<"$prof" || fail "link.gbps not fitted by calibrate"
-grep -E "^link\.base_lat_ns .*calibrate: fitted" <<<"$prof" || fail "link.base_lat_ns not fitted"
+# (the wire latency may be kept: on rxe one message's round trip is about its processing)
+grep -E "^link\.base_lat_ns .*calibrate: (fitted|not fitted)" <<<"$prof" ||
+    fail "link.base_lat_ns: not calibrate's"
 grep -q "against the server at $srv, " "$out/cross-profile.json" ||
     fail "the profile's notes do not name the server it was measured against"
 tr -d ' \t\n' <"$out/cross-profile.json" | grep -q "\"peer\":\"$srv\"" ||

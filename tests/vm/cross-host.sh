@@ -55,8 +55,14 @@ fi
 
 run cli-bench hintsim capture bench -d rxe1 -x "$GID" -p $P --connect "$PEER" $T \
     --sizes 64,64K --hint 0,64K --iters 200 --warmup 20 -o "$OUT/cross.hst" --json
-run cli-calibrate hintsim calibrate -d rxe1 -x "$GID" -p $P --connect "$PEER" $T \
-    --iters 100 --warmup 10 -o "$OUT/cross-profile.json" --json -q
+# calibrate exits 1 when a held-out class is over its bound (calib/README.md) and writes
+# the profile all the same: that profile is what this test carries on with
+echo "$HS_NAME: hintsim calibrate --connect $PEER"
+rc=0
+hintsim calibrate -d rxe1 -x "$GID" -p $P --connect "$PEER" $T --iters 100 --warmup 10 \
+    -o "$OUT/cross-profile.json" --json -q >"$OUT/cli-calibrate.out" 2>"$OUT/cli-calibrate.err" ||
+    rc=$?
+[ $rc -le 1 ] || { cat "$OUT/cli-calibrate.out" "$OUT/cli-calibrate.err"; fail "cli-calibrate: exit $rc"; }
 # the trace the first session captured, replayed with the profile the second one fitted
 run cli-validate hintsim validate "$OUT/cross.hst" -d rxe1 -x "$GID" -p $P --connect "$PEER" $T \
     --profile "$OUT/cross-profile.json" --hints 0,64K --repeat 1 --limit 440 --mode closed \
