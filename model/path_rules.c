@@ -68,28 +68,34 @@ hs_status_t prules_check_param(const char *ctx, const prof_param_info_t *info, d
     return HS_ERR_INVALID;
 }
 
+hs_status_t prules_check_factor(const char *ctx, size_t i, const prof_factor_t *f)
+{
+    double bw_lo, bw_hi, lat_hi;
+
+    prules_factor_bounds(&bw_lo, &bw_hi, &lat_hi);
+    if (f->bw_factor >= bw_lo && f->bw_factor <= bw_hi && f->lat_factor >= 0 &&
+        f->lat_factor <= lat_hi) /* false for NaN */
+        return HS_OK;
+    hs_log_error("%s: factors[%zu]: bw_factor = %g, lat_factor = %g: bw_factor must be within "
+                 "%g..%g and lat_factor within 0..%g (the range in which every time the model "
+                 "and the simulator derive stays finite)", ctx, i, f->bw_factor, f->lat_factor,
+                 bw_lo, bw_hi, lat_hi);
+    return HS_ERR_INVALID;
+}
+
 /* Every parameter and factor of p within its bounds (a profile that did not go through
  * profile_validate, e.g. one a fit writes directly, is checked here too). */
 static hs_status_t check_profile(const profile_t *p)
 {
     const prof_param_info_t *params = profile_params();
-    double bw_lo, bw_hi, lat_hi;
 
     for (size_t i = 0; i < PROF_NPARAMS; i++)
         if (prules_check_param(p->origin, &params[i], profile_get(p, (prof_param_id_t)i)) !=
             HS_OK)
             return HS_ERR_INVALID;
-    prules_factor_bounds(&bw_lo, &bw_hi, &lat_hi);
-    for (size_t i = 0; i < p->nfactors; i++) {
-        const prof_factor_t *f = &p->factors[i];
-        if (!(f->bw_factor >= bw_lo && f->bw_factor <= bw_hi && f->lat_factor >= 0 &&
-              f->lat_factor <= lat_hi)) {
-            hs_log_error("%s: factors[%zu]: bw_factor = %g, lat_factor = %g: bw_factor must be "
-                         "within %g..%g and lat_factor within 0..%g", p->origin, i,
-                         f->bw_factor, f->lat_factor, bw_lo, bw_hi, lat_hi);
+    for (size_t i = 0; i < p->nfactors; i++)
+        if (prules_check_factor(p->origin, i, &p->factors[i]) != HS_OK)
             return HS_ERR_INVALID;
-        }
-    }
     return HS_OK;
 }
 

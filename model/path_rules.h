@@ -14,6 +14,7 @@
 #ifndef HS_PATH_RULES_H
 #define HS_PATH_RULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/hs_status.h"
@@ -60,6 +61,9 @@ typedef struct {
 void prules_param_bounds(const prof_param_info_t *info, double *lo, double *hi);
 /* The ranges of a size factor's bw_factor and lat_factor. */
 void prules_factor_bounds(double *bw_lo, double *bw_hi, double *lat_hi);
+/* Check size factor i (f) against prules_factor_bounds, logging "CTX: factors[I]: ..." when
+ * it is outside. */
+hs_status_t prules_check_factor(const char *ctx, size_t i, const prof_factor_t *f);
 /* Check value against prules_param_bounds, logging "CTX: parameter 'KEY' = V is outside
  * LO..HI UNIT ..." when it is not inside. */
 hs_status_t prules_check_param(const char *ctx, const prof_param_info_t *info, double value);

@@ -143,9 +143,6 @@ static hs_status_t check_value(const char *ctx, const prof_param_info_t *info, d
 
 hs_status_t profile_check_factors(const char *ctx, const profile_t *p)
 {
-    double bw_lo, bw_hi, lat_hi;
-
-    prules_factor_bounds(&bw_lo, &bw_hi, &lat_hi);
     for (size_t i = 0; i < p->nfactors; i++) {
         const prof_factor_t *f = &p->factors[i];
         if (!isfinite(f->bw_factor) || f->bw_factor <= 0 || !isfinite(f->lat_factor) ||
@@ -153,13 +150,9 @@ hs_status_t profile_check_factors(const char *ctx, const profile_t *p)
             hs_log_error("%s: factors[%zu]: bw_factor must be > 0 and lat_factor >= 0", ctx, i);
             return HS_ERR_INVALID;
         }
-        if (f->bw_factor < bw_lo || f->bw_factor > bw_hi || f->lat_factor > lat_hi) {
-            hs_log_error("%s: factors[%zu]: bw_factor = %g, lat_factor = %g: bw_factor must be "
-                         "within %g..%g and lat_factor within 0..%g (the range in which every "
-                         "time the model and the simulator derive stays finite)", ctx, i,
-                         f->bw_factor, f->lat_factor, bw_lo, bw_hi, lat_hi);
+        /* the range the engines compute in (path_rules.c): every derived time finite */
+        if (prules_check_factor(ctx, i, f) != HS_OK)
             return HS_ERR_INVALID;
-        }
         if (i > 0 && f->max_bytes <= p->factors[i - 1].max_bytes) {
             hs_log_error("%s: factors[%zu]: max_bytes must increase", ctx, i);
             return HS_ERR_INVALID;
