@@ -3,6 +3,7 @@
 #include "model/path_rules.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,16 +84,31 @@ hs_status_t prules_check_factor(const char *ctx, size_t i, const prof_factor_t *
     return HS_ERR_INVALID;
 }
 
+/* Every parameter's range, by id: prules_param_bounds once per process, not its string
+ * comparisons once per replay (a fit replays thousands of small traces). */
+static double g_lo[PROF_NPARAMS], g_hi[PROF_NPARAMS];
+static pthread_once_t g_bounds_once = PTHREAD_ONCE_INIT;
+
+static void bounds_fill(void)
+{
+    const prof_param_info_t *params = profile_params();
+
+    for (size_t i = 0; i < PROF_NPARAMS; i++)
+        prules_param_bounds(&params[i], &g_lo[i], &g_hi[i]);
+}
+
 /* Every parameter and factor of p within its bounds (a profile that did not go through
  * profile_validate, e.g. one a fit writes directly, is checked here too). */
 static hs_status_t check_profile(const profile_t *p)
 {
     const prof_param_info_t *params = profile_params();
 
-    for (size_t i = 0; i < PROF_NPARAMS; i++)
-        if (prules_check_param(p->origin, &params[i], profile_get(p, (prof_param_id_t)i)) !=
-            HS_OK)
-            return HS_ERR_INVALID;
+    pthread_once(&g_bounds_once, bounds_fill);
+    for (size_t i = 0; i < PROF_NPARAMS; i++) {
+        double v = profile_get(p, (prof_param_id_t)i);
+        if (!(v >= g_lo[i] && v <= g_hi[i]))
+            return prules_check_param(p->origin, &params[i], v); /* logs; false for NaN */
+    }
     for (size_t i = 0; i < p->nfactors; i++)
         if (prules_check_factor(p->origin, i, &p->factors[i]) != HS_OK)
             return HS_ERR_INVALID;
