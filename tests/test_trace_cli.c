@@ -252,6 +252,49 @@ static void test_salvage_refusals(void **state)
     assert_int_equal(access(tmp("s2.hst"), F_OK), -1);
 }
 
+/* g_orig with the JSON header json[0..n) instead of its own. */
+static void put_with_json(const char *name, const char *json, size_t n)
+{
+    uint8_t fh[TRACE_FILE_HDR_BYTES];
+    FILE *fp = fopen(tmp(name), "wb");
+
+    assert_non_null(fp);
+    trace_filehdr_encode((uint32_t)n, trace_crc32(0, json, n), fh);
+    assert_int_equal(fwrite(fh, 1, sizeof(fh), fp), sizeof(fh));
+    assert_int_equal(fwrite(json, 1, n, fp), n);
+    for (size_t k = n; k % 8; k++)
+        fputc(0, fp);
+    assert_int_equal(fwrite(g_orig + blk_off(0), 1, g_len - blk_off(0), fp), g_len - blk_off(0));
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* A header that lacks keys: what it does not say is unknown, never the reading machine's
+ * host or hintsim as producer. */
+static void test_header_missing_keys(void **state)
+{
+    static const char *const jsons[] = {"{}", "{\"workload\":\"kv\"}"};
+    char host[256] = "", *out = NULL;
+
+    (void)state;
+    assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+    for (size_t i = 0; i < 2; i++) {
+        trace_t *tr = NULL;
+        put_with_json("sparse.hst", jsons[i], strlen(jsons[i]));
+        assert_int_equal(trace_load(tmp("sparse.hst"), &tr), HS_OK);
+        assert_string_equal(tr->hdr.host, "unknown");
+        assert_string_equal(tr->hdr.producer, "unknown");
+        assert_string_equal(tr->hdr.clock_source, "unknown");
+        trace_free(tr);
+        assert_int_equal(hs_test_run(&out, "'%s' trace info '%s'", hs_test_bin(),
+                                     tmp("sparse.hst")), 0);
+        assert_non_null(strstr(out, "producer   unknown"));
+        assert_non_null(strstr(out, "host       unknown"));
+        if (strlen(host) > 3 && strcmp(host, "unknown") != 0)
+            assert_null(strstr(out, host));
+        free(out);
+    }
+}
+
 /* A header near the 1 MiB limit whose extra spells numbers briefly (1e5): a parse and
  * print would spell them 100000 and take the header past the limit. Conversion and salvage
  * keep the extra as written and succeed. */
@@ -263,11 +306,9 @@ static void test_big_header(void **state)
                        "\"clock_unit\":\"ns\","
                        "\"hint_bytes\":0,\"hint_source\":\"none\",\"pid\":-1,\"rank\":-1,"
                        "\"dropped\":0,\"workload\":\"\",\"extra\":";
-    size_t cap = TRACE_JSON_MAX_BYTES, n = 0, k;
+    size_t cap = TRACE_JSON_MAX_BYTES, n = 0;
     char *json = malloc(cap + 8), *extra;
-    uint8_t fh[TRACE_FILE_HDR_BYTES];
     static const char *const outs[] = {"big_c.hst", "big_c.csv", "big_c.jsonl", "big_s.hst"};
-    FILE *fp;
 
     (void)state;
     assert_non_null(json);
@@ -280,15 +321,7 @@ static void test_big_header(void **state)
     memcpy(json + n, "]}}", 4);
     n += 3;
     assert_true(n <= TRACE_JSON_MAX_BYTES && n > TRACE_JSON_MAX_BYTES - 8);
-    fp = fopen(tmp("big.hst"), "wb");
-    assert_non_null(fp);
-    trace_filehdr_encode((uint32_t)n, trace_crc32(0, json, n), fh);
-    assert_int_equal(fwrite(fh, 1, sizeof(fh), fp), sizeof(fh));
-    assert_int_equal(fwrite(json, 1, n, fp), n);
-    for (k = n; k % 8; k++)
-        fputc(0, fp);
-    assert_int_equal(fwrite(g_orig + blk_off(0), 1, g_len - blk_off(0), fp), g_len - blk_off(0));
-    assert_int_equal(fclose(fp), 0);
+    put_with_json("big.hst", json, n);
     run_expect(0, "20000 records", "trace validate %s", tmp("big.hst"));
     for (size_t i = 0; i < 4; i++) {
         trace_t *tr = NULL;
@@ -862,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_salvage_refusals),
         cmocka_unit_test(test_convert_roundtrip),
         cmocka_unit_test(test_big_header),
+        cmocka_unit_test(test_header_missing_keys),
         cmocka_unit_test(test_pipes_and_fifos),
         cmocka_unit_test(test_text_errors_name_line),
         cmocka_unit_test(test_perftest_bad_sample),

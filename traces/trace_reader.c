@@ -151,7 +151,7 @@ hs_status_t trace_reader_open_stream(FILE *fp, const char *name, trace_reader_t 
         return st;
     }
     r->fp = fp;
-    trace_hdr_init(&r->hdr);
+    trace_hdr_init_unknown(&r->hdr); /* a key the file lacks is unknown, not this machine's */
     r->path = strdup(name);
     r->cap = TRACE_BLK_OVERHEAD + 64 * TRACE_REC_BYTES; /* grows on the first big block */
     r->buf = malloc(r->cap);
