@@ -498,7 +498,8 @@ VAPP_EXPORT int vapp_run(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: %s nccl|so1|default|next|linked [--device D] [--writes N] "
-                        "[--size S] [--signal K] [--sends M] [--post 0|1] [--outside N]\n", argv[0]);
+                        "[--size S] [--signal K] [--sends M] [--post 0|1] [--outside N]\n",
+                argv[0]);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);

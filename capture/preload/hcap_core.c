@@ -427,6 +427,9 @@ static int start_alloc(hcap_t *h)
 
 void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg)
 {
+    const char *run = getenv("HINTCAP_RUN");
+    int i;
+
     pthread_mutex_lock(&h->lock);
     if (atomic_load(&h->state) != HCAP_OFF)
         goto out;
@@ -445,9 +448,9 @@ void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg
     atomic_store(&h->lost, 0);
     atomic_store(&h->outside_comps, 0);
     atomic_store(&h->outside_more, 0);
-    for (int i = 0; i < HCAP_OUTSIDE_QPNS; i++)
+    for (i = 0; i < HCAP_OUTSIDE_QPNS; i++)
         atomic_store(&h->outside_qpn[i], 0);
-    snprintf(h->run_id, sizeof(h->run_id), "%s", getenv("HINTCAP_RUN") ? getenv("HINTCAP_RUN") : "");
+    snprintf(h->run_id, sizeof(h->run_id), "%s", run ? run : "");
     h->sink_failed = 0;
     atomic_store(&h->writer_done, 0);
     if ((!emit && prepare_dir(h) != 0) || start_alloc(h) != 0)
