@@ -237,6 +237,12 @@ static void test_salvage(void **state)
     put("ver.hst", d, g_len);
     assert_salvaged("ver.hst", all, 5, "kept 5 blocks (20000 records) of 5 blocks");
     expect_damage("ver.hst", "header bytes 0..27 damaged", "not a later format");
+    /* only block 2's tail magic damaged: its length and CRCs hold, its records are kept */
+    memcpy(d, g_orig, g_len);
+    d[blk_off(3) - 2] ^= 0x10;
+    put("tailmagic.hst", d, g_len);
+    expect_damage("tailmagic.hst", "block 2", "magic");
+    assert_salvaged("tailmagic.hst", all, 5, "1 damaged region(s)");
     free(d);
 }
 

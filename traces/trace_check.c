@@ -331,8 +331,21 @@ static int salv_header(salv_t *s, trace_salvage_t *res)
 
 /* ---- salvage: blocks in sequence order -------------------------------------------- */
 
-/* 0: an intact block at off; 1: its header holds (h is valid) but not the rest; -1: no
- * usable block header at off. why says what is wrong. */
+/* A record block whose tail repeats its length but whose tail magic is damaged, while its
+ * header and payload CRCs hold: the records are intact (the magic only helps resync). */
+static int salv_tail_magic_only(const salv_t *s, uint64_t off, const trace_blk_t *h)
+{
+    const uint8_t *body = s->map + off + TRACE_BLK_HDR_BYTES;
+    size_t plen = h->total_len - TRACE_BLK_OVERHEAD;
+
+    return h->type == TRACE_BLK_RECORDS && trace_get_u32(body + plen) == h->total_len &&
+           trace_get_u32(body + plen + 4) != TRACE_BLK_TAIL_MAGIC &&
+           !TRACE_CRC_BAD(trace_crc32(0, body, plen), h->payload_crc);
+}
+
+/* 0: an intact block at off; 1: its header holds (h is valid) but not the rest; 2: a record
+ * block intact but for its tail magic (kept, reported as damage); -1: no usable block
+ * header at off. why says what is wrong. */
 static int salv_block_check(const salv_t *s, uint64_t off, trace_blk_t *h, char *why, size_t wl)
 {
     if (trace_blk_check_head(s->map + off, h, why, wl) != 0)
@@ -346,7 +359,9 @@ static int salv_block_check(const salv_t *s, uint64_t off, trace_blk_t *h, char 
                  s->size - off, h->total_len);
         return 1;
     }
-    return trace_blk_check_body(h, s->map + off + TRACE_BLK_HDR_BYTES, why, wl) == 0 ? 0 : 1;
+    if (trace_blk_check_body(h, s->map + off + TRACE_BLK_HDR_BYTES, why, wl) == 0)
+        return 0;
+    return salv_tail_magic_only(s, off, h) ? 2 : 1;
 }
 
 /* Next offset after off where the block magic appears, or size. */
@@ -618,7 +633,10 @@ static hs_status_t salv_walk(salv_t *s, trace_salvage_t *res)
     int got;
 
     while (st == HS_OK && off + TRACE_BLK_HDR_BYTES <= s->size) {
-        if ((got = salv_block_check(s, off, &h, why, sizeof(why))) == 0) {
+        if ((got = salv_block_check(s, off, &h, why, sizeof(why))) == 0 || got == 2) {
+            if (got == 2)
+                salv_damage(s, res, off + h.total_len - 4, "block seq %" PRIu64 ": tail magic "
+                            "damaged, its length and CRCs intact: records kept", h.seq);
             st = salv_good_block(s, res, off, &h);
             off += h.total_len;
             continue;
