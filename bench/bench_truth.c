@@ -45,6 +45,7 @@ typedef struct {
     long records;
     double pace;
     int classes, classes_trace, saturated;
+    double carried; /* median over classes of measured / predicted throughput */
     fig_t regret, rank, err;
     goal_t g_regret, g_rank, g_err;
 } row_t;
@@ -122,6 +123,33 @@ static void judge(row_t *r)
                   (e->has_noise && e->v <= GOAL_ERR_PCT + e->noise)) ? G_NOISE : G_MISS;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Median over the results of measured / predicted throughput: how much of what the model
+ * says the trace carries the device carried (below 1: it ran behind the trace). */
+static double carried_share(const cJSON *results)
+{
+    double v[64];
+    size_t n = 0;
+    const cJSON *r;
+
+    cJSON_ArrayForEach(r, results) {
+        const cJSON *p = jobj(jobj(r, "predicted"), "throughput_gbps");
+        const cJSON *m = jobj(jobj(r, "measured"), "throughput_gbps");
+        if (n < 64 && cJSON_IsNumber(p) && cJSON_IsNumber(m) && p->valuedouble > 0)
+            v[n++] = m->valuedouble / p->valuedouble;
+    }
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof(*v), cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static void row_from_json(row_t *r, const cJSON *rep)
 {
     const cJSON *val = jobj(rep, "validation"), *noise = jobj(val, "noise");
@@ -138,6 +166,7 @@ static void row_from_json(row_t *r, const cJSON *rep)
                                                                : 0;
     snprintf(r->verdict, sizeof(r->verdict), "%s", cJSON_IsString(vd) ? vd->valuestring : "?");
     r->saturated = cJSON_IsTrue(sat);
+    r->carried = carried_share(jobj(rep, "results"));
     if (!cJSON_IsObject(val))
         snprintf(r->failed, sizeof(r->failed), "val.json has no \"validation\"");
 }
@@ -243,9 +272,9 @@ static void print_row(const row_t *r)
     cell(&r->regret, r->g_regret, 1, a, sizeof(a));
     cell(&r->rank, r->g_rank, 2, b, sizeof(b));
     cell(&r->err, r->g_err, 1, c, sizeof(c));
-    printf("%-10s %-7s %-6s %5ld %7.1f %2d/%-4d | %-32s | %-30s | %-30s | %s%s\n", r->name,
-           r->kind, r->mode, r->records, r->pace, r->classes, r->classes_trace, a, b, c,
-           r->verdict, r->saturated ? " saturated" : "");
+    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %2d/%-4d | %-32s | %-30s | %-30s | %s%s\n",
+           r->name, r->kind, r->mode, r->records, r->pace, r->carried * 100, r->classes,
+           r->classes_trace, a, b, c, r->verdict, r->saturated ? " saturated" : "");
 }
 
 typedef struct {
@@ -329,11 +358,13 @@ static void print_head(const char *out)
            "against themselves (validate's even rounds against its odd ones): regret of the "
            "recommended class against itself, rank correlation of the measured order with "
            "itself, median class's difference; \"noise\" = missed, but within it; stretch = "
-           "how much the trace's post times were stretched to pace it\n",
+           "how much the trace's post times were stretched to pace it; carr = measured "
+           "throughput / predicted, median over the classes (below 100%%: the device ran "
+           "behind the trace)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
-    printf("%-10s %-7s %-6s %5s %7s %-7s | %-32s | %-30s | %-30s | %s\n", "trace", "kind",
-           "mode", "msgs", "stretch", "classes", "regret %", "rank correlation", "median |error| %",
-           "recommendation");
+    printf("%-10s %-7s %-6s %5s %7s %4s %-7s | %-32s | %-30s | %-30s | %s\n", "trace", "kind",
+           "mode", "msgs", "stretch", "carr", "classes", "regret %", "rank correlation",
+           "median |error| %", "recommendation");
 }
 
 /* Print the table of out; returns the exit status (1: --gate and a built-in miss). */
