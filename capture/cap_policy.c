@@ -2,7 +2,9 @@
  * bookkeeping of the two-path engine, without any device (see cap_policy.h). */
 #include "capture/cap_policy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *cap_path_name(cap_path_id_t id)
 {
@@ -93,6 +95,64 @@ hs_status_t cap_path_cfg_apply_limits(cap_path_id_t id, cap_path_cfg_t *cfg,
         return HS_ERR_INVALID;
     }
     return HS_OK;
+}
+
+typedef struct {
+    profile_t *p;
+    char *changes;
+    size_t len, used;
+} effective_t;
+
+/* Set key to v on the profile, noting the change. */
+static hs_status_t effective_set(effective_t *e, const char *key, double v)
+{
+    const prof_param_info_t *info = profile_param_find(key);
+    double old;
+    hs_status_t st;
+
+    if (!info)
+        return HS_ERR_INTERNAL;
+    old = profile_get(e->p, (prof_param_id_t)(info - profile_params()));
+    if (old == v)
+        return HS_OK;
+    st = profile_set_value(e->p, key, v, "the live replay's effective configuration "
+                                          "(model/MODEL.md 7b)");
+    if (st == HS_OK && e->changes && e->used < e->len) {
+        int n = snprintf(e->changes + e->used, e->len - e->used, "%s%s %g->%g",
+                         e->used ? "; " : "", key, old, v);
+        e->used += n > 0 ? (size_t)n : 0;
+    }
+    return st;
+}
+
+hs_status_t cap_profile_effective(profile_t *p, const cap_path_cfg_t cfg[CAP_NPATHS],
+                                  char *changes, size_t len)
+{
+    static const char *const pfx[CAP_NPATHS] = {"ll", "bw"};
+    effective_t e = {p, changes, len, 0};
+    char key[48];
+    hs_status_t st = HS_OK;
+
+    if (changes && len)
+        changes[0] = '\0';
+    for (int i = 0; st == HS_OK && i < CAP_NPATHS; i++) {
+        snprintf(key, sizeof(key), "%s.signal_every", pfx[i]);
+        st = effective_set(&e, key, cfg[i].signal_every);
+        snprintf(key, sizeof(key), "%s.coal_count", pfx[i]);
+        if (st == HS_OK)
+            st = effective_set(&e, key, 1);
+        snprintf(key, sizeof(key), "%s.coal_period_us", pfx[i]);
+        if (st == HS_OK)
+            st = effective_set(&e, key, 0);
+        snprintf(key, sizeof(key), "%s.irq", pfx[i]);
+        if (st == HS_OK)
+            st = effective_set(&e, key, 0);
+    }
+    if (st == HS_OK)
+        st = effective_set(&e, "switch.drain_fixed_us", 0);
+    if (st == HS_OK)
+        st = effective_set(&e, "switch.perturb_window_us", 0);
+    return st;
 }
 
 uint64_t cap_seg_count(uint64_t size_bytes, uint64_t seg_bytes)

@@ -40,6 +40,8 @@ typedef struct {
     const char *rec_source;
     hcls_sizes_t sizes;      /* the trace's distinct sizes: its classes of hints */
     cap_stats_t stats;
+    profile_t *eff;          /* the profile the live replay runs (cap_profile_effective) */
+    char eff_changes[512];   /* what differs from the profile given */
 } vctx_t;
 
 /* One measured run of one candidate: its own connection (the hint sets the BW depth). */
@@ -167,7 +169,7 @@ static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
     ro.objective = rec_obj(v->o->objective);
     ro.pred.mode = v->o->mode;
     ro.pred.flows = 1;
-    st = rec_run(&model_engine_ops, v->tr, v->live.prof, &ro, &rep);
+    st = rec_run(&model_engine_ops, v->tr, v->eff, &ro, &rep);
     if (st != HS_OK)
         return st;
     *best = rep.results[rep.winner].hint_bytes;
@@ -227,7 +229,7 @@ static hs_status_t predict_all(vctx_t *v)
     hs_status_t st = HS_OK;
 
     for (size_t k = 0; st == HS_OK && k < v->nc; k++)
-        st = pred_run(&model_engine_ops, v->tr, v->live.prof, &po, v->c[k].hint, 0,
+        st = pred_run(&model_engine_ops, v->tr, v->eff, &po, v->c[k].hint, 0,
                       &v->c[k].pred);
     return st;
 }
@@ -490,7 +492,7 @@ static cJSON *validation_json(vctx_t *v)
     if (v->o->mode == PRED_OPEN) {
         double gbps[CAP_MAX_CANDIDATES];
         model_load_t load;
-        model_offered_load(v->tr, v->live.prof, &load);
+        model_offered_load(v->tr, v->eff, &load);
         for (size_t k = 0; k < v->nc; k++)
             gbps[k] = median_round(&v->c[k], v->o->repeat)->throughput_gbps;
         saturated = cap_saturation_warning(load.offered_gbps, gbps, v->nc, sat, sizeof(sat));
@@ -528,6 +530,9 @@ static cJSON *report_json(vctx_t *v)
     cJSON_AddStringToObject(t, "name", v->live.prof->name);
     snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(v->live.prof));
     cJSON_AddStringToObject(t, "hash", hash);
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(v->eff));
+    cJSON_AddStringToObject(t, "effective_hash", hash);
+    cJSON_AddStringToObject(t, "effective_changes", v->eff_changes);
     t = cJSON_AddObjectToObject(j, "trace");
     cJSON_AddStringToObject(t, "path", v->o->trace_path);
     cJSON_AddNumberToObject(t, "records", (double)v->tr->n);
@@ -584,7 +589,25 @@ static void vctx_release(vctx_t *v)
     if (v->tr)
         trace_free(v->tr);
     hcls_release(&v->sizes);
+    profile_free(v->eff);
     cap_live_close(&v->live);
+}
+
+/* The model predicts what the live replay runs: the profile as the device's paths apply it
+ * (model/MODEL.md 7b), not the moderation or drain cost the replay cannot reproduce. */
+static hs_status_t make_effective(vctx_t *v)
+{
+    cap_path_cfg_t cfg[CAP_NPATHS];
+    hs_status_t st = cap_conn_make_cfg(v->live.prof, 0, v->live.dev, cfg);
+
+    if (st == HS_OK)
+        st = profile_clone(v->live.prof, &v->eff);
+    if (st == HS_OK)
+        st = cap_profile_effective(v->eff, cfg, v->eff_changes, sizeof(v->eff_changes));
+    if (st == HS_OK && v->eff_changes[0])
+        hs_log_info("validate: predicting the live paths' effective configuration: %s",
+                    v->eff_changes);
+    return st;
 }
 
 hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
@@ -614,6 +637,8 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
         }
         goto out;
     }
+    if (st == HS_OK)
+        st = make_effective(&v);
     if (st == HS_OK)
         st = pick_candidates(&v);
     if (st == HS_OK)

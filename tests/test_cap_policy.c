@@ -8,6 +8,9 @@
 #include "capture/cap_path.h"
 #include "capture/cap_policy.h"
 #include "common/hs_util.h"
+#include "model/model.h"
+#include "model/predict.h"
+#include "traces/trace.h"
 #include "tests/hs_test.h"
 
 static void test_route_class(void **state)
@@ -124,6 +127,60 @@ static void test_cfg_limits(void **state)
                      HS_ERR_INVALID);
 }
 
+/* One BW message every ms, 16 of them, on a device without CQ moderation. */
+static double first_latency_us(const profile_t *p)
+{
+    trace_t *tr = NULL;
+    pred_opts_t o = {.mode = PRED_OPEN, .flows = 1, .include_cold = 1};
+    pred_result_t r;
+    double lat;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (uint64_t i = 0; i < 16; i++) {
+        trace_rec_t rec = {.t_post_ns = i * 1000000, .t_done_ns = TRACE_TIME_UNKNOWN,
+                           .size_bytes = 64, .opcode = TRACE_OP_WRITE};
+        assert_int_equal(trace_push(tr, &rec), HS_OK);
+    }
+    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, 0, 1, &r), HS_OK);
+    lat = r.lat_us[0];
+    pred_result_release(&r);
+    trace_free(tr);
+    return lat;
+}
+
+/* The live replay polls and emulates moderation by the signal interval, with no timer:
+ * the effective profile makes the model predict that, where the profile as given would
+ * predict the 8 us timer closing each batch. */
+static void test_profile_effective(void **state)
+{
+    profile_t *p = NULL, *eff = NULL;
+    cap_path_cfg_t cfg[CAP_NPATHS];
+    cap_limits_t lim = rxe_like;
+    char changes[512];
+    (void)state;
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    assert_int_equal(profile_set(p, "bw.signal_every=4"), HS_OK);
+    assert_int_equal(profile_set(p, "bw.coal_count=16"), HS_OK);
+    assert_int_equal(profile_set(p, "bw.coal_period_us=8"), HS_OK);
+    cap_path_cfg_from_profile(p, 0, cfg);
+    for (int i = 0; i < CAP_NPATHS; i++)
+        assert_int_equal(cap_path_cfg_apply_limits((cap_path_id_t)i, &cfg[i], &lim), HS_OK);
+    assert_int_equal(profile_clone(p, &eff), HS_OK);
+    assert_int_equal(cap_profile_effective(eff, cfg, changes, sizeof(changes)), HS_OK);
+    assert_non_null(strstr(changes, "bw.signal_every 4->16"));
+    assert_non_null(strstr(changes, "bw.coal_count 16->1"));
+    assert_non_null(strstr(changes, "bw.coal_period_us 8->0"));
+    /* the timer reports the first message within microseconds as given; the live
+     * replay sees it only when the 16th WR, the signalled one, completes 15 ms later */
+    assert_true(first_latency_us(p) < 100);
+    assert_true(first_latency_us(eff) > 15000);
+    /* applying it again changes nothing */
+    assert_int_equal(cap_profile_effective(eff, cfg, changes, sizeof(changes)), HS_OK);
+    assert_string_equal(changes, "");
+    profile_free(eff);
+    profile_free(p);
+}
+
 static void test_segments(void **state)
 {
     uint64_t sum = 0;
@@ -238,7 +295,7 @@ int main(void)
         cmocka_unit_test(test_route_hysteresis), cmocka_unit_test(test_cfg_from_profile),
         cmocka_unit_test(test_cfg_limits),       cmocka_unit_test(test_segments),
         cmocka_unit_test(test_signalling),       cmocka_unit_test(test_signalling_batch),
-        cmocka_unit_test(test_track),
+        cmocka_unit_test(test_track),           cmocka_unit_test(test_profile_effective),
         cmocka_unit_test(test_wait_expired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
