@@ -430,8 +430,9 @@ static void print_held_classes(const calib_outcome_t *c, FILE *fp)
                 100 * h->median_abs_rel, 100 * h->bound, 100 * (h->bound - h->noise_rel),
                 100 * h->noise_rel, h->over ? "OVER" : "ok");
         if (h->term >= 0)
-            fprintf(fp, ", term %s (%.0f%% of the error along it)", c->params[h->term].key,
-                    100 * h->term_share);
+            fprintf(fp, ", term %s (%.0f%% of the error along it%s)", c->params[h->term].key,
+                    100 * h->term_share,
+                    calib_param_kept(&c->res, (size_t)h->term) ? "; not fitted" : "");
         fprintf(fp, "\n");
     }
 }
@@ -473,7 +474,11 @@ static void report_over(const calib_outcome_t *c)
                 100 * h->median_abs_rel, 100 * h->bound,
                 h->term >= 0 ? c->params[h->term].key : "(none of the fitted terms moves "
                 "these figures: the model's structure)",
-                h->term >= 0 ? " (the fitted term whose effect the error follows most)" : "");
+                h->term < 0 ? ""
+                : calib_param_kept(&c->res, (size_t)h->term)
+                    ? " (the term whose effect the error follows most; the data did not "
+                      "determine it: the start profile's value)"
+                    : " (the fitted term whose effect the error follows most)");
     }
 }
 
