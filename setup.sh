@@ -12,7 +12,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(build-essential cmake pkg-config clang libsimgrid-dev libibverbs-dev librdmacm-dev
           ibverbs-providers ibverbs-utils rdma-core perftest libcjson-dev gnuplot-nox
           qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils libcmocka-dev valgrind
-          openmpi-bin libopenmpi-dev chromium zlib1g-dev libclang-rt-14-dev fonts-liberation)
+          openmpi-bin libopenmpi-dev chromium zlib1g-dev libclang-rt-14-dev fonts-liberation
+          python3-numpy)
 
 deps() {
     local missing=()

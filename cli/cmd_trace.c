@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "traces/trace.h"
 #include "traces/trace_check.h"
 #include "traces/trace_convert.h"
 #include "traces/trace_gen.h"
+#include "traces/trace_perfetto.h"
 #include "traces/trace_stats.h"
 
 #define END_OPTS {NULL, 0, 0, 0, NULL, NULL, NULL}
@@ -179,12 +181,58 @@ out:
 
 /* ---- convert ---------------------------------------------------------------------- */
 
+struct convert_opts {
+    const char *out, *to;
+};
+
+static const hs_opt_t g_convert_opts[] = {
+    {"output", 'o', HS_OPT_STR, offsetof(struct convert_opts, out), "OUT", NULL,
+     "output file (required; written atomically)"},
+    {"to", 0, HS_OPT_STR, offsetof(struct convert_opts, to), "hst|csv|jsonl|perfetto", NULL,
+     "output format (default: by OUT's extension; .json is perfetto)"},
+    END_OPTS,
+};
+
 static const hs_cmd_spec_t g_convert_spec = {
-    "hintsim trace convert IN -o OUT",
+    "hintsim trace convert IN -o OUT [--to hst|csv|jsonl|perfetto]",
     "Convert between .hst, .csv and .jsonl (by OUT's extension); IN may also be perftest -U output.",
-    g_out_opts, 1, 1,
+    g_convert_opts, 1, 1,
     "perftest: run e.g. `ib_write_lat -s 64 -n 1000 -U > lat.txt`; the per-iteration latencies\n"
-    "become a ping-pong trace (posts back to back, completion = post + latency)."};
+    "become a ping-pong trace (posts back to back, completion = post + latency).\n"
+    "perfetto: Chrome/Perfetto trace-event JSON for ui.perfetto.dev or chrome://tracing, a track\n"
+    "per QP and path, each message a slice from post to completion (traces/trace_perfetto.h);\n"
+    "one way: no reader takes it back."};
+
+/* The format convert writes: --to, else OUT's extension; TRACE_FMT_UNKNOWN (after a usage
+ * message) when neither names one or they disagree. *perfetto is set for perfetto. */
+static trace_fmt_t convert_out_fmt(const struct convert_opts *o, int *perfetto)
+{
+    static const char *const names[] = {"hst", "csv", "jsonl"};
+    static const trace_fmt_t fmts[] = {TRACE_FMT_HST, TRACE_FMT_CSV, TRACE_FMT_JSONL};
+    trace_fmt_t ext = trace_fmt_from_ext(o->out);
+    size_t len = strlen(o->out);
+
+    *perfetto = o->to ? strcmp(o->to, "perfetto") == 0
+                      : len >= 5 && strcmp(o->out + len - 5, ".json") == 0;
+    if (*perfetto)
+        return TRACE_FMT_UNKNOWN;
+    for (size_t i = 0; o->to && i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(o->to, names[i]) != 0)
+            continue;
+        if (ext == fmts[i])
+            return ext;
+        fprintf(stderr, "hintsim: --to %s: the output name must end in .%s\nusage: %s\n", o->to,
+                names[i], g_convert_spec.usage);
+        return TRACE_FMT_UNKNOWN;
+    }
+    if (o->to)
+        fprintf(stderr, "hintsim: --to %s: not a format (hst, csv, jsonl or perfetto)\nusage: %s\n",
+                o->to, g_convert_spec.usage);
+    else if (ext == TRACE_FMT_UNKNOWN)
+        fprintf(stderr, "hintsim: %s: the output name must end in .hst, .csv, .jsonl or .json "
+                "(perfetto), or --to names the format\nusage: %s\n", o->out, g_convert_spec.usage);
+    return o->to ? TRACE_FMT_UNKNOWN : ext;
+}
 
 /* What convert writes every reader takes back: a record with completion before post or
  * both path bits set (an .hst reader carries them, the text readers refuse them) is
@@ -204,17 +252,15 @@ static hs_status_t convert_check(const char *path, const trace_t *tr)
 
 static int trace_convert_cmd(int argc, char **argv)
 {
-    struct out_opts o = {0};
+    struct convert_opts o = {0};
     trace_t *tr = NULL;
     char **pos = NULL;
-    int npos, rc = hs_cli_parse(&g_convert_spec, argc, argv, &o, &pos, &npos);
+    int perfetto = 0, npos, rc = hs_cli_parse(&g_convert_spec, argc, argv, &o, &pos, &npos);
     hs_status_t st;
 
     if (rc >= 0 || (rc = need_out(&g_convert_spec, o.out)) != 0)
         goto out;
-    if (trace_fmt_from_ext(o.out) == TRACE_FMT_UNKNOWN) {
-        fprintf(stderr, "hintsim: %s: the output name must end in .hst, .csv or .jsonl\n"
-                "usage: %s\n", o.out, g_convert_spec.usage);
+    if (convert_out_fmt(&o, &perfetto) == TRACE_FMT_UNKNOWN && !perfetto) {
         rc = 2;
         goto out;
     }
@@ -222,7 +268,7 @@ static int trace_convert_cmd(int argc, char **argv)
     if (st == HS_OK)
         st = convert_check(pos[0], tr);
     if (st == HS_OK)
-        st = trace_save(o.out, tr);
+        st = perfetto ? trace_perfetto_save(o.out, tr, pos[0]) : trace_save(o.out, tr);
     rc = exit_of(st);
     if (st == HS_OK)
         printf("%s: %zu records written to %s\n", pos[0], tr->n, o.out);
@@ -322,7 +368,7 @@ static const hs_cli_cmd_t g_trace_cmds[] = {
     {"info", trace_info, "header, record count, size histogram, time span"},
     {"validate", trace_validate_cmd, "check a trace; exit 1 names the first bad block/offset"},
     {"salvage", trace_salvage_cmd, "copy every intact block of a damaged trace"},
-    {"convert", trace_convert_cmd, "convert .hst/.csv/.jsonl; import perftest -U output"},
+    {"convert", trace_convert_cmd, "convert .hst/.csv/.jsonl; import perftest -U output; to Perfetto"},
     {"gen", trace_gen_cmd, "generate a synthetic workload trace"},
     {"workloads", trace_workloads_cmd, "list the generator's workloads"},
     {"audit", cmd_trace_audit, "compare the effective hints of per-process traces; merge them"},

@@ -1,0 +1,28 @@
+# Tests in Python: the Perfetto export checked against the Trace Event Format and the CSV
+# (test_perfetto.py), the numpy reader of .hst against the C reader (test_py_trace.py).
+# They run with a python3 that imports numpy (Debian's python3-numpy, in setup.sh's
+# packages), else the first python3 found; without numpy the reader test skips (exit 77).
+set(HS_PYTHON "")
+find_program(HS_PYTHON_FOUND python3)
+foreach(py /usr/bin/python3 ${HS_PYTHON_FOUND})
+  if(EXISTS ${py})
+    execute_process(COMMAND ${py} -c "import numpy" RESULT_VARIABLE hs_py_rc
+                    OUTPUT_QUIET ERROR_QUIET)
+    if(hs_py_rc EQUAL 0)
+      set(HS_PYTHON ${py})
+      break()
+    endif()
+    if(NOT HS_PYTHON)
+      set(HS_PYTHON ${py})
+    endif()
+  endif()
+endforeach()
+if(NOT HS_PYTHON)
+  message(STATUS "hintsim: no python3, the Python tests are not registered")
+  return()
+endif()
+
+add_test(NAME test_perfetto
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_perfetto.py $<TARGET_FILE:hintsim>
+          ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_perfetto PROPERTIES LABELS unit TIMEOUT 120)
