@@ -301,6 +301,27 @@ static void test_header_missing_keys(void **state)
     }
 }
 
+/* trace info writes header strings for a terminal: an escape sequence in them is shown as
+ * \xNN, never sent (it could retitle the window, move the cursor or hide lines). */
+static void test_info_escapes(void **state)
+{
+    char *out = NULL;
+
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("esc.csv"),
+                     "# hintsim-trace v1 {\"host\":\"a\\u001b]0;pwned\\u0007b\","
+                     "\"device\":\"d\\u009b2J\",\"extra\":{\"k\":\"\\u001b[31mred\"}}\n"
+                     "t_post_ns,size_bytes\n1,8\n"), HS_OK);
+    assert_int_equal(hs_test_run(&out, "'%s' trace info '%s'", hs_test_bin(), tmp("esc.csv")),
+                     0);
+    assert_null(strchr(out, 0x1b));
+    assert_null(strchr(out, 0x07));
+    assert_null(strstr(out, "\xc2\x9b"));
+    assert_non_null(strstr(out, "host       a\\x1b]0;pwned\\x07b"));
+    assert_non_null(strstr(out, "device d\\xc2\\x9b2J"));
+    free(out);
+}
+
 /* A header near the 1 MiB limit whose extra spells numbers briefly (1e5): a parse and
  * print would spell them 100000 and take the header past the limit. Conversion and salvage
  * keep the extra as written and succeed. */
@@ -597,6 +618,34 @@ static void test_insane_records(void **state)
         run_expect(0, "1 record that no replay can take as recorded (first: record 7",
                    "recommend %s --profile generic", tmp("insane.hst"));
     }
+}
+
+/* JSON Lines: a number from 2^53 on is refused (2^53 + 1 was read as 2^53); as a string it
+ * is exact, and that is how the writer puts it. */
+static void test_jsonl_big_integers(void **state)
+{
+    trace_t *tr = NULL;
+
+    (void)state;
+    assert_int_equal(hs_write_file_atomic(tmp("big1.jsonl"), "{\"hintsim_trace\":1,\"header\":{}}\n"
+                     "{\"t_post_ns\":9007199254740993,\"size_bytes\":8}\n"), HS_OK);
+    validate_says("big1.jsonl", 1, "big1.jsonl:2: key 't_post_ns' must be an integer");
+    assert_int_equal(hs_write_file_atomic(tmp("big2.jsonl"), "{\"hintsim_trace\":1,\"header\":{}}\n"
+                     "{\"t_post_ns\":1,\"size_bytes\":9007199254740992}\n"), HS_OK);
+    validate_says("big2.jsonl", 1, "big2.jsonl:2: key 'size_bytes' must be an integer");
+    assert_int_equal(hs_write_file_atomic(tmp("big3.jsonl"), "{\"hintsim_trace\":1,\"header\":{}}\n"
+                     "{\"t_post_ns\":\"9007199254740993\",\"size_bytes\":9007199254740991}\n"),
+                     HS_OK);
+    validate_says("big3.jsonl", 0, "ok: 1 records");
+    assert_int_equal(trace_load(tmp("big3.jsonl"), &tr), HS_OK);
+    assert_int_equal(tr->recs[0].t_post_ns, UINT64_C(9007199254740993));
+    tr->recs[0].size_bytes = UINT64_C(9007199254740992);
+    assert_int_equal(trace_save(tmp("big4.jsonl"), tr), HS_OK);
+    trace_free(tr);
+    assert_int_equal(trace_load(tmp("big4.jsonl"), &tr), HS_OK);
+    assert_int_equal(tr->recs[0].t_post_ns, UINT64_C(9007199254740993));
+    assert_int_equal(tr->recs[0].size_bytes, UINT64_C(9007199254740992));
+    trace_free(tr);
 }
 
 /* CSV and JSON Lines check the version of their first line as .hst checks its own. */
@@ -902,12 +951,14 @@ int main(void)
         cmocka_unit_test(test_convert_roundtrip),
         cmocka_unit_test(test_big_header),
         cmocka_unit_test(test_header_missing_keys),
+        cmocka_unit_test(test_info_escapes),
         cmocka_unit_test(test_pipes_and_fifos),
         cmocka_unit_test(test_text_errors_name_line),
         cmocka_unit_test(test_perftest_bad_sample),
         cmocka_unit_test(test_perftest_summary),
         cmocka_unit_test(test_perftest_many_groups),
         cmocka_unit_test(test_insane_records),
+        cmocka_unit_test(test_jsonl_big_integers),
         cmocka_unit_test(test_text_version),
         cmocka_unit_test(test_text_truncated),
         cmocka_unit_test(test_text_record_lines),

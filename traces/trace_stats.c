@@ -69,21 +69,48 @@ static double span_us(const trace_stats_t *s)
     return s->records ? (double)(end - s->t_first_post_ns) / 1000.0 : 0.0;
 }
 
+/* Write s for a terminal: control characters (C0, DEL, and C1 as UTF-8 encodes them) as
+ * \xNN, so a header cannot move the cursor, retitle the window or hide text. */
+static void put_plain(FILE *fp, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(fp, "\\x%02x", *p);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            fprintf(fp, "\\xc2\\x%02x", *++p);
+        else
+            fputc(*p, fp);
+    }
+}
+
+/* "label" then s (or "-" when empty) made plain, then tail. */
+static void put_field(FILE *fp, const char *label, const char *s, const char *tail)
+{
+    fputs(label, fp);
+    put_plain(fp, *s ? s : "-");
+    fputs(tail, fp);
+}
+
 static void print_header(FILE *fp, const char *path, const trace_hdr_t *h)
 {
     fprintf(fp, "trace      %s\n", path);
-    fprintf(fp, "producer   %s %s (mode %s)\n", h->producer, h->producer_version,
-            trace_mode_str(h->mode));
-    fprintf(fp, "host       %s  device %s  firmware %s  mem %s\n", *h->host ? h->host : "-",
-            *h->device ? h->device : "-", *h->firmware ? h->firmware : "-", trace_mem_str(h->mem));
-    fprintf(fp, "clock      %s (ns)\n", h->clock_source);
+    fputs("producer   ", fp);
+    put_plain(fp, h->producer);
+    fputc(' ', fp);
+    put_plain(fp, h->producer_version);
+    fprintf(fp, " (mode %s)\n", trace_mode_str(h->mode));
+    put_field(fp, "host       ", h->host, "  ");
+    put_field(fp, "device ", h->device, "  ");
+    put_field(fp, "firmware ", h->firmware, "  ");
+    fprintf(fp, "mem %s\n", trace_mem_str(h->mem));
+    put_field(fp, "clock      ", h->clock_source, " (ns)\n");
     fprintf(fp, "hint       %" PRIu64 " bytes (source %s)\n", h->hint_bytes,
             trace_hint_src_str(h->hint_source));
     fprintf(fp, "pid/rank   %" PRId64 " / %" PRId32 "\n", h->pid, h->rank);
     if (*h->workload)
-        fprintf(fp, "workload   %s\n", h->workload);
+        put_field(fp, "workload   ", h->workload, "\n");
     if (h->extra_json)
-        fprintf(fp, "extra      %s\n", h->extra_json);
+        put_field(fp, "extra      ", h->extra_json, "\n");
 }
 
 void trace_stats_print(FILE *fp, const char *path, const trace_t *tr, const trace_stats_t *s)

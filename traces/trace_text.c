@@ -377,7 +377,9 @@ static int json_u64(const cJSON *it, uint64_t lim, uint64_t *out)
 {
     if (cJSON_IsString(it))
         return parse_u64_text(it->valuestring, out) == 0 && *out <= lim ? 0 : -1;
-    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > (double)MAX53 ||
+    /* 2^53 and above are refused as numbers: 2^53 + 1 parses as 2^53 (a double cannot tell
+     * them apart), so such a value is only exact as a decimal string */
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble >= (double)MAX53 ||
         it->valuedouble != floor(it->valuedouble) || (uint64_t)it->valuedouble > lim)
         return -1;
     *out = (uint64_t)it->valuedouble;
@@ -402,8 +404,8 @@ static int jsonl_field(const cJSON *o, int c, trace_rec_t *rec, char *why, size_
         return rec_set(rec, c, it->valuestring, why, wl) == 0 ? 0 :
                (snprintf(why, wl, "key 'opcode': unknown opcode '%s'", it->valuestring), -1);
     if (json_u64(it, lim[c], &x) != 0) {
-        snprintf(why, wl, "key '%s' must be an integer in 0..%" PRIu64 " (a decimal string "
-                 "above 2^53)", g_cols[c], lim[c]);
+        snprintf(why, wl, "key '%s' must be an integer in 0..%" PRIu64 " (from 2^53 on, a "
+                 "decimal string: a JSON number that large is rounded)", g_cols[c], lim[c]);
         return -1;
     }
     char text[32];
@@ -527,7 +529,7 @@ out:
 
 static void json_u64_put(FILE *fp, const char *key, uint64_t v, int comma)
 {
-    if (v <= MAX53)
+    if (v < MAX53)
         fprintf(fp, "\"%s\":%" PRIu64 "%s", key, v, comma ? "," : "");
     else
         fprintf(fp, "\"%s\":\"%" PRIu64 "\"%s", key, v, comma ? "," : "");
