@@ -10,7 +10,7 @@
  *
  * Usage:
  *   bench_truth --hintsim BIN --vm-dir DIR --script SH --cache DIR --out DIR
- *               [--short] [--seed S] [--load F] [--timeout SEC]
+ *               [--short] [--seed S] [--load F] [--objective p99|p50|mean] [--timeout SEC]
  *       run the VM, then print the table of what it left in --out
  *   bench_truth --table DIR [--gate]
  *       print the table of an earlier run; with --gate exit 1 when a built-in workload
@@ -51,7 +51,7 @@ typedef struct {
 } row_t;
 
 typedef struct {
-    const char *hintsim, *vm_dir, *script, *cache, *out, *table;
+    const char *hintsim, *vm_dir, *script, *cache, *out, *table, *objective;
     int short_mode, gate;
     unsigned long long seed;
     double load;
@@ -341,18 +341,19 @@ static double profile_link_gbps(const char *out)
 
 static void print_head(const char *out)
 {
-    char seed[64], mode[32], load[32], rc[32];
+    char seed[64], mode[32], load[32], rc[32], obj[32];
 
     read_line(out, "seed", seed, sizeof(seed));
+    read_line(out, "objective", obj, sizeof(obj));
     read_line(out, "mode", mode, sizeof(mode));
     read_line(out, "load", load, sizeof(load));
     read_line(out, "calibrate.rc", rc, sizeof(rc));
     double gbps = profile_link_gbps(out);
 
-    printf("bench_truth: %s, seed %s (random mixes and workloads), paced to %s of the "
-           "calibrated link (link.gbps %.3g%s; calibrate exit %s)\n", mode, seed, load,
-           isnan(gbps) ? 0 : gbps, isnan(gbps) ? ": no profile written, generic used" : "",
-           rc);
+    printf("bench_truth: %s, objective %s, seed %s (random mixes and workloads), paced to %s "
+           "of the calibrated link (link.gbps %.3g%s; calibrate exit %s)\n", mode,
+           strcmp(obj, "?") ? obj : "p99", seed, load, isnan(gbps) ? 0 : gbps,
+           isnan(gbps) ? ": no profile written, generic used" : "", rc);
     printf("goals: regret <= %.0f%%, rank correlation >= %.1f, median |error| <= %.0f%%; each "
            "figure: value [95%% interval] noise verdict; noise = the same classes replayed "
            "against themselves (validate's even rounds against its odd ones): regret of the "
@@ -404,8 +405,9 @@ static int run_vm(const opts_t *o)
     int rc;
 
     snprintf(cmd, sizeof(cmd), "bash '%s/vm-ctest.sh' '%s' - --timeout %d --hintsim '%s' "
-             "--cache '%s' '%s' %s %llu %g", o->vm_dir, o->out, o->timeout_s, o->hintsim,
-             o->cache, o->script, o->short_mode ? "short" : "full", o->seed, o->load);
+             "--cache '%s' '%s' %s %llu %g %s", o->vm_dir, o->out, o->timeout_s, o->hintsim,
+             o->cache, o->script, o->short_mode ? "short" : "full", o->seed, o->load,
+             o->objective);
     fprintf(stderr, "bench_truth: %s\n", cmd);
     rc = system(cmd);
     if (rc == -1 || !WIFEXITED(rc))
@@ -422,7 +424,8 @@ static int parse(int argc, char **argv, opts_t *o)
                          : strcmp(a, "--script") == 0 ? &o->script
                          : strcmp(a, "--cache") == 0 ? &o->cache
                          : strcmp(a, "--out") == 0 ? &o->out
-                         : strcmp(a, "--table") == 0 ? &o->table : NULL;
+                         : strcmp(a, "--table") == 0 ? &o->table
+                         : strcmp(a, "--objective") == 0 ? &o->objective : NULL;
         if (strcmp(a, "--short") == 0)
             o->short_mode = 1;
         else if (strcmp(a, "--gate") == 0)
@@ -441,19 +444,21 @@ static int parse(int argc, char **argv, opts_t *o)
     if (o->table)
         return 0;
     if (!o->hintsim || !o->vm_dir || !o->script || !o->cache || !o->out || !(o->load > 0) ||
-        o->load > 1 || o->timeout_s <= 0)
+        o->load > 1 || o->timeout_s <= 0 ||
+        strspn(o->objective, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(o->objective))
         return 2;
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.load = 0.5, .timeout_s = 3600};
+    opts_t o = {.load = 0.5, .timeout_s = 3600, .objective = "p99"};
     int rc = parse(argc, argv, &o);
 
     if (rc != 0) {
         fprintf(stderr, "usage: bench_truth --hintsim BIN --vm-dir DIR --script SH --cache DIR "
-                "--out DIR [--short] [--seed S] [--load F (0, 1]] [--timeout SEC]\n"
+                "--out DIR [--short] [--seed S] [--load F (0, 1]] [--objective p99|p50|mean] "
+                "[--timeout SEC]\n"
                 "       bench_truth --table DIR [--gate]\n");
         return 2;
     }

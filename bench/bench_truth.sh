@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_truth.sh MODE [SEED] [LOAD] - runs inside the soft-RoCE VM (busybox sh), for
+# bench_truth.sh MODE [SEED] [LOAD] [OBJECTIVE] - runs inside the soft-RoCE VM (busybox sh), for
 # bench_truth (bench/bench_truth.c prints the table on the host; bench/README.md).
 #
 # Calibrates rxe0 as two processes (--server / --connect over d0's address, the topology the
@@ -14,12 +14,14 @@
 # MODE short (the vm CI test): smaller traces, 5 rounds, 5 classes, one random mix;
 # full (the benchmark): larger traces, 7 rounds, 6 classes, three random mixes.
 # SEED 0 (default) draws a new one from the clock; it is printed and written to $OUT/seed.
+# OBJECTIVE (default p99) is what recommend ranks and validate measures.
 set -u
 HS_NAME=bench-truth
 . /hs/lib.sh # fail, wait_listen
 MODE=${1:-full}
 SEED=${2:-0}
 LOAD=${3:-0.5}
+OBJ=${4:-p99}
 P=18570
 ADDR=10.77.0.1 # rxe0's netdev d0: where a --server listens by default
 export HINTSIM_TOKEN=hs-bench-truth # where the control protocol asks for one
@@ -33,7 +35,8 @@ esac
 echo "$SEED" >"$OUT/seed"
 echo "$MODE" >"$OUT/mode"
 echo "$LOAD" >"$OUT/load"
-echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link"
+echo "$OBJ" >"$OUT/objective"
+echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link, objective $OBJ"
 
 # server_run CMD...: a --server of the same command in the background, then the client.
 # The server answers one client and exits; its exit status joins the client's.
@@ -63,6 +66,7 @@ else
     PROF=generic
 fi
 PROFILE_ARG="--profile $PROF"
+REC_ARG="$PROFILE_ARG --objective $OBJ"
 
 # ---- traces ------------------------------------------------------------------------------
 
@@ -73,7 +77,7 @@ num() { grep -o -E "\"$2\":[[:space:]]*-?[0-9.e+-]+" "$1" | head -1 | sed -E 's/
 # link (recommend's offered_load); writes DIR/rec.json of the final trace; DIR/meta gets
 # pace=FACTOR (1: left as it was).
 pace() {
-    hintsim recommend "$1/trace.hst" $PROFILE_ARG --json -q >"$1/rec0.json" 2>"$1/rec.err" ||
+    hintsim recommend "$1/trace.hst" $REC_ARG --json -q >"$1/rec0.json" 2>"$1/rec.err" ||
         return 1
     _off=$(num "$1/rec0.json" offered_gbps) _link=$(num "$1/rec0.json" link_gbps)
     _f=$(awk -v o="${_off:-0}" -v l="${_link:-0}" -v t="$LOAD" \
@@ -87,7 +91,7 @@ pace() {
             hintsim trace convert "$1/paced.csv" -o "$1/trace.hst" >/dev/null || return 1
         rm -f "$1/orig.csv" "$1/paced.csv"
     fi
-    hintsim recommend "$1/trace.hst" $PROFILE_ARG --json -q >"$1/rec.json" 2>>"$1/rec.err"
+    hintsim recommend "$1/trace.hst" $REC_ARG --json -q >"$1/rec.json" 2>>"$1/rec.err"
 }
 
 # budget DIR WORKLOAD SEED SETS: regenerate with fewer records when the trace carries more
@@ -112,7 +116,7 @@ validate_dir() {
     echo "mode=$2" >>"$1/meta"
     SRV_LOG="$1/server.txt"
     server_run validate timeout 1200 hintsim validate "$1/trace.hst" -d rxe0 -x 0 -p $P \
-        --connect "$ADDR" --timeout 60 $PROFILE_ARG --mode "$2" --repeat $ROUNDS \
+        --connect "$ADDR" --timeout 60 $REC_ARG --mode "$2" --repeat $ROUNDS \
         --classes $CLASSES --seed "$SEED" --json -q >"$1/val.json" 2>"$1/val.err"
     echo "validate=$?" >>"$1/meta"
 }
