@@ -2,8 +2,9 @@
  * (cap_live_connect + cap_replay_run); see calib_run.h.
  *
  * The order: single messages on both paths, the streams (every path x depth x size), the
- * forced switches, then the mixed replays, whose offered load is a fraction of the highest
- * rate the streams reached (a load the device can carry, as the traces validate checks).
+ * forced switches, then the mixed replays, paced at a fraction of what the streams
+ * sustained for the same sizes (a load the device can carry, as the traces validate
+ * checks are paced below the calibrated link).
  */
 #include "calib/calib_run.h"
 
@@ -104,17 +105,15 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* n messages, sizes drawn uniformly from sizes[0..ns), Poisson arrivals offering gbps. */
-static hs_status_t trace_mixed(const uint64_t *sizes, size_t ns, uint64_t n, double gbps,
+/* n messages, sizes drawn uniformly from sizes[0..ns), Poisson arrivals gap_ns apart on
+ * average. */
+static hs_status_t trace_mixed(const uint64_t *sizes, size_t ns, uint64_t n, double gap_ns,
                                uint64_t seed, trace_t **out)
 {
-    double mean_bytes = 0, gap_ns, t = 0;
+    double t = 0;
     uint64_t s = seed;
     hs_status_t st = trace_new(out);
 
-    for (size_t i = 0; i < ns; i++)
-        mean_bytes += (double)sizes[i] / (double)ns;
-    gap_ns = mean_bytes * 8 / gbps; /* Gb/s = bits per ns */
     for (uint64_t k = 0; st == HS_OK && k < n; k++) {
         double u = ((double)(splitmix(&s) >> 11) + 0.5) / 9007199254740992.0;
         st = push(*out, (uint64_t)t, TRACE_TIME_UNKNOWN, sizes[splitmix(&s) % ns], 0);
@@ -132,6 +131,9 @@ typedef struct {
     calib_meas_t *m;
     hs_progress_t *pb;
     uint64_t step, nsteps;
+    uint64_t *svc_size;     /* per measured stream replay: its size and time per message */
+    double *svc_us;
+    size_t nsvc;
 } mctx_t;
 
 static hs_status_t keep_sub(calib_meas_t *m, trace_t *sub)
@@ -299,11 +301,20 @@ static hs_status_t whole_obs(mctx_t *x, calib_bench_t *b, const pred_raw_t *raw,
     return held ? add_obs(&x->m->held, &x->m->nheld, &o) : add_obs(&x->m->fit, &x->m->nfit, &o);
 }
 
-/* The rate a stream's replays reached: its bytes over first post to last completion. */
-static void note_rate(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw)
+/* What a stream's replays sustained: the best rate (its bytes over first post to last
+ * completion), and per replay the time per message at its size (what paces the mixed
+ * replay). */
+static hs_status_t note_rate(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw)
 {
     double bytes = 0;
+    uint64_t *ns = realloc(x->svc_size, (x->nsvc + b->reps) * sizeof(*ns));
+    double *nu = ns ? realloc(x->svc_us, (x->nsvc + b->reps) * sizeof(*nu)) : NULL;
 
+    if (ns)
+        x->svc_size = ns;
+    if (!ns || !nu)
+        return HS_ERR_NOMEM;
+    x->svc_us = nu;
     for (size_t i = 0; i < b->tr->n; i++)
         bytes += (double)b->tr->recs[i].size_bytes;
     for (uint64_t r = b->skip; r < b->reps; r++) {
@@ -311,7 +322,35 @@ static void note_rate(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw)
         double gbps = span_ns > 0 ? bytes * 8 / span_ns : 0;
         if (isfinite(gbps) && gbps > x->m->stream_gbps)
             x->m->stream_gbps = gbps;
+        if (span_ns > 0 && isfinite(span_ns)) {
+            x->svc_size[x->nsvc] = b->tr->recs[0].size_bytes;
+            x->svc_us[x->nsvc++] = span_ns / 1e3 / (double)b->tr->n;
+        }
     }
+    return HS_OK;
+}
+
+/* The mean time per message the streams sustained over sizes[0..n) (each size's median
+ * over its replays, every path and depth); 0 when a size has none. */
+static double mix_service_us(const mctx_t *x, const uint64_t *sizes, size_t n)
+{
+    double sum = 0, *v = malloc((x->nsvc + 1) * sizeof(*v));
+
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        for (size_t j = 0; j < x->nsvc; j++)
+            if (x->svc_size[j] == sizes[i])
+                v[k++] = x->svc_us[j];
+        if (k == 0) {
+            free(v);
+            return 0;
+        }
+        sum += median_of(v, k) / (double)n;
+    }
+    free(v);
+    return sum;
 }
 
 static hs_status_t measure_singles(mctx_t *x, int ll)
@@ -354,8 +393,9 @@ static hs_status_t measure_stream(mctx_t *x, int ll, uint64_t size, uint64_t dep
     if (st == HS_OK)
         st = run_bench(x, &b, &raw);
     if (st == HS_OK) {
-        note_rate(x, &b, raw);
-        st = whole_obs(x, &b, raw, held);
+        st = note_rate(x, &b, raw);
+        if (st == HS_OK)
+            st = whole_obs(x, &b, raw, held);
     }
     raws_free(raw, b.reps);
     trace_free(b.tr);
@@ -409,7 +449,8 @@ static hs_status_t measure_switch(mctx_t *x)
 }
 
 /* The mixed trace: every stream size, the hint between the two largest (both paths, with
- * switches), then hint 0; offered at o->mixed_load of the streams' best rate. */
+ * switches), then hint 0; messages arrive o->mixed_load times as often as the streams
+ * sustained them (the mix's mean time per message): a load the device can carry. */
 static hs_status_t measure_mixed(mctx_t *x, uint64_t hint)
 {
     const calib_run_opts_t *o = x->o;
@@ -418,17 +459,21 @@ static hs_status_t measure_mixed(mctx_t *x, uint64_t hint)
     calib_bench_t b = {.group = "mixed", .cls = CALIB_MIXED, .mode = PRED_OPEN, .hint = hint,
                        .reps = 3, .skip = 1};
     pred_raw_t *raw = NULL;
+    double svc;
     hs_status_t st;
 
     for (size_t i = 0; i < o->nssizes; i++)
         sizes[n++] = o->ssizes[i];
     for (size_t i = 0; i < o->nsholdout; i++)
         sizes[n++] = o->sholdout[i];
-    if (!(x->m->stream_gbps > 0)) {
-        hs_log_error("calibrate: no stream measured a rate: cannot pace the mixed replay");
+    svc = mix_service_us(x, sizes, n);
+    if (!(svc > 0)) {
+        hs_log_error("calibrate: a stream size has no measured time per message: cannot pace "
+                     "the mixed replay");
         return HS_ERR_CHECK;
     }
-    st = trace_mixed(sizes, n, o->mixed_len, o->mixed_load * x->m->stream_gbps, o->seed, &b.tr);
+    x->m->mixed_gap_us = svc / o->mixed_load;
+    st = trace_mixed(sizes, n, o->mixed_len, 1e3 * x->m->mixed_gap_us, o->seed, &b.tr);
     if (st == HS_OK)
         st = run_bench(x, &b, &raw);
     if (st == HS_OK)
@@ -477,7 +522,7 @@ static hs_status_t check_opts(const calib_run_opts_t *o)
 hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, void *ctx,
                                hs_progress_t *pb, calib_meas_t *out)
 {
-    mctx_t x = {o, exec, ctx, out, pb, 0, calib_run_steps(o)};
+    mctx_t x = {o, exec, ctx, out, pb, 0, calib_run_steps(o), NULL, NULL, 0};
     hs_status_t st = check_opts(o);
 
     memset(out, 0, sizeof(*out));
@@ -493,6 +538,8 @@ hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, 
         st = measure_mixed(&x, mixed_hint(o));
     if (st == HS_OK && o->mixed_len)
         st = measure_mixed(&x, 0);
+    free(x.svc_size);
+    free(x.svc_us);
     if (st != HS_OK)
         calib_meas_release(out);
     return st;

@@ -9,7 +9,7 @@
  *   stream_ll / stream_bw   open-loop streams: a burst of back-to-back messages of one size
  *                           at one path depth (ll.depth / bw.depth), replayed several times;
  *   mixed                   a paced open-loop replay of mixed sizes across the hint (with
- *                           path switches), offered below the rate the streams measured;
+ *                           path switches), offered below what the streams sustained;
  *   switch                  sizes alternating across the hint: the drain per forced switch.
  * Each figure is the median latency of the warm messages, and becomes one calib_obs_t that
  * carries the trace, mode, hint and override it ran with, so the fit replays exactly what
@@ -50,7 +50,8 @@ typedef struct {
     uint64_t stream_len;      /* messages per stream burst */
     uint64_t stream_reps;     /* measured replays of each burst (after one warm-up replay) */
     uint64_t mixed_len;       /* messages of the mixed trace (0: no mixed replay) */
-    double mixed_load;        /* its offered load, a fraction of the measured stream rate */
+    double mixed_load;        /* its load: messages arrive this fraction as often as the
+                               * streams sustained messages of its sizes */
     uint64_t seed;            /* the mixed trace's generator */
 } calib_run_opts_t;
 
@@ -83,6 +84,7 @@ typedef struct {
     char **strs;            /* owned: the overrides the observations point to */
     size_t nstrs;
     double stream_gbps;     /* the highest rate a measured stream reached */
+    double mixed_gap_us;    /* the mixed replay's mean gap between messages */
     double drain_us_median; /* measured drain per forced switch (median over replays) */
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;

@@ -87,7 +87,8 @@ static const hs_opt_t g_calib_opts[] = {
     {"mixed", 0, HS_OPT_U64, O(mixed), "N", "400",
      "messages of the held-out mixed replay (0: none)"},
     {"mixed-load", 0, HS_OPT_DOUBLE, O(mixed_load), "F", "0.5",
-     "the mixed replay's offered load, a fraction of the best measured stream rate"},
+     "the mixed replay's load: messages arrive this fraction as often as the streams "
+     "sustained them"},
     {"seed", 0, HS_OPT_U64, O(seed), "N", "1", "the mixed trace's generator seed"},
     {"output", 'o', HS_OPT_STR, O(out), "PROFILE.json", NULL, "the fitted profile to write"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the fit as JSON"},
@@ -234,6 +235,7 @@ static cJSON *outcome_json(const calib_outcome_t *c)
     if (c->meas.nheld)
         cJSON_AddNumberToObject(held, "median_error_pct", 100 * c->held_median);
     cJSON_AddNumberToObject(held, "mixed_seed", (double)c->seed);
+    cJSON_AddNumberToObject(held, "mixed_gap_us", c->meas.mixed_gap_us);
     cJSON_AddBoolToObject(held, "ok", c->nover == 0);
     cJSON_AddItemToObject(held, "classes", classes_json(c));
     cJSON_AddItemToObject(held, "figures", obs_json(c->meas.held, c->held_err, c->meas.nheld));
@@ -446,9 +448,9 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
     print_figures("fit", c->meas.fit, c->fit_err, c->meas.nfit, fp);
     print_figures("held-out", c->meas.held, c->held_err, c->meas.nheld, fp);
     fprintf(fp, "\nfit: %zu figures, median error %.1f%%, rms %.1f%%, %u iterations; best "
-            "stream rate %.3f Gb/s; mixed seed %llu\n", c->res.nobs,
+            "stream rate %.3f Gb/s; mixed seed %llu, mean gap %.1f us\n", c->res.nobs,
             100 * c->res.median_abs_rel, 100 * c->res.rms_rel, c->res.iters,
-            c->meas.stream_gbps, (unsigned long long)c->seed);
+            c->meas.stream_gbps, (unsigned long long)c->seed, c->meas.mixed_gap_us);
     print_held_classes(c, fp);
     for (int k = 0; k < CALIB_NCLASSES; k++) {
         const cap_replay_overhead_t *o = &c->meas.overhead[k];
