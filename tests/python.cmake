@@ -26,3 +26,8 @@ add_test(NAME test_perfetto
   COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_perfetto.py $<TARGET_FILE:hintsim>
           ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_perfetto PROPERTIES LABELS unit TIMEOUT 120)
+
+add_test(NAME test_py_trace
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_py_trace.py $<TARGET_FILE:hintsim>
+          ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_py_trace PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
