@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hs_host.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
@@ -277,6 +278,8 @@ int main(int argc, char **argv)
 {
     uint64_t once = UINT64_MAX;
     int rounds = 3;
+
+    hs_host_print(stdout);
     if (argc > 2 && strcmp(argv[1], "--once") == 0) {
         once = strtoull(argv[2], NULL, 10);
         argc -= 2;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture/preload/hcap.h"
+#include "common/hs_host.h"
 #include "common/hs_util.h"
 #include "tests/test_hcap_fake.h"
 
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/bench-preload-XXXXXX";
     bench_t b;
 
+    hs_host_print(stdout);
     if (!n || !mkdtemp(dir))
         return 1;
     b.f = fake_ctx_new();

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/hs_host.h"
 #include "common/hs_util.h"
 #include "model/profile.h"
 #include "sim/sim.h"
@@ -140,6 +141,7 @@ int main(int argc, char **argv)
     trace_t *tr = bench_trace(n);
     double raw, e0, e4;
 
+    hs_host_print(stdout);
     if (!tr || profile_load("generic", &p) != HS_OK)
         return 1;
     raw = raw_loop_s(p, n);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_host.h"
 #include "common/hs_util.h"
 
 #define K_GRID \
@@ -81,6 +82,7 @@ int main(int argc, char **argv)
     double med_run[4], med_wall[4], runs[64], walls[64];
     size_t points = 0;
 
+    hs_host_print(stdout);
     if (argc < 3 || reps < 1 || reps > 64 || !mkdtemp(dir)) {
         fprintf(stderr, "usage: bench_sweep HINTSIM_BIN SOURCE_DIR [REPEATS]\n");
         return 2;

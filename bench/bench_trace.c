@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hs_host.h"
 #include "common/hs_mem.h"
 #include "common/hs_util.h"
 #include "traces/trace.h"
@@ -173,6 +174,7 @@ int main(int argc, char **argv)
     double mc;
     int rc = 1;
 
+    hs_host_print(stdout);
     snprintf(path, sizeof(path), "%s/bench_trace.%ld.hst", pick_dir(argc > 2 ? argv[2] : NULL),
              (long)getpid());
     mc = memcpy_gbs((size_t)n * 32 > (256u << 20) ? (256u << 20) : (size_t)n * 32 + 4096);

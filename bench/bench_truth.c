@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/hs_host.h"
 #include "common/hs_util.h"
 
 #define GOAL_REGRET_PCT 5.0
@@ -453,8 +454,10 @@ static int parse(int argc, char **argv, opts_t *o)
 int main(int argc, char **argv)
 {
     opts_t o = {.load = 0.5, .timeout_s = 3600, .objective = "p99"};
-    int rc = parse(argc, argv, &o);
+    int rc;
 
+    hs_host_print(stdout);
+    rc = parse(argc, argv, &o);
     if (rc != 0) {
         fprintf(stderr, "usage: bench_truth --hintsim BIN --vm-dir DIR --script SH --cache DIR "
                 "--out DIR [--short] [--seed S] [--load F (0, 1]] [--objective p99|p50|mean] "

@@ -1,0 +1,22 @@
+# cmake -P host_line_check.cmake BENCH [ARGS...]: a benchmark's smoke test. Runs BENCH with
+# ARGS and fails unless it exits 0 and its first line names the host (hs_host_print,
+# common/hs_host.h): CPU model, cores online and allowed, clock source, invariant TSC.
+set(HS_HOST_LINE_RE
+  "^host: cpu=\"[^\"\n]+\" cores_online=[1-9][0-9]* cores_allowed=[1-9][0-9]* clocksource=[^ \n]+ tsc_invariant=(yes|no)\n")
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  return() # included by bench/CMakeLists.txt for HS_HOST_LINE_RE only
+endif()
+set(cmd)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE 3 ${last})
+  list(APPEND cmd "${CMAKE_ARGV${i}}")
+endforeach()
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+message("${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${cmd}: exit status ${rc}")
+endif()
+if(NOT out MATCHES "${HS_HOST_LINE_RE}")
+  string(REGEX MATCH "^[^\n]*" first "${out}")
+  message(FATAL_ERROR "first line does not name the host: '${first}'")
+endif()
