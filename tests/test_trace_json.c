@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "common/hs_json.h"
 #include "common/hs_util.h"
@@ -158,6 +159,38 @@ static void test_profile(void **state)
     free(dir);
 }
 
+/* A text trace that is not text fails at its first bad byte, not after reading it whole
+ * (a 2 GB file of zeros took 30 s and 2 GB of memory before its error): 1 GiB of zeros
+ * (sparse), as .csv and after a valid start, and a 64 MiB line without NUL or line end. The
+ * children's peak memory shows whether the file was read into memory. */
+static void test_not_text_fails_fast(void **state)
+{
+    char *dir = hs_test_tmpdir(), *out = NULL;
+    struct rusage ru;
+
+    (void)state;
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && truncate -s 1G zeros.csv && "
+                                 "{ printf '# hintsim-trace v1 {}\\nt_post_ns,size_bytes\\n'; "
+                                 "seq 1 2000 | sed 's/$/,8/'; } > late.csv && "
+                                 "truncate -s 1G late.csv && "
+                                 "{ printf '# hintsim-trace v1 {}\\nt_post_ns,size_bytes\\n1,8\\n'; "
+                                 "head -c 67108864 /dev/zero | tr '\\0' x; } > long.csv", dir), 0);
+    assert_int_equal(hs_test_run(&out, "'%s' trace info '%s/zeros.csv'", hs_test_bin(), dir), 1);
+    assert_non_null(strstr(out, "zeros.csv: NUL byte at byte offset 0: not a text trace"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' trace info '%s/late.csv'", hs_test_bin(), dir), 1);
+    assert_non_null(strstr(out, "late.csv:2003: NUL byte at column 1"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "'%s' trace info '%s/long.csv'", hs_test_bin(), dir), 1);
+    assert_non_null(strstr(out, "long.csv:4: line longer than"));
+    free(out);
+    assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    if (ru.ru_maxrss > 400 * 1024) /* kB; reading a 1 GiB line takes over 1 GiB */
+        fail_msg("a child's peak memory was %ld kB", ru.ru_maxrss);
+    assert_int_equal(hs_test_run(NULL, "rm -rf '%s'", dir), 0);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_trace_header),
         cmocka_unit_test(test_trace_cli),
         cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_not_text_fails_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

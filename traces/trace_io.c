@@ -174,6 +174,14 @@ hs_status_t trace_load_stream(FILE *fp, const char *path, unsigned flags, trace_
     fmt = trace_fmt_sniff(head, len);
     if (fmt == TRACE_FMT_UNKNOWN)
         fmt = fmt_unknown(path, head, len);
+    if (fmt != TRACE_FMT_HST && fmt != TRACE_FMT_UNKNOWN && memchr(head, '\0', len)) {
+        /* at once: a text reader would read on to the first line end, which a file of
+         * zeros does not have */
+        hs_log_error("%s: NUL byte at byte offset %td: not a text trace (CSV, JSON Lines, "
+                     "perftest output)", path, (const char *)memchr(head, '\0', len) - head);
+        st = HS_ERR_INVALID;
+        goto out;
+    }
     switch (fmt) {
     case TRACE_FMT_HST:
         return load_hst(fp, path, out);

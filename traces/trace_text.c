@@ -121,21 +121,65 @@ typedef struct {
     unsigned long lineno;
 } text_in_t;
 
+/* The longest line read: a header line holds a JSON header of up to 1 MiB. */
+#define TEXT_LINE_MAX (TRACE_JSON_MAX_BYTES + 4096)
+
+/* Read one line into in->line (with its newline, NUL-terminated): its length, 0 at the end
+ * of the file, -1 on a read error, -2 at a NUL byte (*col its column), -3 past
+ * TEXT_LINE_MAX. Stops at the first bad byte, so a file of zeros (or garbage without line
+ * ends) fails at once instead of being read whole into memory. */
+static ssize_t line_read(text_in_t *in, size_t *col)
+{
+    size_t n = 0;
+    int c;
+
+    while ((c = getc_unlocked(in->fp)) != EOF) {
+        if (c == '\0') {
+            *col = n + 1;
+            return -2;
+        }
+        if (n + 2 > in->cap) {
+            size_t cap = in->cap ? 2 * in->cap : 256;
+            char *l;
+            if (n >= TEXT_LINE_MAX)
+                return -3;
+            if (!(l = realloc(in->line, cap)))
+                return -1;
+            in->line = l;
+            in->cap = cap;
+        }
+        in->line[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    if (ferror(in->fp))
+        return -1;
+    if (n)
+        in->line[n] = '\0';
+    return (ssize_t)n;
+}
+
 /* The next line without its line end: 1 with a line, 0 at the end of the file, -1 with
- * why for a last line without a newline (a file cut short), a NUL byte or a read error. */
+ * why for a last line without a newline (a file cut short), a NUL byte, a line too long or
+ * a read error. */
 static int text_next(text_in_t *in, char *why, size_t wl)
 {
-    ssize_t n = getline(&in->line, &in->cap, in->fp);
+    size_t col = 0;
+    ssize_t n = line_read(in, &col);
 
-    if (n < 0) {
-        if (!ferror(in->fp))
-            return 0;
-        snprintf(why, wl, "read error after this line: %s", strerror(errno));
+    if (n == 0)
+        return 0;
+    in->lineno++;
+    if (n == -2) {
+        snprintf(why, wl, "NUL byte at column %zu: not a text file", col);
         return -1;
     }
-    in->lineno++;
-    if (strlen(in->line) != (size_t)n) {
-        snprintf(why, wl, "NUL byte at column %zu: not a text file", strlen(in->line) + 1);
+    if (n == -3) {
+        snprintf(why, wl, "line longer than %u bytes: not a text trace", TEXT_LINE_MAX);
+        return -1;
+    }
+    if (n < 0) {
+        snprintf(why, wl, "read error: %s", errno ? strerror(errno) : "out of memory");
         return -1;
     }
     if (in->line[n - 1] != '\n') {
