@@ -7,6 +7,6 @@ hs_add_unit_test(test_calib_fit SOURCES test_calib_fit.c LIBS hs_calib hs_model 
 # hintsim calibrate on soft-RoCE in the VM, --server and --connect: fit, write, reload, the
 # held-out figures by class (single, stream, mixed) within their bounds.
 if(COMMAND hs_add_vm_test)
-  hs_add_vm_test(vm_calibrate_fit SCRIPT calibrate-fit.sh TIMEOUT 1200 CHECK calibrate-fit-check.sh)
+  hs_add_vm_test(vm_calibrate_fit SCRIPT calibrate-fit.sh TIMEOUT 900 CHECK calibrate-fit-check.sh)
 endif()
 hs_add_valgrind_test(valgrind_test_calib_fit COMMAND $<TARGET_FILE:test_calib_fit>)

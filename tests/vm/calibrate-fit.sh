@@ -13,10 +13,10 @@ P=18560
 . /hs/lib.sh # fail, wait_listen
 export HINTSIM_TOKEN=hs-vm-calibrate-fit # where the control protocol asks for one
 
-timeout 900 hintsim calibrate -d rxe0 -x 0 -p $P --server --timeout 60 >"$OUT/server.txt" 2>&1 &
+timeout 600 hintsim calibrate -d rxe0 -x 0 -p $P --server --timeout 60 >"$OUT/server.txt" 2>&1 &
 spid=$!
 wait_listen $P
-timeout 900 hintsim calibrate -d rxe0 -x 0 -p $P --connect 10.77.0.1 --timeout 60 \
+timeout 600 hintsim calibrate -d rxe0 -x 0 -p $P --connect 10.77.0.1 --timeout 60 \
     --iters 60 --warmup 10 -o "$OUT/rxe0.json" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.err"
 rc=$?
 echo "$rc" >"$OUT/calibrate.rc"
@@ -61,7 +61,7 @@ grep -q "bw.coal_period_us=0 .*emulated" "$OUT/calibrate.txt" ||
 
 # two sizes, one stream: some terms have no data or a huge std err; those keep the start
 # profile's value (generic: bw.fixed_ns 0), said as not fitted, never "fit start"
-timeout 300 hintsim calibrate -d rxe0 -x 0 --iters 10 --warmup 0 --sizes 64,4K \
+timeout 240 hintsim calibrate -d rxe0 -x 0 --iters 10 --warmup 0 --sizes 64,4K \
     --holdout none --stream-sizes 4K --stream-holdout none --depths 16 --depth-holdout none \
     --stream-len 32 --stream-reps 1 --mixed 0 -o "$OUT/two.json" >"$OUT/two.txt" 2>&1 ||
     { cat "$OUT/two.txt"; fail "calibrate on two sizes"; }
