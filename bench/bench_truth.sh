@@ -41,7 +41,7 @@ echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link, ob
 # server_run CMD...: a --server of the same command in the background, then the client.
 # The server answers one client and exits; its exit status joins the client's.
 server_run() {
-    timeout 900 hintsim "$1" -d rxe0 -x 0 -p $P --server --timeout 60 $PROFILE_ARG \
+    timeout 900 hintsim "$1" -d rxe0 -x 0 -P $P --server --timeout 60 $PROFILE_ARG \
         >"$SRV_LOG" 2>&1 &
     _spid=$!
     wait_listen $P
@@ -55,7 +55,7 @@ server_run() {
 # ---- calibrate ---------------------------------------------------------------------------
 PROFILE_ARG=""
 SRV_LOG="$OUT/calibrate-server.txt"
-server_run calibrate timeout 900 hintsim calibrate -d rxe0 -x 0 -p $P --connect "$ADDR" \
+server_run calibrate timeout 900 hintsim calibrate -d rxe0 -x 0 -P $P --connect "$ADDR" \
     --timeout 60 $CAL -q -o "$OUT/profile.json" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.err"
 echo $? >"$OUT/calibrate.rc"
 cat "$OUT/calibrate.txt"
@@ -115,7 +115,7 @@ budget() {
 validate_dir() {
     echo "mode=$2" >>"$1/meta"
     SRV_LOG="$1/server.txt"
-    server_run validate timeout 1200 hintsim validate "$1/trace.hst" -d rxe0 -x 0 -p $P \
+    server_run validate timeout 1200 hintsim validate "$1/trace.hst" -d rxe0 -x 0 -P $P \
         --connect "$ADDR" --timeout 60 $REC_ARG --mode "$2" --repeat $ROUNDS \
         --classes $CLASSES --seed "$SEED" --json -q >"$1/val.json" 2>"$1/val.err"
     echo "validate=$?" >>"$1/meta"

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void group_help(const char *prefix, const hs_cli_cmd_t *cmds, FILE *fp)
 {
@@ -31,10 +32,36 @@ int hs_cli_dispatch(const char *prefix, const hs_cli_cmd_t *cmds, int argc, char
     return 2;
 }
 
+/* -p was --port in validate, calibrate and capture bench; it is --profile in every command
+ * now and the port is -P. "-p 18515" (digits, no such file) in a command that has a --port
+ * is the old use: say so (exit 2) rather than look for a profile named 18515. */
+static int old_port_letter(const hs_cmd_spec_t *spec, int argc, char **argv)
+{
+    int has_port = 0;
+
+    for (const hs_opt_t *o = spec->opts; o && o->name; o++)
+        has_port |= strcmp(o->name, "port") == 0;
+    for (int i = 1; has_port && i + 1 < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v = argv[i + 1];
+        if (strcmp(argv[i], "-p") != 0 || v[0] == '\0' || strspn(v, "0123456789") != strlen(v) ||
+            access(v, F_OK) == 0)
+            continue;
+        fprintf(stderr, "hintsim: -p %s: -p is --profile (in every command); the TCP port is "
+                "-P N or --port N\nusage: %s\n", v, spec->usage);
+        return 1;
+    }
+    return 0;
+}
+
 int hs_cli_parse(const hs_cmd_spec_t *spec, int argc, char **argv, void *dst, char ***pos,
                  int *npos)
 {
-    int rc = hs_opt_parse(spec, argc, argv, dst, pos, npos);
+    int rc;
+
+    *pos = NULL;
+    if (old_port_letter(spec, argc, argv))
+        return 2;
+    rc = hs_opt_parse(spec, argc, argv, dst, pos, npos);
 
     if (rc == 0)
         return -1;

@@ -37,8 +37,11 @@ static const hs_opt_t g_rec_opts[] = {
      "what to optimise (balanced: lowest p99 within 5% of the best throughput)"},
     {"engine", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, engine), "model|sim", "model",
      "prediction engine"},
+    {"hint", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, candidates), "auto|LIST",
+     "auto", "candidate hints; auto: 0, powers of two over the size range, size quantiles, "
+     "everything LL"},
     {"candidates", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, candidates), "auto|LIST",
-     "auto", "auto: 0, powers of two over the size range, size quantiles, everything LL"},
+     NULL, HS_OPT_OLD_NAME("hint")},
     {"output", 'o', HS_OPT_STR, offsetof(struct rec_cli_opts, out_dir), "DIR", NULL,
      "write report.json, report.md, report.html and the plots (gnuplot) into DIR"},
     {"json", 0, HS_OPT_FLAG, offsetof(struct rec_cli_opts, json), NULL, NULL, "JSON output"},
@@ -57,7 +60,7 @@ static const hs_opt_t g_rec_opts[] = {
 
 static const hs_cmd_spec_t g_rec_spec = {
     "hintsim recommend TRACE --profile P [--objective p99|p50|mean|throughput|balanced] "
-    "[--engine model|sim] [--candidates auto|LIST] [-o DIR] [--json]",
+    "[--engine model|sim] [--hint auto|LIST] [-o DIR] [--json]",
     "recommend a hint for a trace, with the alternatives' cost and why", g_rec_opts, 1, 1,
     "Cold-start messages (flagged in the trace) are reported apart and not ranked unless "
     "--include-cold. Figures are modelled or simulated, never measured."};

@@ -40,13 +40,14 @@ static const hs_opt_t g_opts[] = {
     {"gid-index", 'x', HS_OPT_U64, O(gid_index), "N", "0", "GID index of port 1 (RoCE)"},
     {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "wait for a --connect peer and answer it"},
     {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "run against a --server on HOST"},
-    {"port", 'p', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
+    {"port", 'P', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
     {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
      "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
     {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
      "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
-    {"hints", 0, HS_OPT_STR, O(hints), "auto|LIST", "auto", "candidate hints (first = recommended)"},
-    {"profile", 0, HS_OPT_STR, O(profile), "P", "generic", "profile for predictions and paths"},
+    {"hint", 0, HS_OPT_STR, O(hints), "auto|LIST", "auto", "candidate hints (first = recommended)"},
+    {"hints", 0, HS_OPT_STR, O(hints), "auto|LIST", NULL, HS_OPT_OLD_NAME("hint")},
+    {"profile", 'p', HS_OPT_STR, O(profile), "P", "generic", "profile for predictions and paths"},
     {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
     {"repeat", 'r', HS_OPT_U64, O(repeat), "R", "5", "rounds; candidate order shuffled each"},
     {"classes", 0, HS_OPT_U64, O(classes), "N", "6", "auto: classes of hints to measure (1-16)"},
@@ -64,7 +65,7 @@ static const hs_opt_t g_opts[] = {
 #undef O
 
 static const hs_cmd_spec_t g_spec = {
-    "hintsim validate TRACE --device DEV [--server | --connect HOST] [--hints auto|LIST] "
+    "hintsim validate TRACE --device DEV [--server | --connect HOST] [--hint auto|LIST] "
     "[--profile P] [--repeat R] [-o DIR] [--json]",
     "replay a trace on a live device per candidate hint; measured next to predicted",
     g_opts, 0, 1,

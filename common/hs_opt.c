@@ -104,6 +104,9 @@ static int parse_one(const hs_cmd_spec_t *spec, int argc, char **argv, int *i, v
     }
     if (!o)
         return usage_error(spec, "unknown option", a);
+    if (o->help && o->help[0] == '\001')
+        fprintf(stderr, "hintsim: warning: --%s is the old name of --%s; it still works\n",
+                o->name, o->help + 1);
     if (o->type == HS_OPT_FLAG) {
         if (val)
             return usage_error(spec, "this option takes no value:", a);
@@ -184,7 +187,10 @@ void hs_opt_print_help(const hs_cmd_spec_t *spec, FILE *fp)
             w = snprintf(left, sizeof(left), "    --%s", o->name);
         if (o->arg && w > 0 && (size_t)w < sizeof(left))
             snprintf(left + w, sizeof(left) - (size_t)w, " %s", o->arg);
-        fprintf(fp, "  %-28s %s", left, o->help);
+        if (o->help[0] == '\001')
+            fprintf(fp, "  %-28s old name of --%s (still accepted)", left, o->help + 1);
+        else
+            fprintf(fp, "  %-28s %s", left, o->help);
         if (o->def)
             fprintf(fp, " (default %s)", o->def);
         if (o->type == HS_OPT_LIST)

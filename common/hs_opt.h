@@ -29,6 +29,11 @@ typedef struct {
     size_t n;
 } hs_strlist_t;
 
+/* An old spelling kept working: an entry with the type and offset of the option it now names
+ * and HS_OPT_OLD_NAME("hint") as its help. Using it warns on stderr ("--hints is the old
+ * name of --hint"); --help lists it as such. One vocabulary across commands (README). */
+#define HS_OPT_OLD_NAME(name) "\001" name
+
 typedef struct {
     const char *name;  /* long name without "--"; NULL ends the table */
     char short_name;   /* 0 if none */

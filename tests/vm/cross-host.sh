@@ -39,32 +39,32 @@ run() {
 }
 
 if [ "$ROLE" = server ]; then
-    run srv-bench hintsim capture bench -d rxe1 -x "$GID" -p $P --server $T
-    run srv-calibrate hintsim calibrate -d rxe1 -x "$GID" -p $P --server $T
-    run srv-validate hintsim validate -d rxe1 -x "$GID" -p $P --server $T
+    run srv-bench hintsim capture bench -d rxe1 -x "$GID" -P $P --server $T
+    run srv-calibrate hintsim calibrate -d rxe1 -x "$GID" -P $P --server $T
+    run srv-validate hintsim validate -d rxe1 -x "$GID" -P $P --server $T
     echo "$HS_NAME: served three sessions"
     # a fourth with GIDs that do not pair: this end's link-local one against the client's
     # IPv4 one fails to connect, naming both GIDs (exit 3)
     rc=0
-    hintsim capture bench -d rxe1 -x 0 -p $P --server --timeout 60 $K >"$OUT/srv-gid.out" \
+    hintsim capture bench -d rxe1 -x 0 -P $P --server --timeout 60 $K >"$OUT/srv-gid.out" \
         2>"$OUT/srv-gid.err" || rc=$?
     cat "$OUT/srv-gid.err"
     [ $rc -eq 3 ] || fail "mismatched GIDs: exit $rc, not 3"
     exit 0
 fi
 
-run cli-bench hintsim capture bench -d rxe1 -x "$GID" -p $P --connect "$PEER" $T \
+run cli-bench hintsim capture bench -d rxe1 -x "$GID" -P $P --connect "$PEER" $T \
     --sizes 64,64K --hint 0,64K --iters 200 --warmup 20 -o "$OUT/cross.hst" --json
 # calibrate exits 1 when a held-out class is over its bound (calib/README.md) and writes
 # the profile all the same: that profile is what this test carries on with
 echo "$HS_NAME: hintsim calibrate --connect $PEER"
 rc=0
-hintsim calibrate -d rxe1 -x "$GID" -p $P --connect "$PEER" $T --iters 100 --warmup 10 \
+hintsim calibrate -d rxe1 -x "$GID" -P $P --connect "$PEER" $T --iters 100 --warmup 10 \
     -o "$OUT/cross-profile.json" --json -q >"$OUT/cli-calibrate.out" 2>"$OUT/cli-calibrate.err" ||
     rc=$?
 [ $rc -le 1 ] || { cat "$OUT/cli-calibrate.out" "$OUT/cli-calibrate.err"; fail "cli-calibrate: exit $rc"; }
 # the trace the first session captured, replayed with the profile the second one fitted
-run cli-validate hintsim validate "$OUT/cross.hst" -d rxe1 -x "$GID" -p $P --connect "$PEER" $T \
+run cli-validate hintsim validate "$OUT/cross.hst" -d rxe1 -x "$GID" -P $P --connect "$PEER" $T \
     --profile "$OUT/cross-profile.json" --hints 0,64K --repeat 1 --limit 440 --mode closed \
     -o "$OUT/val" --json -q
 hintsim trace validate "$OUT/cross.hst" >"$OUT/trace-validate.txt" 2>&1 ||
@@ -74,7 +74,7 @@ hintsim profile show "$OUT/cross-profile.json" --json >"$OUT/profile-show.json" 
     fail "the calibrated profile does not load"
 echo "$HS_NAME: three sessions against $PEER done"
 rc=0
-hintsim capture bench -d rxe1 -x "$GID" -p $P --connect "$PEER" --timeout 60 $K --sizes 64 \
+hintsim capture bench -d rxe1 -x "$GID" -P $P --connect "$PEER" --timeout 60 $K --sizes 64 \
     >"$OUT/cli-gid.out" 2>"$OUT/cli-gid.err" || rc=$?
 cat "$OUT/cli-gid.err"
 [ $rc -eq 3 ] || fail "mismatched GIDs: exit $rc, not 3"
