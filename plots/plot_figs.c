@@ -59,10 +59,15 @@ hs_status_t plot_fig_render(const char *dir, const plot_input_t *in, const plot_
         return HS_ERR_NOMEM;
     snprintf(buf, sizeof(buf), "%s.dat", fig->name);
     plot_gp_set_str(fp, "data", buf);
-    snprintf(buf, sizeof(buf), "%s.png.tmp", fig->name);
+    /* NAME.png when a user reruns `gnuplot NAME.gp` to restyle; hintsim's own run sets
+     * hs_out_suffix ".tmp" on gnuplot's command line and renames (plot_gnuplot_render) */
+    fputs("hs_sfx = exists(\"hs_out_suffix\") ? hs_out_suffix : \"\"\n", fp);
+    snprintf(buf, sizeof(buf), "%s.png", fig->name);
     plot_gp_set_str(fp, "png_out", buf);
-    snprintf(buf, sizeof(buf), "%s.svg.tmp", fig->name);
+    fputs("png_out = png_out . hs_sfx\n", fp);
+    snprintf(buf, sizeof(buf), "%s.svg", fig->name);
     plot_gp_set_str(fp, "svg_out", buf);
+    fputs("svg_out = svg_out . hs_sfx\n", fp);
     plot_gp_set_str(fp, "title_text", fig->title);
     plot_subtitle(in, fig->source, buf, sizeof(buf));
     plot_gp_set_str(fp, "subtitle", buf);

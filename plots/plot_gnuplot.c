@@ -51,9 +51,11 @@ hs_status_t plot_gnuplot_find(char *buf, size_t len)
     return HS_ERR_ENV;
 }
 
-/* Run gnuplot with one argument in dir, output to logname (relative to dir).
- * Returns the exit status, or -1 if it could not be started. */
-static int run_gnuplot(const char *gp, const char *dir, const char *arg, const char *logname)
+/* Run gnuplot with one argument in dir, output to logname (relative to dir); expr, when not
+ * NULL, is given first as `-e expr`. Returns the exit status, or -1 if it could not be
+ * started. */
+static int run_gnuplot(const char *gp, const char *dir, const char *expr, const char *arg,
+                       const char *logname)
 {
     pid_t pid;
     int status;
@@ -73,7 +75,10 @@ static int run_gnuplot(const char *gp, const char *dir, const char *arg, const c
             dup2(fd, STDERR_FILENO);
             close(fd);
         }
-        execl(gp, "gnuplot", arg, (char *)NULL);
+        if (expr)
+            execl(gp, "gnuplot", "-e", expr, arg, (char *)NULL);
+        else
+            execl(gp, "gnuplot", arg, (char *)NULL);
         _exit(127);
     }
     while (waitpid(pid, &status, 0) < 0)
@@ -94,7 +99,7 @@ hs_status_t plot_gnuplot_version(char *buf, size_t len)
     if (fd < 0)
         return HS_ERR_IO;
     close(fd);
-    if (run_gnuplot(gp, NULL, "--version", tmpl) == 0) {
+    if (run_gnuplot(gp, NULL, NULL, "--version", tmpl) == 0) {
         FILE *fp = fopen(tmpl, "r");
         char line[256] = "";
 
@@ -208,7 +213,7 @@ hs_status_t plot_gnuplot_render(const char *dir, const char *name, const char *s
         return st;
     snprintf(arg, sizeof(arg), "%s.gp", name);
     snprintf(log, sizeof(log), "%s.log", name);
-    rc = run_gnuplot(gp, dir, arg, log);
+    rc = run_gnuplot(gp, dir, "hs_out_suffix = '.tmp'", arg, log);
     if (rc != 0) {
         log_gnuplot_failure(dir, name, rc);
         return rc == 127 ? HS_ERR_ENV : HS_ERR_IO;

@@ -165,6 +165,13 @@ static void test_all_figures(void **state)
     assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
     assert_non_null(strstr(text, "cross_x = 4096\n"));
     free(text);
+    /* restyling as plots/README says: `gnuplot NAME.gp` in DIR rewrites NAME.png and
+     * NAME.svg in place and leaves no temporary */
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && rm -f latency_cdf.png latency_cdf.svg && gnuplot latency_cdf.gp "
+                                 ">/dev/null 2>&1", dir), 0);
+    check_fig(dir, "latency_cdf");
+    assert_false(exists(dir, "latency_cdf.png.tmp"));
+    assert_false(exists(dir, "latency_cdf.svg.tmp"));
     hs_test_run(NULL, "rm -rf '%s'", dir);
     free(dir);
     fixture_free(f);
