@@ -120,10 +120,34 @@ static void num(FILE *fp, double v)
         fprintf(fp, "<td>%.4g</td>", v);
 }
 
+const char *rep_fmt_quantity(double v, const char *unit, char *buf, size_t len)
+{
+    static const struct { double below, div; const char *unit; } times[] = {
+        {1.0, 1e-3, "ns"}, {1e3, 1.0, "us"}, {1e6, 1e3, "ms"}, {INFINITY, 1e6, "s"},
+    };
+
+    if (!isfinite(v)) {
+        snprintf(buf, len, "n/a");
+        return buf;
+    }
+    if (strcmp(unit, "us") != 0) {
+        snprintf(buf, len, "%.4g %s", v, unit);
+        return buf;
+    }
+    for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+        /* 999.96 us rounds to "1000 us" at 4 digits: it belongs to the next unit */
+        if (fabs(v) < times[i].below * 0.99995 || i + 1 == sizeof(times) / sizeof(times[0])) {
+            snprintf(buf, len, "%.4g %s", v / times[i].div, times[i].unit);
+            break;
+        }
+    }
+    return buf;
+}
+
 /* "hint 16K: p99 = 12.3 us" for one role of the summary. */
 static void summary_line(FILE *fp, const plot_input_t *in, int idx, const char *role)
 {
-    char h[64];
+    char h[64], q[64];
     double v;
     const char *unit;
 
@@ -132,7 +156,7 @@ static void summary_line(FILE *fp, const plot_input_t *in, int idx, const char *
     hint_text(in->pred[idx].hint_bytes, h, sizeof(h));
     fprintf(fp, "<li>%s: <b>%s</b>", role, h);
     if (rep_objective_value(&in->pred[idx], in->objective, &v, &unit))
-        fprintf(fp, " &mdash; %s = %.4g %s", in->objective, v, unit);
+        fprintf(fp, " &mdash; %s = %s", in->objective, rep_fmt_quantity(v, unit, q, sizeof(q)));
     fprintf(fp, " <span class=\"tag\">%s</span></li>\n",
             plot_source_str(plot_input_pred_source(in)));
 }

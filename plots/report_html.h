@@ -27,6 +27,11 @@ hs_status_t rep_write_report(const char *dir, const plot_input_t *in);
  * NULL when out of memory. */
 char *rep_base64(const unsigned char *buf, size_t len);
 
+/* v in unit as people read it: a time in "us" becomes ns, us, ms or s with 4 significant
+ * digits ("28.64 s", not "2.864e+07 us"); other units are printed as given ("12.5 Gb/s");
+ * "n/a" when v is not finite. Returns buf. */
+const char *rep_fmt_quantity(double v, const char *unit, char *buf, size_t len);
+
 /* The objective's value for one result ("p99" -> p99_us, "throughput" -> throughput_gbps,
  * ...) and its unit; returns 0 when the objective has no single figure (e.g. "balanced"). */
 int rep_objective_value(const pred_result_t *r, const char *objective, double *val,

@@ -1,5 +1,6 @@
 /* test_report_html.c - report.html: self-contained, every figure embedded, provenance and
  * escaping, atomic on failure; base64 against RFC 4648's vectors. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,37 @@ static void test_html_validate(void **state)
     fixture_free(f);
 }
 
+static void test_fmt_quantity(void **state)
+{
+    char b[64];
+    (void)state;
+    assert_string_equal(rep_fmt_quantity(2.864e7, "us", b, sizeof(b)), "28.64 s");
+    assert_string_equal(rep_fmt_quantity(12.3, "us", b, sizeof(b)), "12.3 us");
+    assert_string_equal(rep_fmt_quantity(0.25, "us", b, sizeof(b)), "250 ns");
+    assert_string_equal(rep_fmt_quantity(1500, "us", b, sizeof(b)), "1.5 ms");
+    assert_string_equal(rep_fmt_quantity(999.99, "us", b, sizeof(b)), "1 ms");
+    assert_string_equal(rep_fmt_quantity(18e3, "us", b, sizeof(b)), "18 ms");
+    assert_string_equal(rep_fmt_quantity(12.5, "Gb/s", b, sizeof(b)), "12.5 Gb/s");
+    assert_string_equal(rep_fmt_quantity(NAN, "us", b, sizeof(b)), "n/a");
+}
+
+/* the headline of a trace whose p99 is 28.64 s reads so, not 2.864e+07 us */
+static void test_html_headline_units(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), *html;
+    (void)state;
+    f->pred[f->in.rec_idx].p99_us = 2.864e7;
+    assert_int_equal(rep_write_html(dir, &f->in, NULL), HS_OK);
+    html = read_report(dir);
+    assert_non_null(strstr(html, "&mdash; p99 = 28.64 s "));
+    assert_null(strstr(html, "e+07"));
+    free(html);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 static void test_html_tables_only(void **state)
 {
     fixture_t *f = fixture_new(0);
@@ -140,6 +172,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base64),
         cmocka_unit_test(test_html_validate),
+        cmocka_unit_test(test_fmt_quantity),
+        cmocka_unit_test(test_html_headline_units),
         cmocka_unit_test(test_html_tables_only),
         cmocka_unit_test(test_html_atomic_on_failure),
         cmocka_unit_test(test_html_without_gnuplot),
