@@ -25,7 +25,7 @@ static size_t g_len;
 
 static const char *tmp(const char *name)
 {
-    static char buf[4][4200];
+    static char buf[4][4352];
     static int k;
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof(buf[k]), "%s/%s", g_dir, name);
@@ -648,6 +648,40 @@ static void test_jsonl_big_integers(void **state)
     trace_free(tr);
 }
 
+/* A writer killed before it finished leaves "<out>.tmp.<pid>": the next writer of <out>
+ * removes it when that pid is gone and the file has been idle for a minute, and leaves a
+ * live writer's, a fresh one's and another output's alone. */
+static void test_stale_tmp_removed(void **state)
+{
+    char *pid_text = NULL, dead[64], self[64], cmd[8400], name[128];
+    static const char *const outs[] = {"st.hst", "st.csv"};
+
+    (void)state;
+    assert_int_equal(hs_test_run(&pid_text, "sh -c 'echo $$'"), 0); /* a pid now gone */
+    snprintf(dead, sizeof(dead), "%ld", strtol(pid_text, NULL, 10));
+    free(pid_text);
+    snprintf(self, sizeof(self), "%ld", (long)getpid());
+    for (size_t i = 0; i < 2; i++) {
+        const char *o = outs[i];
+        snprintf(cmd, sizeof(cmd), "cd '%s' && for f in %s.tmp.%s other.hst.tmp.%s; do "
+                 "echo x > $f; touch -d '2 hours ago' $f; done && echo x > %s.tmp.%s && "
+                 "touch -d '2 hours ago' %s.tmp.%s && echo x > fresh.%s && mv fresh.%s "
+                 "%s.tmp.99999999", g_dir, o, dead, dead, o, self, o, self, o, o, o);
+        assert_int_equal(hs_test_run(NULL, "%s", cmd), 0);
+        run_expect(0, "removed: the temporary of a writer that is gone", "trace convert %s -o %s",
+                   tmp("orig.hst"), tmp(o));
+        snprintf(name, sizeof(name), "%s.tmp.%s", o, dead);
+        assert_int_equal(access(tmp(name), F_OK), -1);
+        snprintf(name, sizeof(name), "%s.tmp.%s", o, self);
+        assert_int_equal(access(tmp(name), F_OK), 0);
+        snprintf(name, sizeof(name), "%s.tmp.99999999", o);
+        assert_int_equal(access(tmp(name), F_OK), 0);
+        snprintf(name, sizeof(name), "other.hst.tmp.%s", dead);
+        assert_int_equal(access(tmp(name), F_OK), 0);
+    }
+    assert_int_equal(hs_test_run(NULL, "rm -f '%s'/*.tmp.*", g_dir), 0);
+}
+
 /* CSV and JSON Lines check the version of their first line as .hst checks its own. */
 static void test_text_version(void **state)
 {
@@ -959,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_perftest_many_groups),
         cmocka_unit_test(test_insane_records),
         cmocka_unit_test(test_jsonl_big_integers),
+        cmocka_unit_test(test_stale_tmp_removed),
         cmocka_unit_test(test_text_version),
         cmocka_unit_test(test_text_truncated),
         cmocka_unit_test(test_text_record_lines),

@@ -159,6 +159,11 @@ hs_status_t trace_writer_append_many(trace_writer_t *w, const trace_rec_t *recs,
 /* Records per block, 1..65536 (default 4096); only before the first append. */
 hs_status_t trace_writer_set_block_records(trace_writer_t *w, uint32_t n);
 
+/* Remove the temporaries "<path>.tmp.<pid>" that writers killed before they finished left
+ * next to path: pid gone (not alive here) and the file untouched for 60 s. Every writer of
+ * path (trace_writer_open, trace_save) calls it first; logs what it removes. */
+void trace_clean_stale_tmp(const char *path);
+
 /* Streaming reader. trace_reader_next returns HS_OK with a record, HS_ERR_INVALID on
  * damage (logged with file, block and byte offset), and sets *eof at the end. */
 typedef struct trace_reader trace_reader_t;

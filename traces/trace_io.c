@@ -230,6 +230,7 @@ hs_status_t trace_save(const char *path, const trace_t *tr)
         hs_log_error("%s: unknown output format: the name must end in .hst, .csv or .jsonl", path);
         return HS_ERR_USAGE;
     }
+    trace_clean_stale_tmp(path);
     if ((st = hs_afile_open(path, &af)) != HS_OK)
         return st;
     if (fmt == TRACE_FMT_CSV)

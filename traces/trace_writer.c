@@ -2,10 +2,16 @@
  * output through hs_afile so the file appears under its name only when complete.
  * The dropped count and the totals go into the end block at close, so a producer never
  * has to seek back or keep records in memory. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/hs_util.h"
 #include "traces/trace_format.h"
@@ -62,6 +68,50 @@ out:
     return st;
 }
 
+/* A temporary this long untouched, whose pid is gone, is a killed writer's. */
+#define STALE_TMP_SECONDS 60
+
+/* Whether dir/name is "<base>.tmp.<pid>" of a writer that is gone: pid not this process and
+ * not alive here (kill: ESRCH), a regular file not modified for STALE_TMP_SECONDS (a
+ * writer of the same pid in another PID namespace or on another host of a shared file
+ * system is still writing to its file). */
+static int stale_tmp(int dfd, const char *name, const char *base)
+{
+    size_t n = 0;
+    long pid = hs_afile_tmp_pid(name, &n);
+    struct stat sb;
+
+    if (pid == 0 || n != strlen(base) || strncmp(name, base, n) != 0 || pid == (long)getpid())
+        return 0;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        return 0;
+    return fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+           time(NULL) - sb.st_mtime >= STALE_TMP_SECONDS;
+}
+
+void trace_clean_stale_tmp(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    DIR *d;
+    struct dirent *e;
+
+    if (slash)
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path == 0 ? 1 : slash - path), path);
+    else
+        snprintf(dir, sizeof(dir), ".");
+    if (!(d = opendir(dir)))
+        return; /* the open that follows names the problem */
+    while ((e = readdir(d)) != NULL) {
+        if (!stale_tmp(dirfd(d), e->d_name, slash ? slash + 1 : path))
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            hs_log_info("%s/%s: removed: the temporary of a writer that is gone (killed "
+                        "before it finished)", dir, e->d_name);
+    }
+    closedir(d);
+}
+
 hs_status_t trace_writer_open(const char *path, const trace_hdr_t *hdr, trace_writer_t **out)
 {
     trace_writer_t *w = calloc(1, sizeof(*w));
@@ -75,6 +125,7 @@ hs_status_t trace_writer_open(const char *path, const trace_hdr_t *hdr, trace_wr
     w->buf = malloc(TRACE_BLK_OVERHEAD + (size_t)TRACE_BLK_DEFAULT_RECORDS * TRACE_REC_BYTES);
     if (!w->path || !w->buf)
         goto fail;
+    trace_clean_stale_tmp(path);
     st = hs_afile_open(path, &w->af);
     if (st != HS_OK)
         goto fail;
