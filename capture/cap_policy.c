@@ -157,9 +157,7 @@ hs_status_t cap_profile_effective(profile_t *p, const cap_path_cfg_t cfg[CAP_NPA
 
 uint64_t cap_seg_count(uint64_t size_bytes, uint64_t seg_bytes)
 {
-    if (seg_bytes == 0 || size_bytes <= seg_bytes)
-        return 1;
-    return (size_bytes + seg_bytes - 1) / seg_bytes;
+    return prules_nwr(seg_bytes, PRULES_NO_SHIFT, size_bytes);
 }
 
 uint64_t cap_seg_len(uint64_t size_bytes, uint64_t seg_bytes, uint64_t i)
