@@ -3,6 +3,10 @@
 add_library(hs_hcap_fake STATIC test_hcap_fake.c)
 hs_add_unit_test(test_hcap_hooks SOURCES test_hcap_hooks.c LIBS hs_hcap hs_hcap_fake hs_testlib ${IBVERBS_LIB})
 hs_add_unit_test(test_hcap_match SOURCES test_hcap_match.c LIBS hs_hcap hs_testlib)
+# The interposer's time stamps (TSC, converted) against CLOCK_MONOTONIC over a 5 s run:
+# inside each post's and poll's bracket, no drift (figures printed); and the fallback.
+hs_add_unit_test(test_hcap_clock SOURCES test_hcap_clock.c LIBS hs_hcap hs_hcap_fake hs_testlib
+  ${IBVERBS_LIB})
 hs_add_unit_test(test_hcap_cli SOURCES test_hcap_cli.c ${PROJECT_SOURCE_DIR}/cli/cmd_capture_run.c
   ${PROJECT_SOURCE_DIR}/cli/cmd_trace_audit.c ${PROJECT_SOURCE_DIR}/cli/cli.c
   LIBS hs_trace hs_testlib)

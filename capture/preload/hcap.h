@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "capture/preload/hcap_clock.h"
 #include "capture/preload/hcap_config.h"
 #include "capture/preload/hcap_map.h"
 #include "capture/preload/hcap_match.h"
@@ -142,6 +143,7 @@ typedef struct {
     int writer_started;
     _Atomic int writer_done;
     hcap_match_t *match;
+    hcap_clock_t clock;     /* the events' stamps to CLOCK_MONOTONIC ns (hcap_clock.h) */
     hcap_emit_fn emit;      /* test override of the file sink, else NULL */
     void *emit_arg;
     trace_writer_t *tw;

@@ -5,6 +5,8 @@
  * each HINTCAP_FLUSH_US (sooner while there is work), feeds the matcher and streams the
  * records into the trace file. hcap_stop (library destructor, fatal signal) asks the writer
  * for a final drain and waits for it, so the signal handler itself never touches the file.
+ * Time stamps: the hooks take hcap_stamp() (the TSC where it is invariant); the writer
+ * converts every drained batch to CLOCK_MONOTONIC ns (hcap_clock.h) before matching it.
  */
 #include "capture/preload/hcap.h"
 
@@ -87,6 +89,9 @@ static char *header_extra_json(const hcap_t *h)
     cJSON_AddNumberToObject(cfg, "flush_us", (double)h->cfg.flush_us);
     cJSON_AddStringToObject(cfg, "completion_time", "seen by the poller; unsignalled WRs "
                                                     "take the next signalled WR's (implicit)");
+    cJSON_AddStringToObject(cfg, "stamp", h->clock.tsc ? "tsc" : "clock_monotonic");
+    if (h->clock.tsc)
+        cJSON_AddNumberToObject(cfg, "tsc_hz", hcap_clock_hz(&h->clock));
     text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return text;
@@ -96,6 +101,9 @@ static void header_fill(const hcap_t *h, trace_hdr_t *hdr)
 {
     trace_hdr_init(hdr);
     snprintf(hdr->producer, sizeof(hdr->producer), "libhintcap");
+    /* Always ns of CLOCK_MONOTONIC; "via TSC": stamped with the TSC, converted (hcap_clock.h) */
+    snprintf(hdr->clock_source, sizeof(hdr->clock_source), "%s",
+             h->clock.tsc ? HCAP_CLOCK_TSC_NAME : "CLOCK_MONOTONIC");
     hdr->mode = TRACE_MODE_PRELOAD;
     snprintf(hdr->device, sizeof(hdr->device), "%s", h->device);
     snprintf(hdr->firmware, sizeof(hdr->firmware), "%s", h->firmware);
@@ -202,7 +210,7 @@ static void summary_fill(hcap_t *h, hcap_summary_t *s)
 
 static char *summary_json(const hcap_t *h, const hcap_summary_t *s)
 {
-    cJSON *root = cJSON_CreateObject(), *out, *qpns;
+    cJSON *root = cJSON_CreateObject(), *out, *qpns, *clk;
     const char *base = strrchr(h->path, '/');
     char *text;
     uint32_t i;
@@ -220,6 +228,13 @@ static char *summary_json(const hcap_t *h, const hcap_summary_t *s)
     cJSON_AddNumberToObject(root, "wrs_posted", (double)s->wrs_posted);
     cJSON_AddNumberToObject(root, "wrs_completed", (double)s->wrs_completed);
     cJSON_AddNumberToObject(root, "dropped", (double)s->dropped);
+    clk = cJSON_AddObjectToObject(root, "clock");
+    cJSON_AddStringToObject(clk, "stamp", h->clock.tsc ? "tsc" : "clock_monotonic");
+    if (h->clock.tsc) {
+        cJSON_AddNumberToObject(clk, "tsc_hz", hcap_clock_hz(&h->clock));
+        cJSON_AddNumberToObject(clk, "anchors", (double)h->clock.taken);
+        cJSON_AddNumberToObject(clk, "max_anchor_bracket_ns", hcap_clock_bracket_ns(&h->clock));
+    }
     out = cJSON_AddObjectToObject(root, "outside");
     cJSON_AddNumberToObject(out, "completions", (double)s->outside_comps);
     cJSON_AddNumberToObject(out, "qps", (double)s->outside_qps);
@@ -278,14 +293,19 @@ static size_t drain_all(hcap_t *h, hcap_ev_t *buf)
     size_t total = 0, n, i;
     int dead_seen = 0;
 
+    /* One anchor a pass, before draining: most stamps drained are older, so they are
+     * interpolated; the few taken since are extrapolated at the rate of the kept anchors. */
+    hcap_clock_anchor(&h->clock);
     pthread_mutex_lock(&h->lock);
     r = h->rings;
     pthread_mutex_unlock(&h->lock);
     for (; r; r = r->next) {
         dead_seen |= atomic_load_explicit(&r->dead, memory_order_acquire);
         while ((n = hcap_ring_drain(r, buf, HCAP_DRAIN_BATCH)) > 0) {
-            for (i = 0; i < n; i++)
+            for (i = 0; i < n; i++) {
+                buf[i].t_ns = hcap_clock_ns(&h->clock, buf[i].t_ns);
                 hcap_match_event(h->match, &buf[i]);
+            }
             total += n;
         }
     }
@@ -425,6 +445,18 @@ static int start_alloc(hcap_t *h)
     return hcap_match_new(h->cfg.cold_n, sink_emit, h, &h->match) == HS_OK ? 0 : -1;
 }
 
+/* HINTCAP_CLOCK: tsc (default; used where the TSC is invariant) or monotonic. */
+static int stamp_wanted(void)
+{
+    const char *v = getenv("HINTCAP_CLOCK");
+
+    if (!v || !*v || strcmp(v, "tsc") == 0)
+        return 1;
+    if (strcmp(v, "monotonic") != 0)
+        hcap_warn("HINTCAP_CLOCK=%s is neither tsc nor monotonic; using tsc", v);
+    return 0;
+}
+
 void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg)
 {
     const char *run = getenv("HINTCAP_RUN");
@@ -455,6 +487,7 @@ void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg
     atomic_store(&h->writer_done, 0);
     if ((!emit && prepare_dir(h) != 0) || start_alloc(h) != 0)
         goto disable;
+    hcap_clock_init(&h->clock, stamp_wanted());
     atomic_fetch_add(&h->gen, 1);
     atomic_store(&h->state, HCAP_RUNNING);
     if (pthread_create(&h->writer, NULL, writer_main, h) != 0) {

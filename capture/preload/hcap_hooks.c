@@ -107,7 +107,7 @@ static int hook_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 {
     hcap_t *h = &hcap_g;
     hcap_ctx_t *hc = hcap_ctx_find(h, qp->context);
-    uint64_t t = hs_now_ns();
+    uint64_t t = hcap_stamp();
     int rc;
 
     if (!hc)
@@ -177,7 +177,7 @@ static int hook_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
     got = hc->poll_cq(cq, n, wc);
     if (got <= 0 || !hcap_running(h))
         return got;
-    t = hs_now_ns();
+    t = hcap_stamp();
     for (i = 0; i < got; i++) {
         /* Receive completions are not ours; an error's opcode is undefined, keep it. */
         if (wc[i].status == IBV_WC_SUCCESS && (wc[i].opcode & IBV_WC_RECV))
@@ -349,7 +349,7 @@ void hcap_qp_detach(hcap_t *h, struct ibv_qp *qp)
     if ((slot = hcap_ring_reserve(r, 1)) == UINT64_MAX)
         return;
     memset(hcap_ring_slot(r, slot), 0, sizeof(hcap_ev_t));
-    hcap_ring_slot(r, slot)->t_ns = hs_now_ns();
+    hcap_ring_slot(r, slot)->t_ns = hcap_stamp();
     hcap_ring_slot(r, slot)->qp = hq->index;
     hcap_ring_slot(r, slot)->kind = HCAP_EV_GONE;
     hcap_ring_publish(r, 1);

@@ -70,7 +70,7 @@ static void w_start(struct ibv_qp_ex *qpx)
     hcap_qp_t *hq = qpx_find(qpx);
 
     hq->batch_n = 0;
-    hq->batch_t_ns = hs_now_ns();
+    hq->batch_t_ns = hcap_stamp();
     hq->orig.wr_start(qpx);
 }
 
@@ -230,7 +230,7 @@ void hcap_qpx_swap(hcap_qp_t *hq, struct ibv_qp_ex *qpx)
 
 static void cqx_record(hcap_cq_t *hc, struct ibv_cq_ex *cq)
 {
-    uint64_t t = hs_now_ns();
+    uint64_t t = hcap_stamp();
 
     if (cq->status == IBV_WC_SUCCESS && (hc->read_opcode(cq) & IBV_WC_RECV))
         return;

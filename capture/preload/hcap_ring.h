@@ -21,7 +21,7 @@ typedef enum {
 /* One event. 32 bytes. For POST: op = trace_opcode_t, flags = TRACE_F_*; for COMP:
  * op = ibv_wc_status, size_bytes = the QP number (for the exit summary). */
 typedef struct {
-    uint64_t t_ns;       /* CLOCK_MONOTONIC, ns */
+    uint64_t t_ns;       /* hcap_stamp(); CLOCK_MONOTONIC ns once the writer converted it */
     uint64_t wr_id;
     uint64_t size_bytes;
     uint32_t qp;         /* QP index within the process */
