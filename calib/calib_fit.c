@@ -640,11 +640,13 @@ hs_status_t calib_held_check(const profile_t *fitted, const calib_param_t *param
 }
 
 /* Single messages see one constant (link.base_lat_ns; link.dma_ns adds the same constant to
- * every figure and stays as the start profile has it) and the per-byte cost; streams add
- * what limits a sustained rate: the per-WR cost (host.post_ns), the link rate, and the cost
- * of each reported batch (what coalescing saves). bw.fixed_ns is the BW path's own
- * constant. (bw.split_ns is left out: only the largest BW messages depend on it, and on
- * soft-RoCE it ran to its bound.) */
+ * every non-inline figure and stays as the start profile has it) and the per-byte cost;
+ * streams add what limits a sustained rate: the per-WR cost on the CPU (host.post_ns), the
+ * link's occupancy per message (per byte: link.gbps; per packet: link.pkt_ns, which is also
+ * part of a single message's latency but, unlike the wire latency, serialises the messages
+ * of a stream), and the cost of each reported batch (what coalescing saves). bw.fixed_ns is
+ * the BW path's own constant. (bw.split_ns is left out: only the largest BW messages depend
+ * on it, and on soft-RoCE it ran to its bound.) */
 size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS])
 {
     out[0] = (calib_param_t){"link.base_lat_ns", 10, 1e7};
@@ -653,5 +655,6 @@ size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS])
     out[3] = (calib_param_t){"bw.fixed_ns", 1, 1e7};
     out[4] = (calib_param_t){start->ll_irq || start->bw_irq ? "host.interrupt_ns"
                                                             : "host.poll_ns", 1, 1e7};
+    out[5] = (calib_param_t){"link.pkt_ns", 1, 1e7};
     return CALIB_NTERMS;
 }

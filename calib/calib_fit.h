@@ -126,10 +126,11 @@ hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs
                          double *median_abs);
 
 /* The terms calibrate fits (cmd_calibrate.c), in this order: link.base_lat_ns (wire
- * latency), link.gbps (link rate), host.post_ns (per-WR cost), bw.fixed_ns, and the cost
+ * latency), link.gbps (link rate), host.post_ns (per-WR cost), bw.fixed_ns, the cost
  * of one completion report (coalescing: host.poll_ns, or host.interrupt_ns where start has
- * a path take interrupts), each with its bounds. Returns how many (CALIB_NTERMS). */
-#define CALIB_NTERMS 5
+ * a path take interrupts) and link.pkt_ns (the link's per-packet occupancy), each with its
+ * bounds. Returns how many (CALIB_NTERMS). */
+#define CALIB_NTERMS 6
 size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS]);
 
 /* Held-out error bounds by class (calib/README.md says why): a class fails calibrate (exit

@@ -452,7 +452,7 @@ static void test_noisy_figure_weighs_less(void **state)
 /* ---- calibrate's measurement path, the model engine standing for the device ----------- */
 
 static const uint64_t p_sizes[] = {8, 64, 512, 4096, 32768}, p_held[] = {128, 8192};
-static const uint64_t p_ss[] = {64, 4096, 32768}, p_sh[] = {512};
+static const uint64_t p_ss[] = {64, 1024, 32768}, p_sh[] = {512};
 static const uint64_t p_d[] = {4, 16}, p_dh[] = {8};
 
 static calib_run_opts_t pipe_opts(void)
@@ -464,15 +464,17 @@ static calib_run_opts_t pipe_opts(void)
                               .mixed_len = 300, .mixed_load = 0.5, .seed = 7};
 }
 
-/* The "true" device for the terms calibrate fits (calib_terms): generic with all five
- * changed, the link slow enough that streams are link-bound at 32 KB and post-bound at
- * 64 B, and the BW path signalling every 4th WR so batches are reported together. */
+/* The "true" device for the terms calibrate fits (calib_terms): generic with all six
+ * changed, the link slow enough that streams are link-bound at 32 KB (its bytes and its
+ * packets) and post-bound at 64 B, and the BW path signalling every 4th WR so batches are
+ * reported together. */
 static profile_t *truth_terms(void)
 {
     profile_t *p = NULL;
     static const char *const sets[] = {"link.base_lat_ns=1700", "link.gbps=2.5",
                                        "host.post_ns=900", "bw.fixed_ns=2500",
-                                       "host.poll_ns=4000", "bw.coal_count=1",
+                                       "host.poll_ns=4000", "link.pkt_ns=1000",
+                                       "bw.coal_count=1",
                                        "bw.coal_period_us=0", "bw.signal_every=4"};
 
     assert_int_equal(profile_load("generic", &p), HS_OK);
@@ -528,20 +530,25 @@ static void test_pipeline_recovers_terms(void **state)
     assert_int_equal(profile_set(start, "bw.coal_period_us=0"), HS_OK);
     assert_int_equal(profile_set(start, "bw.signal_every=4"), HS_OK);
     assert_int_equal(profile_set(start, "bw.fixed_ns=300"), HS_OK); /* generic: 0 */
+    assert_int_equal(profile_set(start, "link.pkt_ns=300"), HS_OK); /* generic: 0 */
     assert_int_equal(calib_terms(start, terms), CALIB_NTERMS);
     for (size_t j = 0; j < CALIB_NTERMS; j++)
         orig[j] = term_value(start, terms[j].key);
     assert_int_equal(calib_fit_keeping(start, terms, CALIB_NTERMS, m.fit, m.nfit,
                                        calib_predict_replay, (void *)&model_engine_ops, orig,
                                        &fit, &res), HS_OK);
-    for (size_t j = 0; j < CALIB_NTERMS; j++) {
+    for (size_t j = 0; j < CALIB_NTERMS; j++)
         fprintf(stderr, "%s: %.4g (true %.4g), std err %.2g%%\n", terms[j].key,
                 term_value(fit, terms[j].key), term_value(t, terms[j].key),
                 100 * res.stderr_rel[j]);
+    for (size_t j = 0; j < CALIB_NTERMS; j++) {
         assert_false(calib_param_kept(&res, j));
         assert_float_equal(term_value(fit, terms[j].key), term_value(t, terms[j].key),
                            0.03 * term_value(t, terms[j].key));
     }
+    /* the link's per-packet cost is one of the terms, fitted (start 300 ns) */
+    assert_float_equal(term_value(fit, "link.pkt_ns"), 1000, 30);
+    assert_non_null(strstr(profile_source(fit, PROF_P_link_pkt_ns), "calibrate: fitted"));
     assert_non_null(strstr(profile_source(fit, PROF_P_link_gbps),
                            "calibrate: fitted from 22 figures (10 single-message, 12 stream"));
     /* every held-out class is predicted: other sizes, another depth, the mixed replay */
@@ -608,7 +615,9 @@ static void test_held_check_names_term(void **state)
     assert_false(cls[CALIB_STREAM].over);
     for (size_t i = 0; i < m.nheld; i++)
         m.held[i].noise_rel = 0;
-    /* the per-WR cost tripled: streams of small messages now name host.post_ns */
+    /* the per-WR cost tripled: streams of small messages, which the CPU bounds, now name
+     * the CPU's cost per message: host.post_ns, or the report cost it shares those figures
+     * with (every LL WR is reported, so both are paid once per message there) */
     assert_int_equal(profile_set(bad, "link.gbps=2.5"), HS_OK);
     assert_int_equal(profile_set(bad, "host.post_ns=2700"), HS_OK);
     assert_int_equal(calib_errors(bad, m.held, m.nheld, calib_predict_replay,
@@ -618,8 +627,21 @@ static void test_held_check_names_term(void **state)
                                       &nover), HS_OK);
     fprintf(stderr, "triple post: stream %.1f%% (term %d)\n",
             100 * cls[CALIB_STREAM].median_abs_rel, cls[CALIB_STREAM].term);
+    assert_true(cls[CALIB_STREAM].over);
+    assert_true(cls[CALIB_STREAM].term == 2 || cls[CALIB_STREAM].term == 4);
+    /* the per-packet cost tripled: streams of messages the link bounds (512 B, 1 KB on the
+     * BW path) name link.pkt_ns, the link's occupancy, not the per-byte rate */
+    assert_int_equal(profile_set(bad, "host.post_ns=900"), HS_OK);
+    assert_int_equal(profile_set(bad, "link.pkt_ns=3000"), HS_OK);
+    assert_int_equal(calib_errors(bad, m.held, m.nheld, calib_predict_replay,
+                                  (void *)&model_engine_ops, err, NULL), HS_OK);
+    assert_int_equal(calib_held_check(bad, terms, CALIB_NTERMS, m.held, err, m.nheld,
+                                      calib_predict_replay, (void *)&model_engine_ops, cls,
+                                      &nover), HS_OK);
+    fprintf(stderr, "triple pkt: stream %.1f%% (term %d)\n",
+            100 * cls[CALIB_STREAM].median_abs_rel, cls[CALIB_STREAM].term);
     assert_true(cls[CALIB_STREAM].term >= 0);
-    assert_string_equal(terms[cls[CALIB_STREAM].term].key, "host.post_ns");
+    assert_string_equal(terms[cls[CALIB_STREAM].term].key, "link.pkt_ns");
     free(err);
     calib_meas_release(&m);
     profile_free(bad);

@@ -13,10 +13,10 @@ P=18560
 . /hs/lib.sh # fail, wait_listen
 export HINTSIM_TOKEN=hs-vm-calibrate-fit # where the control protocol asks for one
 
-timeout 600 hintsim calibrate -d rxe0 -x 0 -p $P --server --timeout 60 >"$OUT/server.txt" 2>&1 &
+timeout 600 hintsim calibrate -d rxe0 -x 0 --port $P --server --timeout 60 >"$OUT/server.txt" 2>&1 &
 spid=$!
 wait_listen $P
-timeout 600 hintsim calibrate -d rxe0 -x 0 -p $P --connect 10.77.0.1 --timeout 60 \
+timeout 600 hintsim calibrate -d rxe0 -x 0 --port $P --connect 10.77.0.1 --timeout 60 \
     --iters 60 --warmup 10 -o "$OUT/rxe0.json" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.err"
 rc=$?
 echo "$rc" >"$OUT/calibrate.rc"
