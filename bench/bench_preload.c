@@ -108,6 +108,12 @@ static void report_drops(bench_t *b, const char *dir, uint64_t n, uint64_t pace_
            pace_ns && drop ? "   <- goal is zero" : "");
 }
 
+/* ns per operation of a total (0 when there were none: a tiny WR count has no polls). */
+static double per_op(uint64_t total_ns, uint64_t ops)
+{
+    return ops ? (double)total_ns / (double)ops : 0.0;
+}
+
 /* What one CLOCK_MONOTONIC read costs here: the floor of the per-WR cost (one per post). */
 static double clock_cost_ns(void)
 {
@@ -122,6 +128,7 @@ int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000, rec, drop;
     uint64_t t_direct, t_hook, p_direct, p_hook, polls = n / SIG_EVERY;
+    double post_direct, post_hook, poll_direct, poll_hook;
     char dir[] = "/tmp/bench-preload-XXXXXX";
     bench_t b;
 
@@ -142,12 +149,16 @@ int main(int argc, char **argv)
     capture_end(&b, &rec, &drop);
     printf("bench_preload: %llu WRs, 1 in %d signalled; provider double, no device\n",
            (unsigned long long)n, SIG_EVERY);
+    post_direct = per_op(t_direct - p_direct, n);
+    post_hook = per_op(t_hook - p_hook, n);
+    poll_direct = per_op(p_direct, polls);
+    poll_hook = per_op(p_hook, polls);
+    /* Differences of per-operation figures, in signed floating point: the hooked run can be
+     * the faster one on a noisy host (the figure is then negative, never a wrapped one). */
     printf("%-34s %10.1f ns/WR   (provider alone %.1f, hooked %.1f; goal <= 50)\n",
-           "added cost per posted WR", (double)(t_hook - p_hook - t_direct + p_direct) / (double)n,
-           (double)(t_direct - p_direct) / (double)n, (double)(t_hook - p_hook) / (double)n);
+           "added cost per posted WR", post_hook - post_direct, post_direct, post_hook);
     printf("%-34s %10.1f ns/poll (provider alone %.1f, hooked %.1f)\n",
-           "added cost per polled completion", (double)(p_hook - p_direct) / (double)polls,
-           (double)p_direct / (double)polls, (double)p_hook / (double)polls);
+           "added cost per polled completion", poll_hook - poll_direct, poll_direct, poll_hook);
     printf("%-34s %10llu records %8llu dropped\n", "  (that run)", (unsigned long long)rec,
            (unsigned long long)drop);
     printf("%-34s %10.1f ns         (one per posted WR, one per poll that returns work)\n",

@@ -1,15 +1,21 @@
-# cmake -P host_line_check.cmake BENCH [ARGS...]: a benchmark's smoke test. Runs BENCH with
-# ARGS and fails unless it exits 0 and its first line names the host (hs_host_print,
-# common/hs_host.h): CPU model, cores online and allowed, clock source, invariant TSC.
+# cmake [-DEXPECT=REGEX] -P host_line_check.cmake BENCH [ARGS...]: a benchmark's smoke test.
+# Runs BENCH with ARGS and fails unless it exits 0, its first line names the host
+# (hs_host_print, common/hs_host.h: CPU model, cores online and allowed, clock source,
+# invariant TSC) and its output matches REGEX where one is given.
 set(HS_HOST_LINE_RE
   "^host: cpu=\"[^\"\n]+\" cores_online=[1-9][0-9]* cores_allowed=[1-9][0-9]* clocksource=[^ \n]+ tsc_invariant=(yes|no)\n")
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   return() # included by bench/CMakeLists.txt for HS_HOST_LINE_RE only
 endif()
 set(cmd)
+set(after_p -1) # the command follows "-P script" (a -D before -P shifts it)
 math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(i RANGE 3 ${last})
-  list(APPEND cmd "${CMAKE_ARGV${i}}")
+foreach(i RANGE 1 ${last})
+  if(after_p EQUAL -1 AND "${CMAKE_ARGV${i}}" STREQUAL "-P")
+    math(EXPR after_p "${i} + 2")
+  elseif(NOT after_p EQUAL -1 AND i GREATER_EQUAL after_p)
+    list(APPEND cmd "${CMAKE_ARGV${i}}")
+  endif()
 endforeach()
 execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 message("${out}")
@@ -19,4 +25,7 @@ endif()
 if(NOT out MATCHES "${HS_HOST_LINE_RE}")
   string(REGEX MATCH "^[^\n]*" first "${out}")
   message(FATAL_ERROR "first line does not name the host: '${first}'")
+endif()
+if(DEFINED EXPECT AND NOT out MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output does not match '${EXPECT}'")
 endif()
