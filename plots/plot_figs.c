@@ -179,11 +179,43 @@ hs_status_t plot_throughput(const char *dir, const plot_input_t *in, plot_fig_t 
     return plot_fig_render(dir, in, fig, "throughput", extra);
 }
 
-/* One CDF block: at most 2000 points, evenly spaced in rank. */
-static hs_status_t write_cdf_block(FILE *fp, const float *lat, size_t n)
+/* The CDF's points: at most 2000, evenly spaced in rank. */
+static void cdf_points(FILE *fp, const float *s, size_t m)
+{
+    size_t npts = m < 2000 ? m : 2000;
+
+    for (size_t j = 0; j < npts; j++) {
+        size_t i = npts > 1 ? j * (m - 1) / (npts - 1) : 0;
+        fprintf(fp, "%.6g %.6g\n", s[i], (double)(i + 1) / (double)m);
+    }
+}
+
+/* The tail's points (1 - CDF): 100 per decade of the fraction above, from all messages to
+ * the slowest but one, so p99.9 of a 10,000-message trace is drawn from its own samples. */
+static void ccdf_points(FILE *fp, const float *s, size_t m)
+{
+    size_t last = SIZE_MAX;
+
+    for (double t = 0; m > 1; t += 0.01) {
+        double above = ceil((double)m * pow(10.0, -t));
+        size_t i;
+
+        if (above < 1.0)
+            break;
+        i = m - (size_t)above; /* s[i] has m - 1 - i messages above it */
+        if (i != last && m - 1 - i > 0)
+            fprintf(fp, "%.6g %.6g\n", s[i], (double)(m - 1 - i) / (double)m);
+        last = i;
+    }
+}
+
+typedef void (*dist_points_fn)(FILE *, const float *, size_t);
+
+/* One block of a distribution figure from a replay's per-message latencies. */
+static hs_status_t write_dist_block(FILE *fp, const float *lat, size_t n, dist_points_fn pts)
 {
     float *s = hs_alloc_big(n * sizeof(*s));
-    size_t m = 0, npts;
+    size_t m = 0;
 
     if (!s)
         return HS_ERR_NOMEM;
@@ -194,11 +226,7 @@ static hs_status_t write_cdf_block(FILE *fp, const float *lat, size_t n)
         free(s);
         return HS_ERR_NOMEM;
     }
-    npts = m < 2000 ? m : 2000;
-    for (size_t j = 0; j < npts; j++) {
-        size_t i = npts > 1 ? j * (m - 1) / (npts - 1) : 0;
-        fprintf(fp, "%.6g %.6g\n", s[i], (double)(i + 1) / (double)m);
-    }
+    pts(fp, s, m);
     fputs("\n\n", fp);
     free(s);
     return HS_OK;
@@ -225,7 +253,9 @@ static size_t cdf_curves(const plot_input_t *in, int idx[3], const char *role[3]
     return n;
 }
 
-hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+/* The CDF (tail 0) or the tail CCDF (tail 1) of the cdf_curves replays. */
+static hs_status_t plot_latency_dist(const char *dir, const plot_input_t *in, plot_fig_t *fig,
+                                     int tail)
 {
     int idx[3];
     const char *role[3];
@@ -235,7 +265,11 @@ hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t
     hs_afile_t *af;
     hs_status_t st = HS_OK;
 
-    fig_init(fig, "latency_cdf", plot_input_pred_source(in), "Latency CDF");
+    if (tail)
+        fig_init(fig, "latency_ccdf", plot_input_pred_source(in),
+                 "Latency tail (fraction slower than x)");
+    else
+        fig_init(fig, "latency_cdf", plot_input_pred_source(in), "Latency CDF");
     if (n == 0) {
         snprintf(fig->caption, sizeof(fig->caption),
                  "no per-message latencies were kept for the recommended, runner-up or "
@@ -244,7 +278,8 @@ hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t
     }
     st = dat_open(dir, fig->name, &af);
     for (size_t c = 0; c < n && st == HS_OK; c++)
-        st = write_cdf_block(hs_afile_stream(af), in->pred[idx[c]].lat_us, in->trace->n);
+        st = write_dist_block(hs_afile_stream(af), in->pred[idx[c]].lat_us, in->trace->n,
+                              tail ? ccdf_points : cdf_points);
     if (st != HS_OK) {
         hs_afile_abort(af);
         return st;
@@ -258,11 +293,28 @@ hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t
         off += (size_t)snprintf(extra + off, sizeof(extra) - off,
                                 "title%zu = 'hint %s (%s)'\n", c, lab, role[c]);
     }
-    snprintf(fig->caption, sizeof(fig->caption),
-             "Fraction of the trace's messages that complete within a given latency, for the "
-             "recommended hint, the runner-up and no hint (%s engine, per-message replay).",
-             in->engine ? in->engine : "?");
-    return plot_fig_render(dir, in, fig, "cdf", extra);
+    if (tail)
+        snprintf(fig->caption, sizeof(fig->caption),
+                 "Fraction of the trace's messages slower than a given latency (1 - CDF, log "
+                 "axes): where a curve crosses the dotted lines is its p99 and p99.9; for the "
+                 "recommended hint, the runner-up and no hint (%s engine, per-message replay).",
+                 in->engine ? in->engine : "?");
+    else
+        snprintf(fig->caption, sizeof(fig->caption),
+                 "Fraction of the trace's messages that complete within a given latency, for the "
+                 "recommended hint, the runner-up and no hint (%s engine, per-message replay).",
+                 in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, tail ? "ccdf" : "cdf", extra);
+}
+
+hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    return plot_latency_dist(dir, in, fig, 0);
+}
+
+hs_status_t plot_latency_ccdf(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    return plot_latency_dist(dir, in, fig, 1);
 }
 
 hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_t *fig)
@@ -309,7 +361,7 @@ hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_
 int plot_fig_owns(const char *name)
 {
     static const char *const figs[] = {"size_hist", "pct_vs_hint", "throughput", "latency_cdf",
-                                       "cost_curves", "pred_vs_meas"};
+                                       "latency_ccdf", "cost_curves", "pred_vs_meas"};
     static const char *const ext[] = {"png", "svg", "dat", "gp", "log"};
 
     for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
@@ -334,7 +386,8 @@ typedef hs_status_t (*plot_fn_t)(const char *, const plot_input_t *, plot_fig_t 
 hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_figset_t *out)
 {
     static const plot_fn_t fns[] = {plot_size_hist, plot_pct_vs_hint, plot_latency_cdf,
-                                    plot_throughput, plot_cost_curves, plot_pred_vs_meas};
+                                    plot_latency_ccdf, plot_throughput, plot_cost_curves,
+                                    plot_pred_vs_meas};
     char gp[4096];
     hs_status_t st = plot_input_check(in);
 

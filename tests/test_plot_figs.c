@@ -145,7 +145,7 @@ static void test_all_figures(void **state)
     size_t len;
     (void)state;
     assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
-    assert_int_equal(figs.n, 6);
+    assert_int_equal(figs.n, 7);
     assert_int_equal(figs.nskipped, 0);
     for (size_t i = 0; i < figs.n; i++) {
         check_fig(dir, figs.figs[i].name);
@@ -159,7 +159,7 @@ static void test_all_figures(void **state)
     assert_string_equal(figs.figs[0].name, "size_hist");
     assert_int_equal(figs.figs[0].source, PLOT_SRC_SYNTHETIC);
     assert_int_equal(figs.figs[1].source, PLOT_SRC_MODELLED);
-    assert_int_equal(figs.figs[5].source, PLOT_SRC_MEASURED);
+    assert_int_equal(figs.figs[6].source, PLOT_SRC_MEASURED);
     /* the fake engine crosses over at 2667 B: the first power of two past it is 4096 */
     snprintf(path, sizeof(path), "%s/cost_curves.gp", dir);
     assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
@@ -206,6 +206,36 @@ static void test_histogram_counts(void **state)
     fixture_free(f);
 }
 
+/* The tail figure: with latencies 1..2000 us, 20 messages (1%) are slower than 1980 us and
+ * 2 (0.1%) slower than 1998 us: the points where the curve meets the p99 and p99.9 lines. */
+static void test_ccdf_tail(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), path[4096], *text = NULL, *second;
+    plot_fig_t fig;
+    size_t len;
+    float *lat = f->pred[f->in.rec_idx].lat_us;
+    (void)state;
+    assert_int_equal((int)f->tr->n, 2000);
+    for (size_t i = 0; i < 2000; i++)
+        lat[i] = (float)(2000 - i); /* in reverse: the figure sorts */
+    assert_int_equal(plot_latency_ccdf(dir, &f->in, &fig), HS_OK);
+    check_fig(dir, "latency_ccdf");
+    snprintf(path, sizeof(path), "%s/latency_ccdf.dat", dir);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    second = strstr(text, "\n\n\n"); /* the recommended hint's block comes first */
+    assert_non_null(second);
+    *second = '\0';
+    assert_non_null(strstr(text, "\n1980 0.01\n"));
+    assert_non_null(strstr(text, "\n1998 0.001\n"));
+    assert_non_null(strstr(text, "1 0.9995\n")); /* the fastest: all others are slower */
+    assert_null(strstr(text, " 0\n"));            /* no zero on a log axis */
+    free(text);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 static void test_skips_without_data(void **state)
 {
     fixture_t *f = fixture_new(0);
@@ -219,9 +249,10 @@ static void test_skips_without_data(void **state)
     f->in.cost_engine = NULL;
     assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
     assert_int_equal(figs.n, 3);
-    assert_int_equal(figs.nskipped, 3);
+    assert_int_equal(figs.nskipped, 4);
     assert_false(exists(dir, "latency_cdf.png"));
     assert_false(exists(dir, "latency_cdf.dat"));
+    assert_false(exists(dir, "latency_ccdf.png"));
     assert_non_null(strstr(figs.skipped[0], "no per-message latencies"));
     hs_test_run(NULL, "rm -rf '%s'", dir);
     free(dir);
@@ -271,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_cost_at_uses_engine),
         cmocka_unit_test(test_all_figures),
         cmocka_unit_test(test_histogram_counts),
+        cmocka_unit_test(test_ccdf_tail),
         cmocka_unit_test(test_skips_without_data),
         cmocka_unit_test(test_missing_gnuplot),
         cmocka_unit_test(test_bad_input),
