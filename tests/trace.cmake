@@ -20,6 +20,35 @@ if(HS_CLANG)
     set(HS_CLANG "")
   endif()
 endif()
+# hs_add_fuzz(NAME SECONDS GLOBS...): the libFuzzer target tests/fuzz/NAME.c built with the
+# sources GLOBS name (relative to the project; common/*.c always), and a test that runs it for SECONDS over its seed corpus
+# tests/fuzz/corpus/NAME (new inputs go to the build tree, never to the repository).
+function(hs_add_fuzz name seconds)
+  set(srcs "")
+  foreach(g ${ARGN} common/*.c)
+    file(GLOB s ${PROJECT_SOURCE_DIR}/${g})
+    list(APPEND srcs ${s})
+  endforeach()
+  set(bin ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  add_custom_command(OUTPUT ${bin}
+    COMMAND ${HS_CLANG} -std=c11 -g -O1 -D_GNU_SOURCE -DHINTSIM_VERSION="${PROJECT_VERSION}"
+            -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+            -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+            -I${PROJECT_SOURCE_DIR} -I${CJSON_INC}
+            ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/${name}.c ${srcs}
+            ${CJSON_LIB} -lm -lpthread -o ${bin}
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/${name}.c ${srcs}
+    COMMENT "clang: libFuzzer target ${name}" VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${bin})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work/${name})
+  add_test(NAME ${name}
+    COMMAND ${bin} -max_total_time=${seconds} -max_len=16384 -close_fd_mask=3 -seed=1
+            -print_final_stats=1
+            ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work/${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
+  set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1")
+endfunction()
+
 if(HS_CLANG)
   file(GLOB HS_FUZZ_SOURCES ${PROJECT_SOURCE_DIR}/traces/*.c ${PROJECT_SOURCE_DIR}/common/*.c)
   set(HS_FUZZ_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_reader)
@@ -39,6 +68,12 @@ if(HS_CLANG)
             ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
   set_tests_properties(fuzz_trace_reader PROPERTIES LABELS fuzz TIMEOUT 300
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1")
+  # salvage, the text imports, profile and grid JSON: a few seconds each here; the
+  # corpus folders hold their seeds (tests/fuzz/README.md)
+  hs_add_fuzz(fuzz_trace_salvage 5 traces/*.c)
+  hs_add_fuzz(fuzz_trace_text 5 traces/*.c)
+  hs_add_fuzz(fuzz_profile_json 5 model/profile*.c model/path_rules.c)
+  hs_add_fuzz(fuzz_sweep_grid 5 sweep/sweep_grid.c)
 else()
   message(STATUS "hintsim: clang not found, fuzz_trace_reader not built")
 endif()
