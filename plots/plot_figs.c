@@ -155,7 +155,7 @@ hs_status_t plot_pct_vs_hint(const char *dir, const plot_input_t *in, plot_fig_t
     st = write_per_hint(dir, fig->name, in);
     if (st != HS_OK)
         return st;
-    snprintf(extra, sizeof(extra), "rec_x = %d\n", in->rec_idx);
+    snprintf(extra, sizeof(extra), "rec_x = %d\nnbars = %zu\n", in->rec_idx, in->npred);
     snprintf(fig->caption, sizeof(fig->caption),
              "Median and 99th-percentile latency of the trace's messages for every candidate "
              "hint (%s engine); the dashed line marks the recommendation.",
@@ -172,10 +172,11 @@ hs_status_t plot_throughput(const char *dir, const plot_input_t *in, plot_fig_t 
     st = write_per_hint(dir, fig->name, in);
     if (st != HS_OK)
         return st;
-    snprintf(extra, sizeof(extra), "rec_x = %d\n", in->rec_idx);
+    snprintf(extra, sizeof(extra), "rec_x = %d\nnbars = %zu\n", in->rec_idx, in->npred);
     snprintf(fig->caption, sizeof(fig->caption),
              "Bytes delivered per second over the replay of the whole trace for every "
-             "candidate hint (%s engine).", in->engine ? in->engine : "?");
+             "candidate hint (%s engine); the recommended hint's bar is red.",
+             in->engine ? in->engine : "?");
     return plot_fig_render(dir, in, fig, "throughput", extra);
 }
 

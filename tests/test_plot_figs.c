@@ -236,6 +236,33 @@ static void test_ccdf_tail(void **state)
     fixture_free(f);
 }
 
+/* The recommended bar is red and named above every bar, inside the frame whichever bar it
+ * is: the first (the label once sat on the y axis), the last, one in the middle. */
+static void test_throughput_marks_recommended(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), path[4096], *text = NULL;
+    static const int rec[3] = {0, 3, 1};
+    plot_fig_t fig;
+    size_t len;
+    (void)state;
+    for (int k = 0; k < 3; k++) {
+        f->in.rec_idx = rec[k];
+        assert_int_equal(plot_throughput(dir, &f->in, &fig), HS_OK);
+        check_fig(dir, "throughput");
+        snprintf(path, sizeof(path), "%s/throughput.gp", dir);
+        assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+        assert_non_null(strstr(text, "nbars = 4\n"));
+        assert_non_null(strstr(text, "set label 1 'recommended' at %g, graph 0.95"));
+        assert_non_null(strstr(text, "($1 == rec_x ? 0xd62728 : 0x2ca02c)"));
+        free(text);
+        text = NULL;
+    }
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 static void test_skips_without_data(void **state)
 {
     fixture_t *f = fixture_new(0);
@@ -303,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_all_figures),
         cmocka_unit_test(test_histogram_counts),
         cmocka_unit_test(test_ccdf_tail),
+        cmocka_unit_test(test_throughput_marks_recommended),
         cmocka_unit_test(test_skips_without_data),
         cmocka_unit_test(test_missing_gnuplot),
         cmocka_unit_test(test_bad_input),
