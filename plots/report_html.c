@@ -261,6 +261,43 @@ static void write_table(FILE *fp, const plot_input_t *in)
     fputs("</table>\n", fp);
 }
 
+/* Where each candidate's time goes: the engine's cost terms per message (report.md has
+ * the same table). Left out when no candidate has any (figures that were not modelled). */
+static void write_cost_table(FILE *fp, const plot_input_t *in)
+{
+    double n = (double)(in->trace && in->trace->n ? in->trace->n : 1), any = 0;
+    char h[64];
+
+    for (size_t i = 0; i < in->npred; i++) {
+        const pred_costs_t *c = &in->pred[i].costs;
+        any += fabs(c->queue_us) + fabs(c->drain_us) + fabs(c->coalesce_us) + fabs(c->l1_us) +
+               fabs(c->base_us);
+    }
+    if (!(any > 0))
+        return;
+    fprintf(fp, "<h2>Where the time goes</h2>\n<p class=\"src\">The %s engine's cost terms, us "
+            "per message: queue (waiting for a send-queue slot), drain (path switches), "
+            "coalesce (completions reported late), L1 (send queue beyond L1d), base "
+            "(everything else: post, doorbell, DMA, wire, poll).</p>\n<table>\n<tr><th "
+            "class=\"l\">hint</th><th>queue</th><th>drain</th><th>coalesce</th><th>L1</th>"
+            "<th>base</th><th>total</th></tr>\n", in->engine ? in->engine : "?");
+    for (size_t i = 0; i < in->npred; i++) {
+        const pred_costs_t *c = &in->pred[i].costs;
+        double t[6] = {c->queue_us / n, c->drain_us / n, c->coalesce_us / n, c->l1_us / n,
+                       c->base_us / n, 0};
+        hint_text(in->pred[i].hint_bytes, h, sizeof(h));
+        fprintf(fp, "<tr%s><td class=\"l\">%s%s</td>",
+                (int)i == in->rec_idx ? " class=\"best\"" : "", h,
+                (int)i == in->rec_idx ? " &#9733;" : "");
+        for (int k = 0; k < 5; k++)
+            t[5] += t[k];
+        for (int k = 0; k < 6; k++)
+            fprintf(fp, "<td>%.3f</td>", t[k]);
+        fputs("</tr>\n", fp);
+    }
+    fputs("</table>\n", fp);
+}
+
 static hs_status_t write_figure(FILE *fp, const char *dir, const plot_input_t *in,
                                 const plot_fig_t *f)
 {
@@ -344,6 +381,7 @@ hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_f
     write_summary(fp, in);
     write_provenance(fp, in);
     write_table(fp, in);
+    write_cost_table(fp, in);
     st = write_figures(fp, dir, in, figs);
     if (st != HS_OK) {
         hs_afile_abort(af);

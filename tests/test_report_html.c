@@ -108,6 +108,29 @@ static void test_html_headline_units(void **state)
     fixture_free(f);
 }
 
+/* report.md's cost-term table, in report.html too: per message, the total their sum */
+static void test_html_cost_table(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), *html;
+    (void)state;
+    assert_int_equal(rep_write_html(dir, &f->in, NULL), HS_OK);
+    html = read_report(dir);
+    assert_null(strstr(html, "Where the time goes")); /* the fixture has no cost terms */
+    free(html);
+    f->pred[2].costs = (pred_costs_t){.queue_us = 2000, .drain_us = 4000, .base_us = 10000};
+    assert_int_equal(rep_write_html(dir, &f->in, NULL), HS_OK);
+    html = read_report(dir);
+    assert_non_null(strstr(html, "<h2>Where the time goes</h2>"));
+    /* 2000 messages; the recommended row (index 2) is marked */
+    assert_non_null(strstr(html, "16K (16384 B) &#9733;</td><td>1.000</td><td>2.000</td>"
+                                 "<td>0.000</td><td>0.000</td><td>5.000</td><td>8.000</td>"));
+    free(html);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 static void test_html_tables_only(void **state)
 {
     fixture_t *f = fixture_new(0);
@@ -174,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_html_validate),
         cmocka_unit_test(test_fmt_quantity),
         cmocka_unit_test(test_html_headline_units),
+        cmocka_unit_test(test_html_cost_table),
         cmocka_unit_test(test_html_tables_only),
         cmocka_unit_test(test_html_atomic_on_failure),
         cmocka_unit_test(test_html_without_gnuplot),

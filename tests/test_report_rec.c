@@ -46,6 +46,7 @@ static void test_recommend_report(void **state)
     snprintf(want, sizeof(want), "Recommended hint: <b>%s</b>", h);
     assert_non_null(strstr(html, want));
     assert_non_null(strstr(html, "seed000"));
+    assert_non_null(strstr(html, "<h2>Where the time goes</h2>")); /* report.md's cost terms */
     /* the CDF has one curve per distinct candidate of recommended, runner-up, hint 0 */
     snprintf(file, sizeof(file), "%s/latency_cdf.gp", dir);
     assert_int_equal(hs_read_file(file, &gp, &len), HS_OK);
