@@ -191,6 +191,43 @@ static void cdf_points(FILE *fp, const float *s, size_t m)
     }
 }
 
+hs_status_t plot_cost_terms(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    double n = (double)(in->trace && in->trace->n ? in->trace->n : 1), any = 0;
+    char extra[64], lab[32];
+    hs_afile_t *af;
+    hs_status_t st;
+
+    fig_init(fig, "cost_terms", plot_input_pred_source(in), "Where the time goes, per hint");
+    for (size_t i = 0; i < in->npred; i++) {
+        const pred_costs_t *c = &in->pred[i].costs;
+        any += c->queue_us + c->drain_us + c->coalesce_us + c->l1_us + c->base_us;
+    }
+    if (!(any > 0)) {
+        snprintf(fig->caption, sizeof(fig->caption), "no cost terms (the engine reported none)");
+        return HS_ERR_UNSUPPORTED;
+    }
+    if ((st = dat_open(dir, fig->name, &af)) != HS_OK)
+        return st;
+    for (size_t i = 0; i < in->npred; i++) {
+        const pred_costs_t *c = &in->pred[i].costs;
+        hint_label(in->pred[i].hint_bytes, lab, sizeof(lab));
+        fprintf(hs_afile_stream(af), "%zu \"%s\" %.6g %.6g %.6g %.6g %.6g\n", i, lab,
+                c->queue_us / n, c->drain_us / n, c->coalesce_us / n, c->l1_us / n,
+                c->base_us / n);
+    }
+    if ((st = hs_afile_commit(af)) != HS_OK)
+        return st;
+    snprintf(extra, sizeof(extra), "rec_x = %d\nnbars = %zu\n", in->rec_idx, in->npred);
+    snprintf(fig->caption, sizeof(fig->caption),
+             "The %s engine's cost terms per message for every candidate hint, stacked: queue "
+             "(waiting for a send-queue slot), drain (path switches), coalesce (completions "
+             "reported late), L1 (send queue beyond L1d), base (everything else). The term "
+             "that differs most between two hints is why one is recommended over the other.",
+             in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, "cost_terms", extra);
+}
+
 /* The tail's points (1 - CDF): 100 per decade of the fraction above, from all messages to
  * the slowest but one, so p99.9 of a 10,000-message trace is drawn from its own samples. */
 static void ccdf_points(FILE *fp, const float *s, size_t m)
@@ -362,7 +399,8 @@ hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_
 int plot_fig_owns(const char *name)
 {
     static const char *const figs[] = {"size_hist", "pct_vs_hint", "throughput", "latency_cdf",
-                                       "latency_ccdf", "cost_curves", "pred_vs_meas"};
+                                       "latency_ccdf", "cost_terms", "cost_curves",
+                                       "pred_vs_meas"};
     static const char *const ext[] = {"png", "svg", "dat", "gp", "log"};
 
     for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
@@ -387,8 +425,8 @@ typedef hs_status_t (*plot_fn_t)(const char *, const plot_input_t *, plot_fig_t 
 hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_figset_t *out)
 {
     static const plot_fn_t fns[] = {plot_size_hist, plot_pct_vs_hint, plot_latency_cdf,
-                                    plot_latency_ccdf, plot_throughput, plot_cost_curves,
-                                    plot_pred_vs_meas};
+                                    plot_latency_ccdf, plot_throughput, plot_cost_terms,
+                                    plot_cost_curves, plot_pred_vs_meas};
     char gp[4096];
     hs_status_t st = plot_input_check(in);
 

@@ -40,6 +40,8 @@ hs_status_t plot_throughput(const char *dir, const plot_input_t *in, plot_fig_t 
 hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 /* The same replays' tail: 1 - CDF on log axes, p99 and p99.9 marked. */
 hs_status_t plot_latency_ccdf(const char *dir, const plot_input_t *in, plot_fig_t *fig);
+/* The engine's cost terms per message of every candidate, stacked (skipped when none). */
+hs_status_t plot_cost_terms(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 /* Predicted against measured p50/p99 per hint (needs in->meas). */
 hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 

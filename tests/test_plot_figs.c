@@ -146,7 +146,7 @@ static void test_all_figures(void **state)
     (void)state;
     assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
     assert_int_equal(figs.n, 7);
-    assert_int_equal(figs.nskipped, 0);
+    assert_int_equal(figs.nskipped, 1); /* cost_terms: the fixture has none */
     for (size_t i = 0; i < figs.n; i++) {
         check_fig(dir, figs.figs[i].name);
         /* every program carries the provenance subtitle */
@@ -263,6 +263,30 @@ static void test_throughput_marks_recommended(void **state)
     fixture_free(f);
 }
 
+/* Cost terms per message, one stacked bar per candidate, in the table's order. */
+static void test_cost_terms(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), path[4096], *text = NULL;
+    plot_fig_t fig;
+    size_t len;
+    (void)state;
+    assert_int_equal(plot_cost_terms(dir, &f->in, &fig), HS_ERR_UNSUPPORTED);
+    assert_false(exists(dir, "cost_terms.png"));
+    f->pred[1].costs = (pred_costs_t){.queue_us = 2000, .drain_us = 4000, .coalesce_us = 6000,
+                                      .l1_us = 200, .base_us = 10000};
+    assert_int_equal(plot_cost_terms(dir, &f->in, &fig), HS_OK);
+    check_fig(dir, "cost_terms");
+    snprintf(path, sizeof(path), "%s/cost_terms.dat", dir);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    assert_non_null(strstr(text, "\n1 \"4K\" 1 2 3 0.1 5\n")); /* 2000 messages */
+    assert_non_null(strstr(text, "0 \"0 (none)\" 0 0 0 0 0\n"));
+    free(text);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 static void test_skips_without_data(void **state)
 {
     fixture_t *f = fixture_new(0);
@@ -276,7 +300,7 @@ static void test_skips_without_data(void **state)
     f->in.cost_engine = NULL;
     assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
     assert_int_equal(figs.n, 3);
-    assert_int_equal(figs.nskipped, 4);
+    assert_int_equal(figs.nskipped, 5);
     assert_false(exists(dir, "latency_cdf.png"));
     assert_false(exists(dir, "latency_cdf.dat"));
     assert_false(exists(dir, "latency_ccdf.png"));
@@ -330,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_all_figures),
         cmocka_unit_test(test_histogram_counts),
         cmocka_unit_test(test_ccdf_tail),
+        cmocka_unit_test(test_cost_terms),
         cmocka_unit_test(test_throughput_marks_recommended),
         cmocka_unit_test(test_skips_without_data),
         cmocka_unit_test(test_missing_gnuplot),
