@@ -119,10 +119,36 @@ typedef struct {
     char *line;
     size_t cap;
     unsigned long lineno;
+    char *buf;          /* read-ahead from fp: lines are cut from it with memchr */
+    size_t pos, len;
 } text_in_t;
+
+#define TEXT_BUF_BYTES (1u << 16)
 
 /* The longest line read: a header line holds a JSON header of up to 1 MiB. */
 #define TEXT_LINE_MAX (TRACE_JSON_MAX_BYTES + 4096)
+
+/* Append n bytes to in->line (kept NUL-terminated after *len bytes); -1 out of memory,
+ * -3 past TEXT_LINE_MAX. */
+static int line_put(text_in_t *in, size_t *len, const char *p, size_t n)
+{
+    if (*len + n > TEXT_LINE_MAX)
+        return -3;
+    if (*len + n + 1 > in->cap) {
+        size_t cap = in->cap ? in->cap : 256;
+        char *l;
+        while (cap < *len + n + 1)
+            cap *= 2;
+        if (!(l = realloc(in->line, cap)))
+            return -1;
+        in->line = l;
+        in->cap = cap;
+    }
+    memcpy(in->line + *len, p, n);
+    *len += n;
+    in->line[*len] = '\0';
+    return 0;
+}
 
 /* Read one line into in->line (with its newline, NUL-terminated): its length, 0 at the end
  * of the file, -1 on a read error, -2 at a NUL byte (*col its column), -3 past
@@ -131,32 +157,33 @@ typedef struct {
 static ssize_t line_read(text_in_t *in, size_t *col)
 {
     size_t n = 0;
-    int c;
 
-    while ((c = getc_unlocked(in->fp)) != EOF) {
-        if (c == '\0') {
-            *col = n + 1;
+    if (!in->buf && !(in->buf = malloc(TEXT_BUF_BYTES)))
+        return -1;
+    for (;;) {
+        const char *p = in->buf + in->pos, *nl, *nul;
+        size_t avail = in->len - in->pos, take;
+        int rc;
+
+        if (avail == 0) {
+            in->pos = 0;
+            in->len = fread(in->buf, 1, TEXT_BUF_BYTES, in->fp);
+            if (in->len == 0)
+                return ferror(in->fp) ? -1 : (ssize_t)n;
+            continue;
+        }
+        nl = memchr(p, '\n', avail);
+        take = nl ? (size_t)(nl - p) + 1 : avail;
+        if ((nul = memchr(p, '\0', take)) != NULL) {
+            *col = n + (size_t)(nul - p) + 1;
             return -2;
         }
-        if (n + 2 > in->cap) {
-            size_t cap = in->cap ? 2 * in->cap : 256;
-            char *l;
-            if (n >= TEXT_LINE_MAX)
-                return -3;
-            if (!(l = realloc(in->line, cap)))
-                return -1;
-            in->line = l;
-            in->cap = cap;
-        }
-        in->line[n++] = (char)c;
-        if (c == '\n')
-            break;
+        if ((rc = line_put(in, &n, p, take)) != 0)
+            return rc;
+        in->pos += take;
+        if (nl)
+            return (ssize_t)n;
     }
-    if (ferror(in->fp))
-        return -1;
-    if (n)
-        in->line[n] = '\0';
-    return (ssize_t)n;
 }
 
 /* The next line without its line end: 1 with a line, 0 at the end of the file, -1 with
@@ -385,6 +412,7 @@ hs_status_t trace_csv_read_flags(FILE *fp, const char *path, unsigned flags, tra
     r.tr = NULL;
 out:
     free(r.in.line);
+    free(r.in.buf);
     trace_free(r.tr);
     return st;
 }
@@ -567,6 +595,7 @@ hs_status_t trace_jsonl_read_flags(FILE *fp, const char *path, unsigned flags, t
     tr = NULL;
 out:
     free(in.line);
+    free(in.buf);
     trace_free(tr);
     return st;
 }
