@@ -581,6 +581,9 @@ hs_status_t sweep_grid_load(const char *path, const sweep_grid_extra_t *extra,
     strcpy(g->objective, "p99");
     strcpy(g->engine, "model");
     strcpy(g->mode, "open");
+    /* a grid is a file: a FIFO would block the read until some writer came */
+    if ((st = check_file("grid", path)) != HS_OK)
+        goto out;
     if ((st = hs_read_file(path, &text, &len)) != HS_OK)
         goto out;
     if ((st = parse_json(g, text, len)) != HS_OK)

@@ -188,6 +188,20 @@ static void test_duplicate_keys(void **state)
                 "trailing data after the JSON value at byte offset 36");
 }
 
+/* A grid that is a FIFO without a writer is refused at once (reading it waited forever). */
+static void test_grid_fifo(void **state)
+{
+    gfix_t *f = *state;
+    char *out = NULL;
+
+    assert_int_equal(hs_test_run(NULL, "rm -f '%s' && mkfifo '%s'", f->grid, f->grid), 0);
+    assert_int_equal(hs_test_run(&out, "timeout 30 '%s' sweep --grid '%s' -o '%s/out' --quiet",
+                                 hs_test_bin(), f->grid, f->dir), 1);
+    if (!strstr(out, "not a regular file"))
+        fail_msg("%s", out);
+    free(out);
+}
+
 static void test_expand_order(void **state)
 {
     gfix_t *f = *state;
@@ -313,6 +327,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defaults_and_extra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parse_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grid_fifo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expand_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_many_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
