@@ -228,6 +228,76 @@ hs_status_t plot_cost_terms(const char *dir, const plot_input_t *in, plot_fig_t 
     return plot_fig_render(dir, in, fig, "cost_terms", extra);
 }
 
+#define TIMELINE_BUCKETS 4000
+
+/* One class's block of the timeline: in each bucket of `bucket` consecutive messages, the
+ * slowest of the class (ll: size <= hint), at its post time. Returns the points written. */
+static size_t timeline_block(FILE *fp, const trace_t *tr, const float *lat, uint64_t hint,
+                             int ll, size_t bucket)
+{
+    uint64_t t0 = tr->n ? tr->recs[0].t_post_ns : 0;
+    size_t npts = 0;
+
+    for (size_t b = 0; b < tr->n; b += bucket) {
+        size_t end = b + bucket < tr->n ? b + bucket : tr->n, worst = SIZE_MAX;
+        for (size_t i = b; i < end; i++) {
+            int is_ll = hint > 0 && tr->recs[i].size_bytes <= hint;
+            if (is_ll == ll && isfinite(lat[i]) && lat[i] > 0 &&
+                (worst == SIZE_MAX || lat[i] > lat[worst]))
+                worst = i;
+        }
+        if (worst != SIZE_MAX && ++npts)
+            fprintf(fp, "%.6f %.6g\n", (double)(tr->recs[worst].t_post_ns - t0) / 1e6,
+                    lat[worst]);
+    }
+    fputs(ll ? "\n\n" : "", fp);
+    return npts;
+}
+
+hs_status_t plot_timeline(const char *dir, const plot_input_t *in, plot_fig_t *fig)
+{
+    const pred_result_t *r = in->rec_idx >= 0 ? &in->pred[in->rec_idx] : NULL;
+    size_t bucket, npts;
+    char lab[32], extra[128];
+    hs_afile_t *af;
+    hs_status_t st;
+
+    fig_init(fig, "timeline", plot_input_pred_source(in), "Latency over time, by path");
+    if (!r || !r->lat_us || !in->trace || in->trace->n == 0 ||
+        trace_unordered(in->trace) != 0) {
+        snprintf(fig->caption, sizeof(fig->caption), "no per-message latencies of the "
+                 "recommended hint over a trace in post order");
+        return HS_ERR_UNSUPPORTED;
+    }
+    bucket = (in->trace->n + TIMELINE_BUCKETS - 1) / TIMELINE_BUCKETS;
+    if ((st = dat_open(dir, fig->name, &af)) != HS_OK)
+        return st;
+    npts = timeline_block(hs_afile_stream(af), in->trace, r->lat_us, r->hint_bytes, 1, bucket);
+    npts += timeline_block(hs_afile_stream(af), in->trace, r->lat_us, r->hint_bytes, 0, bucket);
+    if (npts == 0) { /* gnuplot fails on a plot without a point */
+        hs_afile_abort(af);
+        snprintf(fig->caption, sizeof(fig->caption), "no message of the recommended hint's "
+                 "replay has a positive latency");
+        return HS_ERR_UNSUPPORTED;
+    }
+    if ((st = hs_afile_commit(af)) != HS_OK)
+        return st;
+    hint_label(r->hint_bytes, lab, sizeof(lab));
+    snprintf(extra, sizeof(extra), "bucket = %zu\n", bucket);
+    if (bucket > 1)
+        snprintf(fig->caption, sizeof(fig->caption),
+                 "Each message's latency at the recommended hint %s against its post time, red "
+                 "if its size takes the low-latency path; each point is the slowest message of "
+                 "its path among %zu consecutive messages (%s engine).", lab, bucket,
+                 in->engine ? in->engine : "?");
+    else
+        snprintf(fig->caption, sizeof(fig->caption),
+                 "Each message's latency at the recommended hint %s against its post time, red "
+                 "if its size takes the low-latency path (%s engine).", lab,
+                 in->engine ? in->engine : "?");
+    return plot_fig_render(dir, in, fig, "timeline", extra);
+}
+
 /* The tail's points (1 - CDF): 100 per decade of the fraction above, from all messages to
  * the slowest but one, so p99.9 of a 10,000-message trace is drawn from its own samples. */
 static void ccdf_points(FILE *fp, const float *s, size_t m)
@@ -399,8 +469,8 @@ hs_status_t plot_pred_vs_meas(const char *dir, const plot_input_t *in, plot_fig_
 int plot_fig_owns(const char *name)
 {
     static const char *const figs[] = {"size_hist", "pct_vs_hint", "throughput", "latency_cdf",
-                                       "latency_ccdf", "cost_terms", "cost_curves",
-                                       "pred_vs_meas"};
+                                       "latency_ccdf", "timeline", "cost_terms",
+                                       "cost_curves", "pred_vs_meas"};
     static const char *const ext[] = {"png", "svg", "dat", "gp", "log"};
 
     for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++) {
@@ -425,8 +495,8 @@ typedef hs_status_t (*plot_fn_t)(const char *, const plot_input_t *, plot_fig_t 
 hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_figset_t *out)
 {
     static const plot_fn_t fns[] = {plot_size_hist, plot_pct_vs_hint, plot_latency_cdf,
-                                    plot_latency_ccdf, plot_throughput, plot_cost_terms,
-                                    plot_cost_curves, plot_pred_vs_meas};
+                                    plot_latency_ccdf, plot_timeline, plot_throughput,
+                                    plot_cost_terms, plot_cost_curves, plot_pred_vs_meas};
     char gp[4096];
     hs_status_t st = plot_input_check(in);
 

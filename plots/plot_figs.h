@@ -21,7 +21,7 @@ typedef struct {
     plot_source_t source;
 } plot_fig_t;
 
-#define PLOT_MAX_FIGS 8
+#define PLOT_MAX_FIGS 12
 
 typedef struct {
     plot_fig_t figs[PLOT_MAX_FIGS];
@@ -40,6 +40,9 @@ hs_status_t plot_throughput(const char *dir, const plot_input_t *in, plot_fig_t 
 hs_status_t plot_latency_cdf(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 /* The same replays' tail: 1 - CDF on log axes, p99 and p99.9 marked. */
 hs_status_t plot_latency_ccdf(const char *dir, const plot_input_t *in, plot_fig_t *fig);
+/* Latency of the recommended hint's messages against their post time, by path (size <= hint:
+ * LL), downsampled to the slowest message of each path per bucket (at most 4000 buckets). */
+hs_status_t plot_timeline(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 /* The engine's cost terms per message of every candidate, stacked (skipped when none). */
 hs_status_t plot_cost_terms(const char *dir, const plot_input_t *in, plot_fig_t *fig);
 /* Predicted against measured p50/p99 per hint (needs in->meas). */

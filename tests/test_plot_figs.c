@@ -145,7 +145,7 @@ static void test_all_figures(void **state)
     size_t len;
     (void)state;
     assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
-    assert_int_equal(figs.n, 7);
+    assert_int_equal(figs.n, 8);
     assert_int_equal(figs.nskipped, 1); /* cost_terms: the fixture has none */
     for (size_t i = 0; i < figs.n; i++) {
         check_fig(dir, figs.figs[i].name);
@@ -159,7 +159,7 @@ static void test_all_figures(void **state)
     assert_string_equal(figs.figs[0].name, "size_hist");
     assert_int_equal(figs.figs[0].source, PLOT_SRC_SYNTHETIC);
     assert_int_equal(figs.figs[1].source, PLOT_SRC_MODELLED);
-    assert_int_equal(figs.figs[6].source, PLOT_SRC_MEASURED);
+    assert_int_equal(figs.figs[7].source, PLOT_SRC_MEASURED);
     /* the fake engine crosses over at 2667 B: the first power of two past it is 4096 */
     snprintf(path, sizeof(path), "%s/cost_curves.gp", dir);
     assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
@@ -263,6 +263,45 @@ static void test_throughput_marks_recommended(void **state)
     fixture_free(f);
 }
 
+/* The timeline: one point per message (2000 < 4000 buckets), red block for sizes <= the
+ * recommended hint (16K), blue for the rest, at the post time since the first post. */
+static void test_timeline(void **state)
+{
+    fixture_t *f = fixture_new(0);
+    char *dir = hs_test_tmpdir(), path[4096], want[64], *text = NULL, *blue;
+    const trace_t *tr = f->tr;
+    float *lat = f->pred[f->in.rec_idx].lat_us;
+    size_t len, nll = 0, nred = 0, nblue = 0, big = SIZE_MAX;
+    plot_fig_t fig;
+    (void)state;
+    for (size_t i = 0; i < tr->n; i++) {
+        nll += tr->recs[i].size_bytes <= 16384;
+        if (big == SIZE_MAX && tr->recs[i].size_bytes > 16384)
+            big = i;
+    }
+    assert_true(nll > 0 && big != SIZE_MAX); /* both classes present */
+    lat[big] = 54321.0f;
+    assert_int_equal(plot_timeline(dir, &f->in, &fig), HS_OK);
+    check_fig(dir, "timeline");
+    snprintf(path, sizeof(path), "%s/timeline.dat", dir);
+    assert_int_equal(hs_read_file(path, &text, &len), HS_OK);
+    blue = strstr(text, "\n\n\n");
+    assert_non_null(blue);
+    for (char *p = text; p < blue; p++)
+        nred += *p == '\n';
+    for (char *p = blue + 3; *p; p++)
+        nblue += *p == '\n';
+    assert_int_equal(nred + 1, nll); /* the last red line's newline is part of "\n\n\n" */
+    assert_int_equal(nblue, tr->n - nll);
+    snprintf(want, sizeof(want), "\n%.6f 54321\n",
+             (double)(tr->recs[big].t_post_ns - tr->recs[0].t_post_ns) / 1e6);
+    assert_non_null(strstr(blue, want));
+    free(text);
+    hs_test_run(NULL, "rm -rf '%s'", dir);
+    free(dir);
+    fixture_free(f);
+}
+
 /* Cost terms per message, one stacked bar per candidate, in the table's order. */
 static void test_cost_terms(void **state)
 {
@@ -300,7 +339,7 @@ static void test_skips_without_data(void **state)
     f->in.cost_engine = NULL;
     assert_int_equal(plot_report_figures(dir, &f->in, &figs), HS_OK);
     assert_int_equal(figs.n, 3);
-    assert_int_equal(figs.nskipped, 5);
+    assert_int_equal(figs.nskipped, 6);
     assert_false(exists(dir, "latency_cdf.png"));
     assert_false(exists(dir, "latency_cdf.dat"));
     assert_false(exists(dir, "latency_ccdf.png"));
@@ -355,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_histogram_counts),
         cmocka_unit_test(test_ccdf_tail),
         cmocka_unit_test(test_cost_terms),
+        cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_throughput_marks_recommended),
         cmocka_unit_test(test_skips_without_data),
         cmocka_unit_test(test_missing_gnuplot),

@@ -161,8 +161,8 @@ static void test_render(void **state)
     assert_int_equal(sscanf(strstr(out, "<pre id=\"imgcheck\">"),
                             "<pre id=\"imgcheck\">IMGCHECK images=%d loaded=%d", &images,
                             &loaded), 2);
-    assert_int_equal(images, 7);
-    assert_int_equal(loaded, 7);
+    assert_int_equal(images, 8);
+    assert_int_equal(loaded, 8);
     free(out);
     snprintf(shot, sizeof(shot), "%s/shot.png", dir);
     assert_int_equal(hs_test_run(NULL, "cd '%s' && timeout 120 %s " CHROMIUM_FLAGS

@@ -51,8 +51,8 @@ static void test_html_validate(void **state)
     (void)state;
     assert_int_equal(rep_write_report(dir, &f->in), HS_OK);
     html = read_report(dir);
-    assert_int_equal(count(html, "src=\"data:image/png;base64,"), 7);
-    assert_int_equal(count(html, "<img "), 7);
+    assert_int_equal(count(html, "src=\"data:image/png;base64,"), 8);
+    assert_int_equal(count(html, "<img "), 8);
     assert_int_equal(count(html, "http://") + count(html, "https://"), 0);
     assert_non_null(strstr(html, "<style>"));
     assert_non_null(strstr(html, "drain &lt;cost&gt; &amp; queueing decide"));
@@ -60,7 +60,7 @@ static void test_html_validate(void **state)
     assert_non_null(strstr(html, "000000001234abcd"));
     assert_non_null(strstr(html, "measured p99 us"));
     /* every figure's caption says where its numbers come from */
-    assert_int_equal(count(html, "<span class=\"src\">modelled | profile test-profile"), 5);
+    assert_int_equal(count(html, "<span class=\"src\">modelled | profile test-profile"), 6);
     assert_int_equal(count(html, "<span class=\"src\">measured | profile"), 1);
     assert_int_equal(count(html, "<span class=\"src\">synthetic | profile"), 1);
     /* the recommended row is marked, its objective value printed */

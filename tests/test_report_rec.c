@@ -37,7 +37,7 @@ static void test_recommend_report(void **state)
                      HS_OK);
     snprintf(file, sizeof(file), "%s/report.html", dir);
     assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
-    assert_int_equal(count(html, "src=\"data:image/png;base64,"), 7); /* no measured figure */
+    assert_int_equal(count(html, "src=\"data:image/png;base64,"), 8); /* no measured figure */
     assert_non_null(strstr(html, "Predicted against measured latency: no measured")); /* not drawn */
     if (rep.results[rep.winner].hint_bytes)
         hs_format_size(rep.results[rep.winner].hint_bytes, h, sizeof(h));
