@@ -7,7 +7,8 @@
 #     --candidates only as old names that still work and warn);
 #   - the old "-p PORT" of validate, calibrate and capture bench is refused with exit 2
 #     naming -P, before anything touches a device;
-#   - recommend --candidates gives the same answer as --hint.
+#   - recommend --candidates gives the same answer as --hint;
+#   - every option docs/CLI.md's command lines name is in that command's --help.
 set -uo pipefail
 hs=$1
 fails=0
@@ -77,6 +78,32 @@ check test ! -s "$tmp/new.err"
 "$hs" validate --hints 4K >/dev/null 2>"$tmp/err"
 check test $? -eq 2
 check grep -q -- '--hints is the old name of --hint' "$tmp/err"
+
+# docs/CLI.md: every option its command lines name is in that command's --help
+doc=$(dirname "$0")/../docs/CLI.md
+awk '/^```/ {code = !code; next}
+     code && /^hintsim / {if (line) print line; line = $0; next}
+     code && line && /^ +[[-]/ {line = line " " $0; next}
+     {if (line) print line; line = ""}
+     END {if (line) print line}' "$doc" | sed 's/ *#.*//' >"$tmp/doc-lines"
+check test "$(wc -l <"$tmp/doc-lines")" -ge 15
+while read -r _ c rest; do
+    cmd=$c
+    sub=${rest%% *}
+    if "$hs" "$c" --help | head -n 1 | grep -q 'COMMAND \[ARGS'; then
+        cmd="$c ${sub%%|*}"
+    fi
+    help=$("$hs" $cmd --help 2>/dev/null)
+    [ -n "$help" ] || { echo "FAIL: docs/CLI.md names 'hintsim $cmd', which has no --help" >&2; fails=$((fails + 1)); continue; }
+    for o in $(grep -oE '(^|[ [|])--?[a-zA-Z][a-zA-Z0-9-]*' <<<"$rest" | sed 's/^[ [|]//' | sort -u); do
+        if grep -qE -- "(^| )$o([ ,]|$)" <<<"$help"; then
+            passes=$((passes + 1))
+        else
+            echo "FAIL: docs/CLI.md: hintsim $cmd $o is not in its --help" >&2
+            fails=$((fails + 1))
+        fi
+    done
+done <"$tmp/doc-lines"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
