@@ -64,6 +64,19 @@ static void rate_update(hcap_clock_t *c)
         c->ns_per_tick = (double)(hi->ns - lo->ns) / (double)(hi->tsc - lo->tsc);
 }
 
+/* A first rate over HCAP_CLOCK_MIN_GAP_NS (spent here, once, at the first device open), so
+ * that the stamps of the writer's first passes are not carried at a rate measured over a
+ * few microseconds. Gives up after 10 gaps (a host preempting every read). */
+static void rate_seed(hcap_clock_t *c)
+{
+    uint64_t t0 = hs_now_ns();
+
+    while (c->tsc && (c->n < 2 || anchor_get(c, c->n - 1)->ns - anchor_get(c, 0)->ns <
+                                       HCAP_CLOCK_MIN_GAP_NS) &&
+           hs_now_ns() - t0 < 10 * HCAP_CLOCK_MIN_GAP_NS)
+        hcap_clock_anchor(c);
+}
+
 void hcap_clock_init(hcap_clock_t *c, int use_tsc)
 {
     int i;
@@ -79,6 +92,7 @@ void hcap_clock_init(hcap_clock_t *c, int use_tsc)
         c->a[0] = anchor_read(&bracket);
         c->n = 1;
     }
+    rate_seed(c);
 }
 
 void hcap_clock_anchor(hcap_clock_t *c)

@@ -13,7 +13,8 @@
  * Anchors kept are at least HCAP_CLOCK_MIN_GAP_NS apart (a newer one replaces the last
  * while closer), the last HCAP_CLOCK_ANCHORS of them; a stamp older than all of them (a
  * thread preempted for long between stamping and publishing) or newer than the last is
- * converted with the rate over all kept anchors.
+ * converted with the rate over all kept anchors; hcap_clock_init measures a first rate over
+ * HCAP_CLOCK_MIN_GAP_NS.
  */
 #ifndef HCAP_CLOCK_H
 #define HCAP_CLOCK_H
