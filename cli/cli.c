@@ -65,6 +65,9 @@ int hs_cli_parse(const hs_cmd_spec_t *spec, int argc, char **argv, void *dst, ch
 
     if (rc == 0)
         return -1;
+    /* --help or a usage error: the command returns at once, so nothing parsed is kept */
+    hs_opt_free(spec, dst, *pos);
+    *pos = NULL;
     if (rc == 1)
         return 0;
     return hs_status_exit_code((hs_status_t)rc);

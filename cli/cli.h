@@ -21,7 +21,8 @@ typedef struct {
 int hs_cli_dispatch(const char *prefix, const hs_cli_cmd_t *cmds, int argc, char **argv);
 
 /* Run hs_opt_parse and turn its result into an exit code: returns -1 to continue,
- * otherwise the code to exit with (0 after --help, 2 on usage error). */
+ * otherwise the code to exit with (0 after --help, 2 on usage error), having released
+ * what was parsed (*pos is then NULL). */
 int hs_cli_parse(const hs_cmd_spec_t *spec, int argc, char **argv, void *dst, char ***pos,
                  int *npos);
 
