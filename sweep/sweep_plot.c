@@ -109,16 +109,29 @@ static hs_status_t plot_heatmap(const sweep_grid_t *g, const sweep_plan_t *plan,
     if (!(gp = open_in(pdir, "heatmap.gp", "w")))
         return HS_ERR_IO;
     snprintf(tmp, sizeof(tmp), "heatmap.png.tmp.%ld", (long)getpid());
+    /* Colour: how much worse than the best cell, in %, on a scale of at least 0-10% (auto-
+     * ranged absolute values made a 2% spread fill the whole palette, with no unit); each
+     * cell's own value, with its unit in the title, on an opaque white box that reads on
+     * dark cells too. */
     fprintf(gp, "# hintsim sweep: %s over %s and %s (best over hints; other dimensions at "
                 "their first value)\nset terminal pngcairo size 900,700\nset output '%s'\n"
-                "set title '%s (%s) by %s and %s'\nset xlabel '%s'\nset ylabel '%s'\n"
-                "set cblabel '%s'\nset view map\nunset key\n",
-            g->objective, g->axes[0].key, g->axes[1].key, tmp, g->objective, g->engine,
-            g->axes[0].key, g->axes[1].key, g->axes[0].key, g->axes[1].key, g->objective);
+                "set title '%s (%s; %s) by %s and %s'\nset xlabel '%s'\nset ylabel '%s'\n"
+                "set cblabel '%% worse than the best cell'\n"
+                "set palette defined (0 '#f7fbff', 0.5 '#6baed6', 1 '#08306b')\n"
+                "set style textbox opaque noborder\nset view map\nunset key\n"
+                "stats 'heatmap.dat' using 3 nooutput\nhigher_better = %d\n"
+                "best = higher_better ? STATS_max : STATS_min\n"
+                "worse(v) = best == 0 ? 0 : (higher_better ? 1 - v / best : v / best - 1) * 100\n"
+                "spread = worse(higher_better ? STATS_min : STATS_max)\n"
+                "set cbrange [0:(spread > 10 ? spread : 10)]\n",
+            g->objective, g->axes[0].key, g->axes[1].key, tmp, g->objective,
+            strcmp(g->objective, "throughput") == 0 ? "Gb/s" : "us", g->engine,
+            g->axes[0].key, g->axes[1].key, g->axes[0].key, g->axes[1].key,
+            strcmp(g->objective, "throughput") == 0);
     gp_tics(gp, "x", &g->axes[0]);
     gp_tics(gp, "y", &g->axes[1]);
-    fprintf(gp, "plot 'heatmap.dat' using 1:2:3 with image, \\\n"
-                "     '' using 1:2:(sprintf('%%.3g', $3)) with labels\n");
+    fprintf(gp, "plot 'heatmap.dat' using 1:2:(worse($3)) with image, \\\n"
+                "     '' using 1:2:(sprintf('%%.4g', $3)) with labels boxed\n");
     fclose(gp);
     snprintf(final, sizeof(final), "%s/heatmap.png", pdir);
     return gp_run(pdir, "heatmap.gp", tmp, final);
