@@ -469,21 +469,22 @@ static size_t mark_kept(const calib_result_t *res, const size_t *idx, size_t n, 
     return 1;
 }
 
-hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *params, size_t np,
-                              const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
-                              void *ctx, const double *orig, profile_t **fitted,
-                              calib_result_t *res)
+/* calib_fit_keeping without its last step (calib_keep_undetermined): each round fits the
+ * parameters not kept from where the last round left them; *out the last profile, *all the
+ * figures per parameter (of the fit that last had it). */
+static hs_status_t keeping_rounds(const profile_t *start, const calib_param_t *params,
+                                  size_t np, const calib_obs_t *obs, size_t nobs,
+                                  calib_predict_fn_t predict, void *ctx, const double *orig,
+                                  profile_t **out, calib_result_t *all)
 {
     calib_param_t sub[CALIB_MAX_PARAMS];
     size_t idx[CALIB_MAX_PARAMS], n = np;
-    unsigned iters = 0;
     int kept[CALIB_MAX_PARAMS] = {0};
-    calib_result_t all = {0}, r;
+    calib_result_t r;
     profile_t *cur = NULL, *next = NULL;
     hs_status_t st;
 
-    if (np > CALIB_MAX_PARAMS)
-        return calib_fit(start, params, np, obs, nobs, predict, ctx, fitted, res);
+    memset(all, 0, sizeof(*all));
     for (size_t j = 0; j < np; j++) {
         idx[j] = j;
         sub[j] = params[j];
@@ -496,16 +497,16 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
             break;
         profile_free(cur);
         cur = next;
-        iters += r.iters;
+        all->iters += r.iters;
         for (size_t j = 0; j < n; j++) {
-            all.value[idx[j]] = r.value[j];
-            all.stderr_rel[idx[j]] = r.stderr_rel[j];
-            all.resid_rel[idx[j]] = r.resid_rel[j];
-            all.determined[idx[j]] = r.determined[j];
+            all->value[idx[j]] = r.value[j];
+            all->stderr_rel[idx[j]] = r.stderr_rel[j];
+            all->resid_rel[idx[j]] = r.resid_rel[j];
+            all->determined[idx[j]] = r.determined[j];
         }
-        all.rms_rel = r.rms_rel;
-        all.median_abs_rel = r.median_abs_rel;
-        all.nobs = r.nobs;
+        all->rms_rel = r.rms_rel;
+        all->median_abs_rel = r.median_abs_rel;
+        all->nobs = r.nobs;
         if (mark_kept(&r, idx, n, kept) == 0)
             break;
         /* the kept ones back to the start profile's values, the others fitted again */
@@ -521,11 +522,140 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
         if (n == 0)
             break;
     }
-    if (st == HS_OK) {
-        all.np = np;
-        all.iters = iters;
-        st = calib_keep_undetermined(cur, params, np, &all, orig);
+    all->np = np;
+    if (st != HS_OK) {
+        profile_free(cur);
+        return st;
     }
+    *out = cur;
+    return HS_OK;
+}
+
+static double prof_value(const profile_t *p, const char *key)
+{
+    const prof_param_info_t *pi = profile_param_find(key);
+
+    return pi ? *(const double *)((const char *)p + pi->offset) : 0;
+}
+
+/* The refinement stage: params[base[0..nb)] fitted into *cur (their figures in *all, over
+ * all np), the refinements params[ref[0..nr)] at orig there. One fit of the base ones not
+ * kept and the refinements (at start's values), from *cur: when it determines all of them,
+ * it replaces *cur and their figures in *all; else the refinements' figures say the largest
+ * standard error of that fit, so that they are kept. */
+typedef struct {
+    const profile_t *start;
+    const calib_param_t *params;
+    const calib_obs_t *obs;
+    size_t nobs;
+    calib_predict_fn_t predict;
+    void *ctx;
+} refine_ctx_t;
+
+static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_t nr,
+                                profile_t **cur, calib_result_t *all)
+{
+    calib_param_t sub[CALIB_MAX_PARAMS];
+    size_t idx[CALIB_MAX_PARAMS], n = 0;
+    double worst = 0;
+    int ok = 1;
+    calib_result_t r;
+    profile_t *from = NULL, *next = NULL;
+    hs_status_t st = profile_clone(*cur, &from);
+
+    for (size_t j = 0; j < all->np; j++)
+        if (!rc->params[j].refine && !calib_param_kept(all, j))
+            idx[n++] = j;
+    for (size_t k = 0; st == HS_OK && k < nr; k++) {
+        idx[n++] = ref[k];
+        st = profile_set_value(from, rc->params[ref[k]].key,
+                               prof_value(rc->start, rc->params[ref[k]].key),
+                               "calibrate: fit start (refinement)");
+    }
+    for (size_t j = 0; j < n; j++)
+        sub[j] = rc->params[idx[j]];
+    if (st == HS_OK)
+        st = calib_fit(from, sub, n, rc->obs, rc->nobs, rc->predict, rc->ctx, &next, &r);
+    profile_free(from);
+    if (st != HS_OK)
+        return st;
+    all->iters += r.iters;
+    for (size_t j = 0; j < n; j++) {
+        ok = ok && !calib_param_kept(&r, j);
+        worst = !(r.stderr_rel[j] <= worst) ? r.stderr_rel[j] : worst;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!ok && !rc->params[idx[j]].refine)
+            continue;
+        all->value[idx[j]] = r.value[j];
+        all->stderr_rel[idx[j]] = ok || !r.determined[j] ? r.stderr_rel[j] : worst;
+        all->resid_rel[idx[j]] = r.resid_rel[j];
+        all->determined[idx[j]] = r.determined[j];
+    }
+    if (!ok) {
+        profile_free(next);
+        return HS_OK;
+    }
+    all->rms_rel = r.rms_rel;
+    all->median_abs_rel = r.median_abs_rel;
+    profile_free(*cur);
+    *cur = next;
+    return HS_OK;
+}
+
+hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *params, size_t np,
+                              const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
+                              void *ctx, const double *orig, profile_t **fitted,
+                              calib_result_t *res)
+{
+    refine_ctx_t rc = {start, params, obs, nobs, predict, ctx};
+    calib_param_t sub[CALIB_MAX_PARAMS];
+    size_t base[CALIB_MAX_PARAMS], ref[CALIB_MAX_PARAMS], nb = 0, nr = 0;
+    double sub_orig[CALIB_MAX_PARAMS];
+    calib_result_t part, all = {0};
+    profile_t *held = NULL, *cur = NULL;
+    hs_status_t st;
+
+    if (np > CALIB_MAX_PARAMS)
+        return calib_fit(start, params, np, obs, nobs, predict, ctx, fitted, res);
+    for (size_t j = 0; j < np; j++) {
+        if (params[j].refine)
+            ref[nr++] = j;
+        else
+            base[nb++] = j;
+    }
+    if (nr == 0 || nb == 0) { /* nothing to refine, or nothing to refine it from */
+        st = keeping_rounds(start, params, np, obs, nobs, predict, ctx, orig, &cur, &all);
+        goto keep;
+    }
+    /* the others first, each refinement held at orig */
+    st = profile_clone(start, &held);
+    for (size_t k = 0; st == HS_OK && k < nr; k++)
+        st = profile_set_value(held, params[ref[k]].key, orig[ref[k]], "calibrate: kept");
+    for (size_t j = 0; j < nb; j++) {
+        sub[j] = params[base[j]];
+        sub_orig[j] = orig[base[j]];
+    }
+    if (st == HS_OK)
+        st = keeping_rounds(held, sub, nb, obs, nobs, predict, ctx, sub_orig, &cur, &part);
+    profile_free(held);
+    if (st != HS_OK)
+        return st;
+    all.np = np;
+    all.iters = part.iters;
+    all.rms_rel = part.rms_rel;
+    all.median_abs_rel = part.median_abs_rel;
+    all.nobs = part.nobs;
+    for (size_t j = 0; j < nb; j++) {
+        all.value[base[j]] = part.value[j];
+        all.stderr_rel[base[j]] = part.stderr_rel[j];
+        all.resid_rel[base[j]] = part.resid_rel[j];
+        all.determined[base[j]] = part.determined[j];
+    }
+    st = refine_stage(&rc, ref, nr, &cur, &all);
+keep:
+    if (st == HS_OK)
+        st = calib_keep_undetermined(cur, params, np, &all, orig);
     if (st != HS_OK) {
         profile_free(cur);
         return st;
@@ -649,12 +779,12 @@ hs_status_t calib_held_check(const profile_t *fitted, const calib_param_t *param
  * on it, and on soft-RoCE it ran to its bound.) */
 size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS])
 {
-    out[0] = (calib_param_t){"link.base_lat_ns", 10, 1e7};
-    out[1] = (calib_param_t){"link.gbps", 0.01, 1000};
-    out[2] = (calib_param_t){"host.post_ns", 1, 1e7};
-    out[3] = (calib_param_t){"bw.fixed_ns", 1, 1e7};
+    out[0] = (calib_param_t){"link.base_lat_ns", 10, 1e7, 0};
+    out[1] = (calib_param_t){"link.gbps", 0.01, 1000, 0};
+    out[2] = (calib_param_t){"host.post_ns", 1, 1e7, 0};
+    out[3] = (calib_param_t){"bw.fixed_ns", 1, 1e7, 0};
     out[4] = (calib_param_t){start->ll_irq || start->bw_irq ? "host.interrupt_ns"
-                                                            : "host.poll_ns", 1, 1e7};
-    out[5] = (calib_param_t){"link.pkt_ns", 1, 1e7};
+                                                            : "host.poll_ns", 1, 1e7, 0};
+    out[5] = (calib_param_t){"link.pkt_ns", 1, 1e7, 1};
     return CALIB_NTERMS;
 }

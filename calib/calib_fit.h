@@ -55,10 +55,13 @@ double calib_obs_weight(const calib_obs_t *o);
 typedef hs_status_t (*calib_predict_fn_t)(void *ctx, const profile_t *p, const calib_obs_t *obs,
                                           double *pred_us);
 
-/* A parameter to fit: a profile key and its bounds (in the key's unit, lo > 0). */
+/* A parameter to fit: a profile key and its bounds (in the key's unit, lo > 0). A
+ * refinement (calib_fit_keeping) is fitted only where the data determine it beside the
+ * others: after them, from their fit, and kept at the start profile's value otherwise. */
 typedef struct {
     const char *key;
     double lo, hi;
+    int refine;
 } calib_param_t;
 
 #define CALIB_MAX_PARAMS 12
@@ -113,7 +116,13 @@ hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *para
  * is otherwise the fit's partner of a kept one's meaningless value); then
  * calib_keep_undetermined. *res holds the last fit's figures for the parameters it fitted,
  * the fit that dropped a kept one's for that one (what its warning quotes); res->rms_rel,
- * median_abs_rel and iters are the last fit's (iters summed). *fitted as calib_fit's. */
+ * median_abs_rel and iters are the last fit's (iters summed). *fitted as calib_fit's.
+ * Refinements (calib_param_t.refine) are held at orig[j] while the others are fitted so;
+ * then one fit of the others not kept and the refinements, from that result (each
+ * refinement at start's value): it stands when it determines every one of its parameters,
+ * else the first result stands and the refinements are kept, *res saying the largest
+ * standard error of that fit for each (a refinement collinear with a term fitted without it
+ * makes one of the two undetermined). */
 hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *params, size_t np,
                               const calib_obs_t *obs, size_t nobs, calib_predict_fn_t predict,
                               void *ctx, const double *orig, profile_t **fitted,
@@ -128,8 +137,10 @@ hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs
 /* The terms calibrate fits (cmd_calibrate.c), in this order: link.base_lat_ns (wire
  * latency), link.gbps (link rate), host.post_ns (per-WR cost), bw.fixed_ns, the cost
  * of one completion report (coalescing: host.poll_ns, or host.interrupt_ns where start has
- * a path take interrupts) and link.pkt_ns (the link's per-packet occupancy), each with its
- * bounds. Returns how many (CALIB_NTERMS). */
+ * a path take interrupts) and link.pkt_ns (the link's per-packet occupancy, a refinement:
+ * a per-packet cost of every message is otherwise the same constant as the per-WR cost, and
+ * per packet of an MTU the same slope as the link rate), each with its bounds. Returns how
+ * many (CALIB_NTERMS). */
 #define CALIB_NTERMS 6
 size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS]);
 

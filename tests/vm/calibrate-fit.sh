@@ -40,11 +40,13 @@ for cls in single stream mixed; do
     fi
 done
 # exit 0 exactly when every class is within its bound; 1 (the profile written all the same,
-# its JSON saying "ok": false) when one is over. Which one is the device's and the model's
-# (under qemu TCG the rate a sustained stream reaches is well below what one message sees):
+# its JSON saying "ok": false) when one is over. Which one is the host's and the model's
+# (under qemu TCG on a shared host the replay stalls for milliseconds, long streams with it):
 # both are recorded, the report must be right either way.
 grep "^held-out " "$OUT/calibrate.txt" | sed 's/^/calibrate-fit: /'
 grep "^held-out " "$OUT/calibrate.txt" >"$OUT/result.txt"
+# the replay's own stalls (poll gap) beside them: what a stream over its bound most often is
+grep "^replay's own cost" "$OUT/calibrate.txt" | tee -a "$OUT/result.txt" | sed 's/^/calibrate-fit: /'
 if grep -q "^held-out .*: OVER" "$OUT/calibrate.txt"; then
     [ "$rc" -eq 1 ] || fail "a held-out class over its bound, yet exit $rc"
     grep -q '"ok":[[:space:]]*false' "$OUT/rxe0.json" || fail "over a bound, yet the JSON says ok"
