@@ -340,23 +340,27 @@ static hs_status_t write_dist_block(FILE *fp, const float *lat, size_t n, dist_p
     return HS_OK;
 }
 
-/* Which curves the CDF has: recommended, runner-up, hint 0 (distinct, with latencies). */
-static size_t cdf_curves(const plot_input_t *in, int idx[3], const char *role[3])
+#define CDF_MAX_CURVES 6
+
+/* Which curves the CDF has: recommended, runner-up, hint 0, then any other candidate with
+ * per-message latencies in table order (distinct, at most CDF_MAX_CURVES). */
+static size_t cdf_curves(const plot_input_t *in, int idx[CDF_MAX_CURVES],
+                         const char *role[CDF_MAX_CURVES])
 {
     int cand[3] = {in->rec_idx, in->runner_idx, plot_input_hint0_idx(in)};
     const char *roles[3] = {"recommended", "runner-up", "baseline"};
     size_t n = 0;
 
-    for (int c = 0; c < 3; c++) {
-        int dup = 0;
-        if (cand[c] < 0 || !in->pred[cand[c]].lat_us)
+    for (int c = 0; c < 3 + (int)in->npred && n < CDF_MAX_CURVES; c++) {
+        int i = c < 3 ? cand[c] : c - 3, dup = 0;
+        if (i < 0 || !in->pred[i].lat_us)
             continue;
         for (size_t j = 0; j < n; j++)
-            dup |= idx[j] == cand[c];
+            dup |= idx[j] == i;
         if (dup)
             continue;
-        idx[n] = cand[c];
-        role[n++] = roles[c];
+        idx[n] = i;
+        role[n++] = c < 3 ? roles[c] : "candidate";
     }
     return n;
 }
@@ -365,10 +369,10 @@ static size_t cdf_curves(const plot_input_t *in, int idx[3], const char *role[3]
 static hs_status_t plot_latency_dist(const char *dir, const plot_input_t *in, plot_fig_t *fig,
                                      int tail)
 {
-    int idx[3];
-    const char *role[3];
+    int idx[CDF_MAX_CURVES];
+    const char *role[CDF_MAX_CURVES];
     size_t n = cdf_curves(in, idx, role);
-    char extra[512], lab[32];
+    char extra[1024], lab[32];
     size_t off;
     hs_afile_t *af;
     hs_status_t st = HS_OK;
@@ -405,12 +409,14 @@ static hs_status_t plot_latency_dist(const char *dir, const plot_input_t *in, pl
         snprintf(fig->caption, sizeof(fig->caption),
                  "Fraction of the trace's messages slower than a given latency (1 - CDF, log "
                  "axes): where a curve crosses the dotted lines is its p99 and p99.9; for the "
-                 "recommended hint, the runner-up and no hint (%s engine, per-message replay).",
+                 "recommended hint, the runner-up, no hint and the next best candidates "
+                 "(%s engine, per-message replay).",
                  in->engine ? in->engine : "?");
     else
         snprintf(fig->caption, sizeof(fig->caption),
                  "Fraction of the trace's messages that complete within a given latency, for the "
-                 "recommended hint, the runner-up and no hint (%s engine, per-message replay).",
+                 "recommended hint, the runner-up, no hint and the next best candidates "
+                 "(%s engine, per-message replay).",
                  in->engine ? in->engine : "?");
     return plot_fig_render(dir, in, fig, tail ? "ccdf" : "cdf", extra);
 }

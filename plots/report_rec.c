@@ -1,20 +1,60 @@
 /* report_rec.c - plot_input_t from a rec_run result; see report_rec.h. */
 #include "plots/report_rec.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A shallow copy of r's results in which the three CDF candidates carry lat_us (owned by
- * kept[], released by the caller). */
+/* Candidates whose latency distribution the CDF and tail figures draw: the recommended,
+ * the runner-up, no hint, then the next best on the objective (REP_CDF_MAX in all). */
+#define REP_CDF_MAX 6
+
+/* Whether a is better than b on the objective (throughput: higher). */
+static int rep_better(const rec_report_t *r, size_t a, size_t b)
+{
+    double va = rec_objective_value(r->objective, &r->results[a]);
+    double vb = rec_objective_value(r->objective, &r->results[b]);
+
+    return r->objective == REC_OBJ_THROUGHPUT ? va > vb : va < vb;
+}
+
+/* Fill idx with the CDF candidates (distinct); returns how many. */
+static size_t cdf_candidates(const rec_report_t *r, size_t idx[REP_CDF_MAX])
+{
+    size_t n = 0, first[3] = {r->winner, r->runner_up, r->baseline};
+
+    for (int k = 0; k < 3; k++) {
+        int dup = 0;
+        for (size_t j = 0; j < n; j++)
+            dup |= idx[j] == first[k];
+        if (!dup)
+            idx[n++] = first[k];
+    }
+    while (n < REP_CDF_MAX && n < r->n) { /* the best not yet taken, repeatedly */
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < r->n; i++) {
+            int taken = 0;
+            for (size_t j = 0; j < n; j++)
+                taken |= idx[j] == i;
+            if (!taken && (best == SIZE_MAX || rep_better(r, i, best)))
+                best = i;
+        }
+        idx[n++] = best;
+    }
+    return n;
+}
+
+/* A shallow copy of r's results in which the CDF candidates carry lat_us (owned by kept[],
+ * released by the caller). */
 static hs_status_t with_latencies(const rec_report_t *r, const pred_engine_ops_t *eng,
                                   const pred_opts_t *po, const profile_t *p, const trace_t *tr,
-                                  pred_result_t *res, pred_result_t kept[3])
+                                  pred_result_t *res, pred_result_t kept[REP_CDF_MAX])
 {
-    const size_t idx[3] = {r->winner, r->runner_up, r->baseline};
+    size_t idx[REP_CDF_MAX], n = cdf_candidates(r, idx);
     hs_status_t st = HS_OK;
 
     memcpy(res, r->results, r->n * sizeof(*res));
-    for (int k = 0; k < 3 && st == HS_OK; k++) {
+    for (size_t k = 0; k < n && st == HS_OK; k++) {
         if (res[idx[k]].lat_us)
             continue;
         st = pred_run(eng, tr, p, po, r->results[idx[k]].hint_bytes, 1, &kept[k]);
@@ -28,7 +68,7 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
                                 const pred_engine_ops_t *eng, const pred_opts_t *po,
                                 const profile_t *p, const char *trace_path, const trace_t *tr)
 {
-    pred_result_t kept[3];
+    pred_result_t kept[REP_CDF_MAX];
     pred_result_t *res = malloc(r->n * sizeof(*res));
     plot_input_t in;
     hs_status_t st = res ? HS_OK : HS_ERR_NOMEM;
@@ -47,7 +87,7 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
                             .cost_engine = eng};
         st = rep_write_report(dir, &in);
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < REP_CDF_MAX; k++)
         pred_result_release(&kept[k]);
     free(res);
     return st;
