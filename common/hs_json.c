@@ -13,9 +13,13 @@
 #define HS_JSON_MAX_DEPTH 1000
 
 typedef struct {
-    char *s;    /* decoded, NUL-terminated */
-    size_t off; /* byte offset of its opening quote */
+    const char *s; /* the key as a parser sees it: into the text when it has no escape */
+    size_t n;      /* its bytes (up to a decoded NUL) */
+    char *own;     /* s when decoded here (malloc'ed), else NULL */
+    size_t off;    /* byte offset of its opening quote */
 } hs_jkey_t;
+
+#define HS_JSON_KEYS_ON_STACK 16
 
 typedef struct {
     const char *t;
@@ -114,6 +118,31 @@ static int escape(hs_jscan_t *s, unsigned *cp)
     return 0;
 }
 
+/* A key at s->pos (its quote): k->s points into the text when the key has no escape and no
+ * NUL byte (the usual case: no allocation), else to its decoded copy. */
+static int string(hs_jscan_t *s, char **out);
+
+static int key(hs_jscan_t *s, hs_jkey_t *k)
+{
+    size_t start = s->pos + 1, e = start;
+
+    while (e < s->len && s->t[e] != '"' && s->t[e] != '\\' && s->t[e] != '\0')
+        e++;
+    k->off = s->pos;
+    k->own = NULL;
+    if (e < s->len && s->t[e] == '"') {
+        k->s = s->t + start;
+        k->n = e - start;
+        s->pos = e + 1;
+        return 0;
+    }
+    if (string(s, &k->own))
+        return -1;
+    k->s = k->own;
+    k->n = strlen(k->own);
+    return 0;
+}
+
 /* A string at s->pos (its quote); decoded into *out (malloc'ed) when out is non-NULL. */
 static int string(hs_jscan_t *s, char **out)
 {
@@ -154,36 +183,56 @@ static int string(hs_jscan_t *s, char **out)
     return 0;
 }
 
+static int key_eq(const hs_jkey_t *x, const hs_jkey_t *y)
+{
+    return x->n == y->n && memcmp(x->s, y->s, x->n) == 0;
+}
+
 static int key_cmp(const void *a, const void *b)
 {
     const hs_jkey_t *x = a, *y = b;
-    int c = strcmp(x->s, y->s);
+    int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
 
-    return c ? c : (x->off > y->off) - (x->off < y->off);
+    if (c || x->n != y->n)
+        return c ? c : (x->n > y->n) - (x->n < y->n);
+    return (x->off > y->off) - (x->off < y->off);
 }
 
-/* The earliest second occurrence among an object's keys. */
+static void note_dup(hs_jscan_t *s, const hs_jkey_t *k)
+{
+    if (k->off >= s->dup_off)
+        return;
+    s->dup_off = k->off;
+    snprintf(s->dup_key, sizeof(s->dup_key), "%.*s", (int)(k->n < 79 ? k->n : 79), k->s);
+    for (char *c = s->dup_key; *c; c++) /* no terminal controls in the message */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+}
+
+/* The earliest second occurrence among an object's keys: pairwise for a few (a record's
+ * seven), sorted for more. */
 static void note_dups(hs_jscan_t *s, hs_jkey_t *k, size_t n)
 {
-    if (n < 2)
+    if (n <= 8) {
+        for (size_t j = 1; j < n; j++)
+            for (size_t i = 0; i < j; i++)
+                if (key_eq(&k[i], &k[j])) {
+                    note_dup(s, &k[j]);
+                    break;
+                }
         return;
-    qsort(k, n, sizeof(*k), key_cmp);
-    for (size_t i = 1; i < n; i++) {
-        if (strcmp(k[i - 1].s, k[i].s) == 0 && k[i].off < s->dup_off) {
-            s->dup_off = k[i].off;
-            snprintf(s->dup_key, sizeof(s->dup_key), "%s", k[i].s);
-            for (char *c = s->dup_key; *c; c++) /* no terminal controls in the message */
-                if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                    *c = '?';
-        }
     }
+    qsort(k, n, sizeof(*k), key_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (key_eq(&k[i - 1], &k[i]))
+            note_dup(s, &k[i]);
 }
 
 static int value(hs_jscan_t *s, int depth);
 
-static int object_keys(hs_jscan_t *s, int depth, hs_jkey_t **keys, size_t *n)
+static int object_keys(hs_jscan_t *s, int depth, hs_jkey_t **keys, size_t *n, int on_stack)
 {
-    size_t cap = 0;
+    size_t cap = HS_JSON_KEYS_ON_STACK;
 
     s->pos++;
     skip_ws(s);
@@ -196,13 +245,17 @@ static int object_keys(hs_jscan_t *s, int depth, hs_jkey_t **keys, size_t *n)
         if (s->pos >= s->len || s->t[s->pos] != '"')
             return fail(s, "expected a key");
         if (*n == cap) {
-            hs_jkey_t *k = realloc(*keys, (cap = cap ? 2 * cap : 8) * sizeof(**keys));
+            hs_jkey_t *k = on_stack ? malloc(2 * cap * sizeof(**keys))
+                                    : realloc(*keys, 2 * cap * sizeof(**keys));
             if (!k)
                 return fail(s, "out of memory");
+            if (on_stack)
+                memcpy(k, *keys, cap * sizeof(**keys));
+            on_stack = 0;
+            cap *= 2;
             *keys = k;
         }
-        (*keys)[*n].off = s->pos;
-        if (string(s, &(*keys)[*n].s))
+        if (key(s, &(*keys)[*n]))
             return -1;
         (*n)++;
         skip_ws(s);
@@ -225,15 +278,16 @@ static int object_keys(hs_jscan_t *s, int depth, hs_jkey_t **keys, size_t *n)
 
 static int object(hs_jscan_t *s, int depth)
 {
-    hs_jkey_t *keys = NULL;
+    hs_jkey_t stack[HS_JSON_KEYS_ON_STACK], *keys = stack;
     size_t n = 0;
-    int rc = object_keys(s, depth, &keys, &n);
+    int rc = object_keys(s, depth, &keys, &n, 1);
 
     if (rc == 0)
         note_dups(s, keys, n);
     for (size_t i = 0; i < n; i++)
-        free(keys[i].s);
-    free(keys);
+        free(keys[i].own);
+    if (keys != stack)
+        free(keys);
     return rc;
 }
 
