@@ -149,8 +149,6 @@ hs_status_t cap_profile_effective(profile_t *p, const cap_path_cfg_t cfg[CAP_NPA
             st = effective_set(&e, key, 0);
     }
     if (st == HS_OK)
-        st = effective_set(&e, "switch.drain_fixed_us", 0);
-    if (st == HS_OK)
         st = effective_set(&e, "switch.perturb_window_us", 0);
     return st;
 }

@@ -71,8 +71,9 @@ hs_status_t cap_path_cfg_apply_limits(cap_path_id_t id, cap_path_cfg_t *cfg,
 
 /* The profile a live replay on these paths runs, in the model's terms (model/MODEL.md
  * section 7b): the replay polls, so a path's batch is its applied signal interval
- * (coal_count 1, no timer, completions seen by polling: irq 0), and a switch costs what
- * the device takes to drain (switch.drain_fixed_us 0, no perturbation window). cfg: the
+ * (coal_count 1, no timer, completions seen by polling: irq 0), and a switch has no
+ * perturbation window (switch.drain_fixed_us stays: calibrate measures the live drain's
+ * own cost, the fence WR, into it). cfg: the
  * paths as cap_path_cfg_apply_limits left them. Writes into p (a copy the caller owns);
  * changes (len bytes, may be NULL) gets "key old->new" for every value that moved,
  * separated by "; ". HS_OK, or the status of a refused value. */
