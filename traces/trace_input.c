@@ -34,12 +34,12 @@ static int tmp_anon(void)
     return fd;
 }
 
-static hs_status_t copy_all(int src, int dst, const char *name)
+static hs_status_t copy_buf(int src, int dst, const char *name, char *buf)
 {
-    static char buf[1 << 16];
-
+    if (!buf)
+        return HS_ERR_NOMEM;
     for (;;) {
-        ssize_t n = read(src, buf, sizeof(buf)), w = 0;
+        ssize_t n = read(src, buf, 1 << 16), w = 0;
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -60,6 +60,15 @@ static hs_status_t copy_all(int src, int dst, const char *name)
             w += k;
         }
     }
+}
+
+static hs_status_t copy_all(int src, int dst, const char *name)
+{
+    char *buf = malloc(1 << 16); /* not static: traces may be loaded from several threads */
+    hs_status_t st = copy_buf(src, dst, name, buf);
+
+    free(buf);
+    return st;
 }
 
 /* A seekable copy of src (closed here). */
