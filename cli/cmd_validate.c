@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "plots/report_val.h"
 #include "common/hs_util.h"
+#include "model/objective.h"
 
 struct validate_opts {
     const char *device;
@@ -52,7 +53,7 @@ static const hs_opt_t g_opts[] = {
     {"repeat", 'r', HS_OPT_U64, O(repeat), "R", "5", "rounds; candidate order shuffled each"},
     {"classes", 0, HS_OPT_U64, O(classes), "N", "6", "auto: classes of hints to measure (1-16)"},
     {"mode", 0, HS_OPT_STR, O(mode), "open|closed", "open", "replay at the trace's times or closed loop"},
-    {"objective", 0, HS_OPT_STR, O(objective), "NAME", "p99", "p99|p50|mean|throughput"},
+    {"objective", 0, HS_OPT_STR, O(objective), "NAME", "p99", OBJ_FIGURE_CHOICES},
     {"limit", 0, HS_OPT_U64, O(limit), "N", "0", "replay only the first N messages (0 = all)"},
     {"seed", 0, HS_OPT_U64, O(seed), "S", "1", "seed of the shuffles and the bootstrap"},
     {"mem", 0, HS_OPT_STR, O(mem), "host|cuda", "host", "buffer memory kind"},
@@ -82,6 +83,8 @@ static const hs_cmd_spec_t g_spec = {
 static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts_t *o,
                       uint64_t **hints)
 {
+    char names[128];
+
     if (!a->device || (!a->server && npos != 1)) {
         fprintf(stderr, "hintsim: validate: TRACE and --device are required\n");
         return 2;
@@ -98,7 +101,7 @@ static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts
     }
     if (strcmp(a->hints, "auto") != 0 &&
         hs_parse_size_list(a->hints, hints, &o->nhints) != HS_OK) {
-        fprintf(stderr, "hintsim: validate: --hints '%s': 'auto' or a list of sizes\n", a->hints);
+        fprintf(stderr, "hintsim: validate: --hint '%s': 'auto' or a list of sizes\n", a->hints);
         return 2;
     }
     o->hints = *hints;
@@ -107,9 +110,9 @@ static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts
         return 2;
     }
     o->mode = strcmp(a->mode, "open") == 0 ? PRED_OPEN : PRED_CLOSED;
-    if (cap_obj_parse(a->objective, &o->objective) != HS_OK) {
-        fprintf(stderr, "hintsim: validate: --objective '%s': p99, p50, mean or throughput\n",
-                a->objective);
+    if (obj_parse(a->objective, &o->objective) != HS_OK || !obj_is_figure(o->objective)) {
+        fprintf(stderr, "hintsim: validate: --objective '%s': %s\n", a->objective,
+                obj_list(names, sizeof(names), 1));
         return 2;
     }
     return -1;
