@@ -87,6 +87,12 @@ static void test_trace_header(void **state)
     expect_why(why, "duplicate key 'host'", last_at(dup, "\"host\""));
     assert_int_equal(trace_hdr_from_json(tail, strlen(tail), &h, why, sizeof(why)), -1);
     expect_why(why, "trailing data after the JSON value", last_at(tail, " {") + 1);
+    /* a header number from 2^53 on would be read rounded (2^53 + 1 as 2^53): refused */
+    const char *big = "{\"dropped\":9007199254740993}", *top = "{\"dropped\":9007199254740991}";
+    assert_int_equal(trace_hdr_from_json(big, strlen(big), &h, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "field 'dropped' must be an integer"));
+    assert_int_equal(trace_hdr_from_json(top, strlen(top), &h, why, sizeof(why)), 0);
+    assert_int_equal(h.dropped, UINT64_C(9007199254740991));
     trace_hdr_release(&h);
 }
 

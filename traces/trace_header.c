@@ -248,7 +248,8 @@ static int get_enums(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
 
 static int get_numbers(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
 {
-    const double max53 = 9007199254740992.0; /* integers above 2^53 are not exact in JSON */
+    /* from 2^53 on a JSON number is not exact (2^53 + 1 parses as 2^53): refused, not rounded */
+    const double max53 = 9007199254740991.0;
     double v;
     int rc;
 
