@@ -14,7 +14,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char g_dir[256], g_grid[300];
 
-/* A scratch folder with a trace file t.hst the grid may name (its content is not read). */
+static void dir_remove(void)
+{
+    char path[320];
+
+    snprintf(path, sizeof(path), "%s/t.hst", g_dir);
+    unlink(path);
+    unlink(g_grid);
+    rmdir(g_dir);
+}
+
+/* A scratch folder with a trace file t.hst the grid may name (its content is not read),
+ * removed at exit. */
 static void dir_init(void)
 {
     char path[320];
@@ -29,6 +40,7 @@ static void dir_init(void)
     if ((fp = fopen(path, "wb")))
         fclose(fp);
     snprintf(g_grid, sizeof(g_grid), "%s/grid.json", g_dir);
+    atexit(dir_remove);
     hs_log_set_quiet(1);
 }
 

@@ -16,6 +16,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char g_in[256], g_out[256];
 
+static void paths_remove(void)
+{
+    unlink(g_in);
+    unlink(g_out);
+}
+
 static void paths_init(void)
 {
     const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
@@ -25,6 +31,7 @@ static void paths_init(void)
     snprintf(g_in, sizeof(g_in), "%s/hs-fuzz-salv-%ld.in", dir ? dir : "/tmp", (long)getpid());
     snprintf(g_out, sizeof(g_out), "%s/hs-fuzz-salv-%ld.hst", dir ? dir : "/tmp",
              (long)getpid());
+    atexit(paths_remove);
     hs_log_set_quiet(1);
 }
 
