@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -420,18 +421,52 @@ hs_status_t hs_check_out_path(const char *path)
     return HS_OK;
 }
 
+/* Open path for hs_read_file without blocking on a FIFO that has no writer: opened
+ * non-blocking, then blocking again, so a read returns what a writer sends, or end of file
+ * at once when there is none. Devices, sockets and directories are refused. */
+static FILE *read_open(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    const char *why = NULL;
+    FILE *fp;
+
+    if (fd < 0) {
+        hs_log_error("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &sb) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(sb.st_mode))
+        why = "is a directory";
+    else if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
+        why = "not a regular file or a pipe";
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        why = strerror(errno);
+    if (why || !(fp = fdopen(fd, "rb"))) {
+        hs_log_error("%s: cannot read: %s", path, why ? why : strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    return fp;
+}
+
 hs_status_t hs_read_file(const char *path, char **out, size_t *len_out)
 {
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = read_open(path);
     char *buf = NULL;
     size_t cap = 0, len = 0, n;
     hs_status_t st = HS_OK;
 
-    if (!fp) {
-        hs_log_error("%s: cannot open: %s", path, strerror(errno));
+    if (!fp)
         return HS_ERR_IO;
-    }
     do {
+        if (len > HS_READ_FILE_MAX) {
+            hs_log_error("%s: larger than %u MiB: not a file this tool reads whole", path,
+                         (unsigned)(HS_READ_FILE_MAX >> 20));
+            st = HS_ERR_INVALID;
+            goto out;
+        }
         if (cap - len < 4096) {
             char *nb = realloc(buf, cap ? cap * 2 : 65536);
             if (!nb) {

@@ -77,7 +77,11 @@ hs_status_t hs_write_file_atomic(const char *path, const char *text);
  * memory whatever the file's size. Logs on error. */
 hs_status_t hs_hash_file(const char *path, uint64_t seed, uint64_t *hash_out, size_t *len_out);
 
-/* Read a whole file into a malloc'ed NUL-terminated buffer (caller frees). Logs on error. */
+/* Read a whole file into a malloc'ed NUL-terminated buffer (caller frees). Logs on error.
+ * A regular file or a pipe (a FIFO without a writer reads as empty, never waits); devices,
+ * sockets and directories are refused (HS_ERR_IO), and so is a file larger than
+ * HS_READ_FILE_MAX bytes (HS_ERR_INVALID). */
+#define HS_READ_FILE_MAX ((size_t)256 << 20)
 hs_status_t hs_read_file(const char *path, char **out, size_t *len_out);
 
 /* Whether a file can be written at path later (its directory exists and is writable, and

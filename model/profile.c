@@ -400,6 +400,7 @@ hs_status_t profile_load(const char *name_or_path, profile_t **out)
 {
     const prof_builtin_t *b = builtin_find(name_or_path);
     char *text = NULL;
+    size_t len = 0;
     hs_status_t st;
 
     if (b)
@@ -415,9 +416,15 @@ hs_status_t profile_load(const char *name_or_path, profile_t **out)
                      name_or_path, n[0], n[1] ? n[1] : "", n[2] ? n[2] : "");
         return HS_ERR_INVALID;
     }
-    st = hs_read_file(name_or_path, &text, NULL);
+    st = hs_read_file(name_or_path, &text, &len);
     if (st != HS_OK)
         return st;
+    if (strlen(text) != len) {
+        hs_log_error("%s: a NUL byte at offset %zu: not a profile's JSON text", name_or_path,
+                     strlen(text));
+        free(text);
+        return HS_ERR_INVALID;
+    }
     st = profile_json_parse(name_or_path, text, out);
     free(text);
     return st;

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/hs_util.h"
 #include "model/profile.h"
@@ -131,6 +133,33 @@ static void test_bad_files(void **state)
     assert_int_equal(profile_load("nosuchbuiltin", &p), HS_ERR_INVALID);
 }
 
+/* A profile path that is not a plain file: a FIFO nobody writes to reads as empty at once
+ * (it used to block the command forever), a directory or a device is refused by name, and
+ * a NUL byte inside the text is named, not silently cut off. */
+static void test_odd_files(void **state)
+{
+    char *dir = hs_test_tmpdir(), path[512];
+    profile_t *p = NULL;
+    FILE *fp;
+    (void)state;
+    snprintf(path, sizeof(path), "%s/fifo.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(20); /* a regression hangs: fail instead of waiting for ctest's timeout */
+    assert_int_equal(profile_load(path, &p), HS_ERR_INVALID);
+    alarm(0);
+    assert_null(p);
+    assert_int_equal(profile_load(dir, &p), HS_ERR_IO);
+    assert_int_equal(profile_load("/dev/zero", &p), HS_ERR_IO);
+    snprintf(path, sizeof(path), "%s/nul.json", dir);
+    fp = fopen(path, "wb");
+    assert_non_null(fp);
+    fwrite("{\"params\": {}}\0garbage", 1, 23, fp);
+    fclose(fp);
+    assert_int_equal(profile_load(path, &p), HS_ERR_INVALID);
+    assert_null(p);
+    free(dir);
+}
+
 static void test_cli(void **state)
 {
     (void)state;
@@ -161,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_set_errors),
         cmocka_unit_test(test_json_roundtrip),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_odd_files),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
