@@ -225,7 +225,7 @@ static int bench_table(char **names, int nw, size_t n, int rounds, const profile
 static int bench_recommend(size_t n, const profile_t *p)
 {
     trace_t *tr = make_trace(n, 0);
-    rec_opts_t ro = {.objective = REC_OBJ_P99};
+    rec_opts_t ro = {.objective = OBJ_P99};
     rec_report_t rep;
 
     if (!tr)

@@ -70,7 +70,7 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
     if (st == HS_OK)
         st = pred_summarize(v->tr, &po, &raw, cd->hint, &cd->meas[round]);
     if (st == HS_OK)
-        cd->meas_obj[round] = cap_obj_value(o->objective, &cd->meas[round]);
+        cd->meas_obj[round] = obj_cost(o->objective, &cd->meas[round]);
     free(raw.lat_us);
     free(raw.path);
     return st;
@@ -143,21 +143,6 @@ static hs_status_t add_cand(vctx_t *v, uint64_t h, const char *role)
     return HS_OK;
 }
 
-static rec_objective_t rec_obj(cap_obj_t o)
-{
-    switch (o) {
-    case CAP_OBJ_P50:
-        return REC_OBJ_P50;
-    case CAP_OBJ_MEAN:
-        return REC_OBJ_MEAN;
-    case CAP_OBJ_THROUGHPUT:
-        return REC_OBJ_THROUGHPUT;
-    case CAP_OBJ_P99:
-    default:
-        return REC_OBJ_P99;
-    }
-}
-
 /* The recommendation and its runner-up, as `hintsim recommend` computes them (model). */
 static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
 {
@@ -166,7 +151,7 @@ static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
     hs_status_t st;
 
     memset(&ro, 0, sizeof(ro));
-    ro.objective = rec_obj(v->o->objective);
+    ro.objective = v->o->objective;
     ro.pred.mode = v->o->mode;
     ro.pred.flows = 1;
     st = rec_run(&model_engine_ops, v->tr, v->eff, &ro, &rep);
@@ -243,13 +228,6 @@ static cJSON *result_json(const pred_result_t *r)
     if (j)
         pred_figures_to_json(j, r);
     return j;
-}
-
-static const char *obj_name(cap_obj_t o)
-{
-    static const char *const names[] = {"p99", "p50", "mean", "throughput"};
-
-    return (unsigned)o < 4 ? names[o] : "unknown";
 }
 
 /* The measured figures of a candidate: the round whose objective is the median. */
@@ -343,7 +321,7 @@ static hs_status_t summarize(vctx_t *v)
     for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
         summarize_cand(&v->c[k], R);
         memcpy(obj + k * R, v->c[k].meas_obj, R * sizeof(*obj));
-        pred[k] = cap_obj_value(v->o->objective, &v->c[k].pred);
+        pred[k] = obj_cost(v->o->objective, &v->c[k].pred);
         if (hcls_same(&v->sizes, v->c[k].hint, v->recommended))
             rec = k;
     }
@@ -788,31 +766,6 @@ int cap_saturation_warning(double offered_gbps, const double *meas_gbps, size_t 
              "backlog, whatever the hint; use --mode closed (or --limit on a quieter part)",
              offered_gbps, lo);
     return 1;
-}
-
-double cap_obj_value(cap_obj_t obj, const pred_result_t *r)
-{
-    switch (obj) {
-    case CAP_OBJ_P50:
-        return r->p50_us;
-    case CAP_OBJ_MEAN:
-        return r->mean_us;
-    case CAP_OBJ_THROUGHPUT:
-        return -r->throughput_gbps;
-    case CAP_OBJ_P99:
-    default:
-        return r->p99_us;
-    }
-}
-
-hs_status_t cap_obj_parse(const char *s, cap_obj_t *out)
-{
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, obj_name((cap_obj_t)i)) == 0) {
-            *out = (cap_obj_t)i;
-            return HS_OK;
-        }
-    return HS_ERR_USAGE;
 }
 
 static void ranks(const double *x, size_t n, double *rk)

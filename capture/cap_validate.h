@@ -24,9 +24,8 @@
 #include <cjson/cJSON.h>
 
 #include "capture/cap_live.h"
+#include "model/objective.h"
 #include "model/predict.h"
-
-typedef enum { CAP_OBJ_P99 = 0, CAP_OBJ_P50, CAP_OBJ_MEAN, CAP_OBJ_THROUGHPUT } cap_obj_t;
 
 typedef struct {
     cap_live_opts_t live;
@@ -35,7 +34,7 @@ typedef struct {
     size_t nhints;
     uint64_t repeat;         /* R >= 1 */
     pred_mode_t mode;
-    cap_obj_t objective;
+    obj_t objective;         /* a figure (obj_is_figure): ranked lower-better by obj_cost */
     uint64_t limit;          /* replay only the first N messages (0 = all) */
     uint64_t seed;           /* shuffle and bootstrap seed */
     size_t classes;          /* auto: classes to measure (0 = CAP_DEFAULT_CLASSES) */
@@ -51,10 +50,6 @@ void cap_validate_print(const cJSON *report, FILE *fp);
 
 /* ---- the arithmetic of the summary (unit tested) ---------------------------------- */
 
-/* Value of the objective in a result; lower is better (throughput is negated). */
-double cap_obj_value(cap_obj_t obj, const pred_result_t *r);
-/* Parse "p99" | "p50" | "mean" | "throughput". */
-hs_status_t cap_obj_parse(const char *s, cap_obj_t *out);
 /* Spearman rank correlation of x and y (2 <= n <= CAP_MAX_CANDIDATES; ties get average
  * ranks); 0 when a side is constant (cap_stats_t says when it means nothing). */
 double cap_rank_correlation(const double *x, const double *y, size_t n);

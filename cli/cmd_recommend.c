@@ -11,6 +11,7 @@
 #include "cli/cli_predict.h"
 #include "common/hs_util.h"
 #include "model/model.h"
+#include "model/objective.h"
 #include "model/recommend.h"
 #include "plots/report_rec.h"
 #include "sim/sim.h"
@@ -33,7 +34,7 @@ static const hs_opt_t g_rec_opts[] = {
     {"profile", 'p', HS_OPT_STR, offsetof(struct rec_cli_opts, profile), "P", "generic",
      "built-in profile name or JSON file"},
     {"objective", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, objective),
-     "p99|p50|mean|throughput|balanced", "p99",
+     OBJ_CHOICES, "p99",
      "what to optimise (balanced: lowest p99 within 5% of the best throughput)"},
     {"engine", 0, HS_OPT_STR, offsetof(struct rec_cli_opts, engine), "model|sim", "model",
      "prediction engine"},
@@ -59,7 +60,7 @@ static const hs_opt_t g_rec_opts[] = {
 };
 
 static const hs_cmd_spec_t g_rec_spec = {
-    "hintsim recommend TRACE --profile P [--objective p99|p50|mean|throughput|balanced] "
+    "hintsim recommend TRACE --profile P [--objective " OBJ_CHOICES "] "
     "[--engine model|sim] [--hint auto|LIST] [-o DIR] [--json]",
     "recommend a hint for a trace, with the alternatives' cost and why", g_rec_opts, 1, 1,
     "Cold-start messages (flagged in the trace) are reported apart and not ranked unless "
@@ -73,18 +74,18 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
 
     printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidate%s\n",
            engine, strcmp(engine, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
-           rec_objective_name(r->objective), r->n, r->n == 1 ? "" : "s");
+           obj_name(r->objective), r->n, r->n == 1 ? "" : "s");
     if (r->engine_detail)
         printf("network model: %s\n", r->engine_detail);
     printf("\n%-12s %-16s %12s %10s %10s %9s %6s %8s\n", "", "hint",
-           rec_objective_name(r->objective), "p50_us", "p99_us", "Gb/s", "LL", "switches");
+           obj_name(r->objective), "p50_us", "p99_us", "Gb/s", "LL", "switches");
     for (int k = 0; k < 3; k++) {
         const pred_result_t *x = &r->results[idx[k]];
         if (k == 1 && r->runner_up == r->winner) /* one candidate: no runner-up */
             continue;
         rec_label_hint(x->hint_bytes, h, sizeof(h));
         printf("%-12s %-16s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
-               rec_objective_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
+               obj_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
                100 * x->ll_fraction, (unsigned long long)x->switches);
     }
     printf("\nwhy: %s\n", r->why);
@@ -95,9 +96,11 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
 static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t **cands,
                           const pred_engine_ops_t **eng)
 {
-    if (rec_objective_parse(o->objective, &ro->objective) != HS_OK) {
-        fprintf(stderr, "hintsim: --objective '%s': expected p99, p50, mean, throughput or "
-                "balanced\n", o->objective);
+    char names[128];
+
+    if (obj_parse(o->objective, &ro->objective) != HS_OK) {
+        fprintf(stderr, "hintsim: --objective '%s': expected %s\n", o->objective,
+                obj_list(names, sizeof(names), 0));
         return 2;
     }
     if (pred_mode_parse(o->mode, &ro->pred.mode) != HS_OK) {

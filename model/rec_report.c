@@ -20,7 +20,7 @@ static cJSON *pick_json(const rec_report_t *r, size_t i)
     if (!o)
         return NULL;
     cJSON_AddNumberToObject(o, "hint", (double)r->results[i].hint_bytes);
-    cJSON_AddNumberToObject(o, "value", rec_objective_value(r->objective, &r->results[i]));
+    cJSON_AddNumberToObject(o, "value", obj_value(r->objective, &r->results[i]));
     return o;
 }
 
@@ -31,8 +31,8 @@ static cJSON *recommended_json(const rec_report_t *r)
     if (!o)
         return NULL;
     cJSON_AddNumberToObject(o, "hint", (double)r->results[r->winner].hint_bytes);
-    cJSON_AddStringToObject(o, "objective", rec_objective_name(r->objective));
-    cJSON_AddNumberToObject(o, "value", rec_objective_value(r->objective,
+    cJSON_AddStringToObject(o, "objective", obj_name(r->objective));
+    cJSON_AddNumberToObject(o, "value", obj_value(r->objective,
                                                             &r->results[r->winner]));
     cJSON_AddItemToObject(o, "runner_up", r->runner_up != r->winner ? pick_json(r, r->runner_up)
                                                                     : cJSON_CreateNull());
@@ -78,7 +78,7 @@ cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profi
     cJSON_AddStringToObject(root, "hintsim_version", HINTSIM_VERSION);
     cJSON_AddItemToObject(root, "profile", ident_json(p, NULL, NULL, 1));
     cJSON_AddItemToObject(root, "trace", ident_json(NULL, trace_path, tr, 0));
-    cJSON_AddStringToObject(root, "objective", rec_objective_name(r->objective));
+    cJSON_AddStringToObject(root, "objective", obj_name(r->objective));
     arr = cJSON_AddArrayToObject(root, "results");
     for (size_t i = 0; arr && i < r->n; i++)
         cJSON_AddItemToArray(arr, pred_result_to_json(&r->results[i]));
@@ -129,14 +129,14 @@ static void md_all(FILE *f, const rec_report_t *r, size_t nmsg)
 
     fprintf(f, "\n## Every candidate (cost terms in us per message)\n\n| hint | %s | p99 us | "
                "Gb/s | queue | drain | coalesce | L1 | base |\n|---|---|---|---|---|---|---|"
-               "---|---|\n", rec_objective_name(r->objective));
+               "---|---|\n", obj_name(r->objective));
     for (size_t i = 0; i < r->n; i++) {
         const pred_result_t *x = &r->results[i];
         const pred_costs_t *c = &x->costs;
         double n = (double)(nmsg ? nmsg : 1);
         rec_label_hint(x->hint_bytes, h, sizeof(h));
         fprintf(f, "| %s%s | %.4g | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", h,
-                i == r->winner ? " (rec.)" : "", rec_objective_value(r->objective, x),
+                i == r->winner ? " (rec.)" : "", obj_value(r->objective, x),
                 x->p99_us, x->throughput_gbps, c->queue_us / n, c->drain_us / n,
                 c->coalesce_us / n, c->l1_us / n, c->base_us / n);
     }
@@ -159,7 +159,7 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
     fprintf(f, "All figures below are **%s** (engine `%s`), not measured. Profile `%s` (%s, "
                "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",
             provenance(engine), engine, p->name, p->origin, (unsigned long long)profile_hash(p),
-            trace_path, tr->n, rec_objective_name(r->objective), HINTSIM_VERSION);
+            trace_path, tr->n, obj_name(r->objective), HINTSIM_VERSION);
     if (r->engine_detail)
         fprintf(f, "Simulator network model: %s.\n\n", r->engine_detail);
     if (r->overloaded)

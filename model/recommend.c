@@ -16,33 +16,6 @@
 #define REC_SAMPLE_MAX 1000000
 #define REC_TIE_REL 1e-9
 
-static const char *const g_obj_names[] = {"p99", "p50", "mean", "throughput", "balanced"};
-
-const char *rec_objective_name(rec_objective_t obj)
-{
-    return (unsigned)obj < 5 ? g_obj_names[obj] : "unknown";
-}
-
-hs_status_t rec_objective_parse(const char *text, rec_objective_t *out)
-{
-    for (unsigned i = 0; i < 5; i++)
-        if (strcmp(text, g_obj_names[i]) == 0) {
-            *out = (rec_objective_t)i;
-            return HS_OK;
-        }
-    return HS_ERR_INVALID;
-}
-
-double rec_objective_value(rec_objective_t obj, const pred_result_t *r)
-{
-    switch (obj) {
-    case REC_OBJ_P50: return r->p50_us;
-    case REC_OBJ_MEAN: return r->mean_us;
-    case REC_OBJ_THROUGHPUT: return r->throughput_gbps;
-    default: return r->p99_us;
-    }
-}
-
 void rec_format_hint(uint64_t b, char *buf, size_t len)
 {
     if (b && b % (1ULL << 30) == 0)
@@ -166,19 +139,19 @@ static int rec_tie(double va, double vb)
 
 /* 1 if a ranks before b under obj (ties: the smaller hint, seed 000's "median plus a bit,
  * not the maximum"). best_gbps is for balanced. */
-static int rec_before(rec_objective_t obj, const pred_result_t *a, const pred_result_t *b,
+static int rec_before(obj_t obj, const pred_result_t *a, const pred_result_t *b,
                       double best_gbps)
 {
-    double va = rec_objective_value(obj, a), vb = rec_objective_value(obj, b);
+    double va = obj_value(obj, a), vb = obj_value(obj, b);
 
-    if (obj == REC_OBJ_BALANCED) {
+    if (obj == OBJ_BALANCED) {
         int ea = a->throughput_gbps >= 0.95 * best_gbps;
         int eb = b->throughput_gbps >= 0.95 * best_gbps;
         if (ea != eb)
             return ea;
     }
     if (!rec_tie(va, vb))
-        return obj == REC_OBJ_THROUGHPUT ? va > vb : va < vb;
+        return obj_higher_better(obj) ? va > vb : va < vb;
     return a->hint_bytes < b->hint_bytes;
 }
 
@@ -231,8 +204,8 @@ static void explain(rec_report_t *r, size_t nmsg)
 {
     const pred_result_t *w = &r->results[r->winner], *u = &r->results[r->runner_up];
     double cw[5], cu[5];
-    double vw = rec_objective_value(r->objective, w), vu = rec_objective_value(r->objective, u);
-    const char *obj = rec_objective_name(r->objective);
+    double vw = obj_value(r->objective, w), vu = obj_value(r->objective, u);
+    const char *obj = obj_name(r->objective);
     char hw[48], hu[48];
 
     if (r->winner == r->runner_up) {
@@ -254,7 +227,7 @@ static void explain(rec_report_t *r, size_t nmsg)
     costs_array(&u->costs, cu);
     size_t k = separating_term(cw, cu);
     r->why_term = g_term_keys[k];
-    if (r->objective == REC_OBJ_THROUGHPUT) {
+    if (obj_higher_better(r->objective)) {
         snprintf(r->why, sizeof(r->why),
                  "hint %s reaches %.4g Gb/s vs %.4g for hint %s (the replay of the whole trace "
                  "ends sooner); the cost term that differs most per message is %s: %.3f us "
@@ -404,7 +377,7 @@ static hs_status_t warn_flat(rec_report_t *r)
     double lo = INFINITY, hi = -INFINITY;
 
     for (size_t i = 0; i < r->n; i++) {
-        double v = rec_objective_value(r->objective, &r->results[i]);
+        double v = obj_value(r->objective, &r->results[i]);
         lo = fmin(lo, v);
         hi = fmax(hi, v);
     }
@@ -412,7 +385,7 @@ static hs_status_t warn_flat(rec_report_t *r)
         return warn(r, "every candidate is within 2%% on %s: the hint hardly matters for this "
                     "trace under this profile (a live run showing no difference may also mean "
                     "the hint is not honoured, seed 000 pitfall 2)",
-                    rec_objective_name(r->objective));
+                    obj_name(r->objective));
     if (r->results[r->winner].cold_count)
         return warn(r, "%llu cold-start messages are reported apart and not ranked (seed 002)",
                     (unsigned long long)r->results[r->winner].cold_count);

@@ -8,22 +8,11 @@
 #include <stdint.h>
 
 #include "model/model.h"
+#include "model/objective.h"
 #include "model/predict.h"
 
-typedef enum {
-    REC_OBJ_P99 = 0,    /* lowest p99 latency */
-    REC_OBJ_P50,        /* lowest median */
-    REC_OBJ_MEAN,       /* lowest mean */
-    REC_OBJ_THROUGHPUT, /* highest throughput */
-    REC_OBJ_BALANCED,   /* lowest p99 among hints within 5% of the best throughput */
-} rec_objective_t;
-
-/* "p99", "p50", "mean", "throughput", "balanced" (and back). Parse does not log. */
-const char *rec_objective_name(rec_objective_t obj);
-hs_status_t rec_objective_parse(const char *text, rec_objective_t *out);
-
 typedef struct {
-    rec_objective_t objective;
+    obj_t objective;
     const uint64_t *candidates; /* NULL: auto (rec_candidates_auto) */
     size_t ncandidates;
     unsigned threads;           /* 0: one per online CPU */
@@ -37,7 +26,7 @@ typedef struct {
     size_t winner, runner_up; /* indices into results (runner_up == winner when n == 1:
                                * no runner-up, "runner_up": null in JSON) */
     size_t baseline;          /* index of hint 0 (always evaluated) */
-    rec_objective_t objective;
+    obj_t objective;
     char why[512];            /* the cost term that separates winner and runner-up */
     const char *why_term;     /* "queue", "drain", "coalesce", "l1", "base"; "tie" when the
                                * two are equal on the objective, "none" for one candidate */
@@ -61,9 +50,6 @@ void rec_format_hint(uint64_t hint_bytes, char *buf, size_t len);
 /* A hint as a user copies it into RDMA_LOW_LATENCY_HINT, the way every report prints it:
  * "4096 (4K)", "0" (no hint), "1075". */
 void rec_label_hint(uint64_t hint_bytes, char *buf, size_t len);
-
-/* Value of the objective for one result (balanced ranks by p99). */
-double rec_objective_value(rec_objective_t obj, const pred_result_t *r);
 
 /* Evaluate every candidate (in parallel) with eng, pick winner and runner-up, explain,
  * warn. The caller releases *out with rec_report_release. */

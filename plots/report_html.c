@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/hs_util.h"
+#include "model/objective.h"
 #include "plots/plot_gnuplot.h"
 
 static const char g_css[] =
@@ -66,21 +67,13 @@ char *rep_base64(const unsigned char *buf, size_t len)
 int rep_objective_value(const pred_result_t *r, const char *objective, double *val,
                         const char **unit)
 {
-    static const struct { const char *name; size_t off; const char *unit; } tbl[] = {
-        {"p99", offsetof(pred_result_t, p99_us), "us"},
-        {"p50", offsetof(pred_result_t, p50_us), "us"},
-        {"mean", offsetof(pred_result_t, mean_us), "us"},
-        {"throughput", offsetof(pred_result_t, throughput_gbps), "Gb/s"},
-    };
+    obj_t obj;
 
-    for (size_t i = 0; objective && i < sizeof(tbl) / sizeof(tbl[0]); i++) {
-        if (strcmp(objective, tbl[i].name) == 0) {
-            *val = *(const double *)((const char *)r + tbl[i].off);
-            *unit = tbl[i].unit;
-            return 1;
-        }
-    }
-    return 0;
+    if (obj_parse(objective, &obj) != HS_OK || !obj_is_figure(obj))
+        return 0;
+    *val = obj_value(obj, r);
+    *unit = obj_unit(obj);
+    return 1;
 }
 
 /* "<p>title</p>" and the n items as a list, escaped; nothing when n is 0. */

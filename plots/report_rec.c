@@ -12,10 +12,10 @@
 /* Whether a is better than b on the objective (throughput: higher). */
 static int rep_better(const rec_report_t *r, size_t a, size_t b)
 {
-    double va = rec_objective_value(r->objective, &r->results[a]);
-    double vb = rec_objective_value(r->objective, &r->results[b]);
+    double va = obj_value(r->objective, &r->results[a]);
+    double vb = obj_value(r->objective, &r->results[b]);
 
-    return r->objective == REC_OBJ_THROUGHPUT ? va > vb : va < vb;
+    return obj_higher_better(r->objective) ? va > vb : va < vb;
 }
 
 /* Fill idx with the CDF candidates (distinct); returns how many. */
@@ -82,7 +82,7 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
                             .trace_path = trace_path, .pred = res, .npred = r->n,
                             .rec_idx = (int)r->winner,
                             .runner_idx = r->runner_up != r->winner ? (int)r->runner_up : -1,
-                            .objective = rec_objective_name(r->objective), .why = r->why,
+                            .objective = obj_name(r->objective), .why = r->why,
                             .warnings = r->warnings, .nwarnings = r->nwarnings,
                             .cost_engine = eng};
         st = rep_write_report(dir, &in);

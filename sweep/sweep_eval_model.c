@@ -22,7 +22,7 @@
 typedef struct {
     const sweep_grid_t *g;
     const pred_engine_ops_t *eng;
-    rec_objective_t objective;
+    obj_t objective;
     trace_t **traces;     /* one per grid trace */
     profile_t **profiles; /* one per grid profile, loaded by check() */
     pred_raw_t buf;       /* per-message arrays for the longest trace, which every point's
@@ -59,7 +59,7 @@ static hs_status_t em_check(void *ctx, const sweep_grid_t *g)
     eval_model_t *m = ctx;
     hs_status_t st;
 
-    if (rec_objective_parse(g->objective, &m->objective) != HS_OK) {
+    if (obj_parse(g->objective, &m->objective) != HS_OK) {
         hs_log_error("%s: objective: '%s' is not one the recommender knows", g->path,
                      g->objective);
         return HS_ERR_INVALID;
@@ -115,10 +115,10 @@ static hs_status_t em_profile_hash(void *ctx, const sweep_grid_t *g, const sweep
     return HS_OK;
 }
 
-static void fill_result(rec_objective_t objective, const pred_result_t *r, sweep_result_t *out)
+static void fill_result(obj_t objective, const pred_result_t *r, sweep_result_t *out)
 {
     out->hint_bytes = r->hint_bytes;
-    out->value = rec_objective_value(objective, r);
+    out->value = obj_value(objective, r);
     out->p50_us = r->p50_us;
     out->p99_us = r->p99_us;
     out->mean_us = r->mean_us;

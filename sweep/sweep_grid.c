@@ -17,6 +17,7 @@
 
 #include "common/hs_json.h"
 #include "common/hs_util.h"
+#include "model/objective.h"
 #include "model/profile.h"
 
 #define SWEEP_MAX_TEXT 128
@@ -470,8 +471,6 @@ bad:
     return HS_ERR_INVALID;
 }
 
-#define SWEEP_OBJECTIVES "p99|p50|mean|throughput|balanced"
-
 static hs_status_t parse_field(sweep_grid_t *g, const cJSON *it)
 {
     const char *k = it->string;
@@ -487,7 +486,7 @@ static hs_status_t parse_field(sweep_grid_t *g, const cJSON *it)
     if (strcmp(k, "hints") == 0)
         return parse_hints(g, it);
     if (strcmp(k, "objective") == 0)
-        return parse_choice(g, it, k, SWEEP_OBJECTIVES, g->objective, sizeof(g->objective));
+        return parse_choice(g, it, k, OBJ_CHOICES, g->objective, sizeof(g->objective));
     if (strcmp(k, "engine") == 0)
         return parse_choice(g, it, k, "model|sim", g->engine, sizeof(g->engine));
     if (strcmp(k, "mode") == 0)

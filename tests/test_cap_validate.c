@@ -1,7 +1,8 @@
-/* test_cap_validate.c - the arithmetic of validate's summary: objective values, rank
- * correlation (with ties), medians, the statistics over rounds (verdicts, bootstrap
- * intervals, noise) on the issue's case and on seeded random rounds, the saturation
- * warning, the shuffle; and the bench's phase list and percentile. */
+/* test_cap_validate.c - the arithmetic of validate's summary (its objectives are
+ * model/objective.h's, tested in test_recommend.c): rank correlation (with ties), medians,
+ * the statistics over rounds (verdicts, bootstrap intervals, noise) on the issue's case and
+ * on seeded random rounds, the saturation warning, the shuffle; and the bench's phase list
+ * and percentile. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,25 +11,6 @@
 #include "capture/cap_bench.h"
 #include "capture/cap_validate.h"
 #include "tests/hs_test.h"
-
-static void test_objective(void **state)
-{
-    pred_result_t r;
-    cap_obj_t o;
-    (void)state;
-    memset(&r, 0, sizeof(r));
-    r.p50_us = 2;
-    r.p99_us = 9;
-    r.mean_us = 3;
-    r.throughput_gbps = 40;
-    assert_true(cap_obj_value(CAP_OBJ_P99, &r) == 9);
-    assert_true(cap_obj_value(CAP_OBJ_P50, &r) == 2);
-    assert_true(cap_obj_value(CAP_OBJ_MEAN, &r) == 3);
-    assert_true(cap_obj_value(CAP_OBJ_THROUGHPUT, &r) == -40); /* lower is better */
-    assert_int_equal(cap_obj_parse("p50", &o), HS_OK);
-    assert_int_equal(o, CAP_OBJ_P50);
-    assert_int_equal(cap_obj_parse("p42", &o), HS_ERR_USAGE);
-}
 
 static void test_rank_correlation(void **state)
 {
@@ -363,7 +345,7 @@ static void test_cli_codes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_objective),   cmocka_unit_test(test_rank_correlation),
+        cmocka_unit_test(test_rank_correlation),
         cmocka_unit_test(test_median),      cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_verdict_rounds_apart),
         cmocka_unit_test(test_verdict_random_separated),

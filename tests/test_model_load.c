@@ -63,7 +63,7 @@ static void test_recommend_warns_first(void **state)
 {
     (void)state;
     profile_t *p = NULL;
-    rec_opts_t o = {.objective = REC_OBJ_P99, .threads = 2, .pred = {.flows = 1}};
+    rec_opts_t o = {.objective = OBJ_P99, .threads = 2, .pred = {.flows = 1}};
     rec_report_t r;
 
     assert_int_equal(profile_load("generic", &p), HS_OK);

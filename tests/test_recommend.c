@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "model/model.h"
+#include "model/objective.h"
 #include "model/recommend.h"
 #include "tests/hs_test.h"
 
@@ -53,7 +54,7 @@ static void test_warn_closed_shape(void **state)
     static const char *const needle = "the trace looks closed-loop";
     trace_t *tr = mk(200, 5000, sizes, 1); /* done 1 ns after each post */
     profile_t *p = prof("generic", NULL);
-    rec_opts_t o = {.objective = REC_OBJ_P99, .threads = 1};
+    rec_opts_t o = {.objective = OBJ_P99, .threads = 1};
     rec_report_t r;
 
     assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
@@ -130,7 +131,7 @@ static void test_p99_tie_and_why(void **state)
     static const uint64_t sizes[] = {8};
     trace_t *tr = mk(2000, 50000, sizes, 1);
     profile_t *p = prof("seed000", NULL);
-    rec_opts_t o = {.objective = REC_OBJ_P99};
+    rec_opts_t o = {.objective = OBJ_P99};
     rec_report_t r;
 
     assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
@@ -185,7 +186,7 @@ static void test_all_cold(void **state)
     static const uint64_t sizes[] = {8, 4096, 65536};
     trace_t *tr = mk(60, 200000, sizes, 3);
     profile_t *p = prof("seed000", NULL);
-    rec_opts_t o = {.objective = REC_OBJ_P99, .pred.mode = PRED_CLOSED};
+    rec_opts_t o = {.objective = OBJ_P99, .pred.mode = PRED_CLOSED};
     rec_report_t r, inc;
 
     for (size_t i = 0; i < tr->n; i++)
@@ -219,6 +220,45 @@ static void test_all_cold(void **state)
     trace_free(tr);
 }
 
+/* The objectives' table: names round-trip, each reads its own figure in the right
+ * direction, and the lists given to users name exactly the objectives that parse. */
+static void test_objective_table(void **state)
+{
+    static const char *const names[] = {"p99", "p50", "mean", "throughput", "balanced"};
+    pred_result_t r;
+    char buf[128], small[8];
+    obj_t o;
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.p50_us = 2;
+    r.p99_us = 9;
+    r.mean_us = 3;
+    r.throughput_gbps = 40;
+    assert_int_equal(OBJ_COUNT, 5);
+    for (int i = 0; i < OBJ_COUNT; i++) {
+        assert_int_equal(obj_parse(names[i], &o), HS_OK);
+        assert_int_equal(o, i);
+        assert_string_equal(obj_name(o), names[i]);
+    }
+    assert_int_equal(obj_parse("P99", &o), HS_ERR_INVALID);
+    assert_int_equal(obj_parse("", &o), HS_ERR_INVALID);
+    assert_int_equal(obj_parse(NULL, &o), HS_ERR_INVALID);
+    assert_string_equal(obj_name((obj_t)OBJ_COUNT), "unknown");
+    assert_true(obj_value(OBJ_P99, &r) == 9 && obj_value(OBJ_P50, &r) == 2);
+    assert_true(obj_value(OBJ_MEAN, &r) == 3 && obj_value(OBJ_THROUGHPUT, &r) == 40);
+    assert_true(obj_value(OBJ_BALANCED, &r) == 9); /* balanced ranks by p99 */
+    assert_true(obj_cost(OBJ_THROUGHPUT, &r) == -40 && obj_cost(OBJ_MEAN, &r) == 3);
+    assert_true(obj_higher_better(OBJ_THROUGHPUT) && !obj_higher_better(OBJ_P99));
+    assert_true(obj_is_figure(OBJ_MEAN) && !obj_is_figure(OBJ_BALANCED));
+    assert_string_equal(obj_unit(OBJ_P50), "us");
+    assert_string_equal(obj_unit(OBJ_THROUGHPUT), "Gb/s");
+    assert_string_equal(OBJ_CHOICES, "p99|p50|mean|throughput|balanced");
+    assert_string_equal(OBJ_FIGURE_CHOICES, "p99|p50|mean|throughput"); /* validate's */
+    assert_string_equal(obj_list(buf, sizeof(buf), 0), "p99, p50, mean, throughput or balanced");
+    assert_string_equal(obj_list(buf, sizeof(buf), 1), "p99, p50, mean or throughput");
+    assert_string_equal(obj_list(small, sizeof(small), 0), "p99, p5"); /* truncated, ended */
+}
+
 static void test_objectives(void **state)
 {
     (void)state;
@@ -226,8 +266,8 @@ static void test_objectives(void **state)
     trace_t *tr = mk(4000, 20000, sizes, 4);
     profile_t *p = prof("seed000", NULL);
 
-    for (int obj = REC_OBJ_P99; obj <= REC_OBJ_BALANCED; obj++) {
-        rec_opts_t o = {.objective = (rec_objective_t)obj, .threads = 2};
+    for (int obj = OBJ_P99; obj <= OBJ_BALANCED; obj++) {
+        rec_opts_t o = {.objective = (obj_t)obj, .threads = 2};
         rec_report_t r;
         assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
         const pred_result_t *w = &r.results[r.winner];
@@ -236,16 +276,16 @@ static void test_objectives(void **state)
             best_gbps = fmax(best_gbps, r.results[i].throughput_gbps);
         for (size_t i = 0; i < r.n; i++) {
             const pred_result_t *x = &r.results[i];
-            if (obj == REC_OBJ_THROUGHPUT)
+            if (obj == OBJ_THROUGHPUT)
                 assert_true(w->throughput_gbps >= x->throughput_gbps);
-            else if (obj == REC_OBJ_BALANCED) {
+            else if (obj == OBJ_BALANCED) {
                 if (x->throughput_gbps >= 0.95 * best_gbps)
                     assert_true(w->p99_us <= x->p99_us);
             } else
-                assert_true(rec_objective_value(o.objective, w) <=
-                            rec_objective_value(o.objective, x));
+                assert_true(obj_value(o.objective, w) <=
+                            obj_value(o.objective, x));
         }
-        if (obj == REC_OBJ_BALANCED)
+        if (obj == OBJ_BALANCED)
             assert_true(w->throughput_gbps >= 0.95 * best_gbps);
         rec_report_release(&r);
     }
@@ -259,7 +299,7 @@ static void test_parallel_equals_serial(void **state)
     static const uint64_t sizes[] = {64, 512, 4096, 32768, 300};
     trace_t *tr = mk(50000, 900, sizes, 5);
     profile_t *p = prof("generic", NULL);
-    rec_opts_t o1 = {.objective = REC_OBJ_P99, .threads = 1}, o4 = o1;
+    rec_opts_t o1 = {.objective = OBJ_P99, .threads = 1}, o4 = o1;
     rec_report_t a, b;
 
     o4.threads = 4;
@@ -294,7 +334,7 @@ static void test_warnings(void **state)
 {
     (void)state;
     rec_report_t r;
-    rec_opts_t o = {.objective = REC_OBJ_P99};
+    rec_opts_t o = {.objective = OBJ_P99};
     /* sizes over orders of magnitude (seed 000: 16 B control + 64 MB data) */
     static const uint64_t wide[] = {16, 16, 16, 64u << 20};
     trace_t *tr = mk(400, 100000, wide, 4);
@@ -309,7 +349,7 @@ static void test_warnings(void **state)
     tr = mk(2000, 100000, alt, 2);
     p = prof("generic", "switch.drain_fixed_us=0");
     uint64_t c[] = {1024};
-    o.objective = REC_OBJ_MEAN;
+    o.objective = OBJ_MEAN;
     o.candidates = c;
     o.ncandidates = 1;
     assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
@@ -326,7 +366,7 @@ static void test_warning_dense_medium(void **state)
     (void)state;
     trace_t *tr = NULL;
     uint64_t t = 0;
-    rec_opts_t o = {.objective = REC_OBJ_P99};
+    rec_opts_t o = {.objective = OBJ_P99};
     uint64_t c[] = {65536};
     rec_report_t r;
 
@@ -385,7 +425,7 @@ static void test_cold_apart(void **state)
     static const uint64_t sizes[] = {64};
     trace_t *tr = mk(1000, 10000, sizes, 1);
     profile_t *p = prof("generic", NULL);
-    rec_opts_t o = {.objective = REC_OBJ_P99};
+    rec_opts_t o = {.objective = OBJ_P99};
     rec_report_t r;
 
     for (size_t i = 0; i < 10; i++)
@@ -735,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_hint_formats),
         cmocka_unit_test(test_p99_tie_and_why),
         cmocka_unit_test(test_warn_closed_shape),
+        cmocka_unit_test(test_objective_table),
         cmocka_unit_test(test_objectives),
         cmocka_unit_test(test_parallel_equals_serial),
         cmocka_unit_test(test_warnings),

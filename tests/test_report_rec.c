@@ -24,7 +24,7 @@ static void test_recommend_report(void **state)
 {
     const char *path = hs_test_src("traces/samples/allreduce.hst");
     char *dir = hs_test_tmpdir(), file[4096], *html = NULL, *gp = NULL, h[32], want[96];
-    rec_opts_t ro = {.objective = REC_OBJ_P99, .threads = 1, .pred = {.flows = 1}};
+    rec_opts_t ro = {.objective = OBJ_P99, .threads = 1, .pred = {.flows = 1}};
     rec_report_t rep = {0};
     profile_t *p = NULL;
     trace_t *tr = NULL;

@@ -65,7 +65,7 @@ static int closed_ok(const trace_t *tr)
 
 static uint64_t recommended_hint(const trace_t *tr, const profile_t *p)
 {
-    rec_opts_t ro = {.objective = REC_OBJ_P99, .threads = 2, .pred = {.flows = 1}};
+    rec_opts_t ro = {.objective = OBJ_P99, .threads = 2, .pred = {.flows = 1}};
     rec_report_t rep;
     uint64_t h;
 
