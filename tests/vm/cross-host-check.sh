@@ -38,12 +38,16 @@ done
 [ "$(grep -o '"stream":{"messages":200,"throughput_gbps":[0-9.e-]*[1-9]' "$out/cli-bench.out.flat" |
      wc -l)" -eq 4 ] || fail "cli-bench.out: a stream without throughput"
 
-# calibrate: the link fitted on this wire, and the profile loads here
+# calibrate: measured and fitted on this wire, and the profile loads here. Which terms the
+# fit can determine is the fit's business (vm_calibrate_fit checks its quality): with three
+# qemu guests on the host's cores the link rate or the wire latency may be kept, as the
+# profile then says; at least one term must be fitted from this wire's figures.
 prof=$("$bin" profile show "$out/cross-profile.json")
-grep -E "^link\.gbps .*calibrate: fitted" <<<"$prof" || fail "link.gbps not fitted by calibrate"
-# (the wire latency may be kept: on rxe one message's round trip is about its processing)
-grep -E "^link\.base_lat_ns .*calibrate: (fitted|not fitted)" <<<"$prof" ||
-    fail "link.base_lat_ns: not calibrate's"
+for k in link.gbps link.base_lat_ns; do
+    grep -E "^${k//./\\.} .*calibrate: (fitted|not fitted)" <<<"$prof" ||
+        fail "$k: not calibrate's"
+done
+grep -qE "calibrate: fitted from" <<<"$prof" || fail "calibrate fitted no term on this wire"
 grep -q "against the server at $srv, " "$out/cross-profile.json" ||
     fail "the profile's notes do not name the server it was measured against"
 tr -d ' \t\n' <"$out/cross-profile.json" | grep -q "\"peer\":\"$srv\"" ||
