@@ -819,14 +819,8 @@ double cap_median(double *v, size_t n)
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed)
 {
     for (size_t i = n; i > 1; i--) {
-        uint64_t x = *seed;
-        size_t j, t;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *seed = x;
-        j = (size_t)(x % i);
-        t = idx[i - 1];
+        size_t j = (size_t)(hs_xorshift64(seed) % i), t = idx[i - 1];
+
         idx[i - 1] = idx[j];
         idx[j] = t;
     }

@@ -12,19 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hs_util.h"
+
 #define CAP_LEVEL_LO 0.025
 #define CAP_LEVEL_HI 0.975
-
-static uint64_t stats_rng(uint64_t *s)
-{
-    uint64_t x = *s;
-
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *s = x;
-    return x;
-}
 
 /* Median of v[0..n) without touching v (n <= CAP_MAX_ROUNDS_SORT is not assumed). */
 static double median_copy(const double *v, size_t n, double *tmp)
@@ -132,7 +123,7 @@ static void resample_medians(const cap_stats_in_t *in, uint64_t *seed, size_t *p
                              double *med, double *tmp)
 {
     for (size_t r = 0; r < in->rounds; r++)
-        pick[r] = (size_t)(stats_rng(seed) % in->rounds);
+        pick[r] = (size_t)(hs_xorshift64(seed) % in->rounds);
     for (size_t k = 0; k < in->n; k++) {
         for (size_t r = 0; r < in->rounds; r++)
             tmp[r] = in->obj[k * in->rounds + pick[r]];

@@ -27,6 +27,20 @@ hs_status_t hs_parse_u64(const char *text, uint64_t *out);
 /* Format a byte count for people: 8 -> "8B", 16384 -> "16K", 1572864 -> "1.5M". */
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen);
 
+/* The next value of a xorshift64 generator (Marsaglia; state *s, never 0): shuffles,
+ * bootstrap resampling and seeded test inputs, where a reproducible stream matters and
+ * quality beyond that does not. */
+static inline uint64_t hs_xorshift64(uint64_t *s)
+{
+    uint64_t x = *s;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
 /* Power-of-two size classes, as hints split sizes (a size <= hint takes the LL path):
  * class 0 holds sizes 0 and 1, class 1 size 2, class k >= 2 sizes (2^(k-1), 2^k];
  * HS_SIZE_CLASSES in all. model's by-size results and trace info's histogram use them. */

@@ -10,6 +10,7 @@
 
 #include "capture/cap_bench.h"
 #include "capture/cap_validate.h"
+#include "common/hs_util.h"
 #include "tests/hs_test.h"
 
 static void test_rank_correlation(void **state)
@@ -37,20 +38,10 @@ static void test_median(void **state)
     assert_true(cap_median(NULL, 0) == 0);
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *s = x;
-    return x;
-}
-
 /* Uniform in [0, 1). */
 static double rng_unit(uint64_t *s)
 {
-    return (double)(rng_next(s) >> 11) / 9007199254740992.0;
+    return (double)(hs_xorshift64(s) >> 11) / 9007199254740992.0;
 }
 
 /* Round r of class k: base[k] times a multiplicative noise of +-noise (uniform). */
@@ -114,8 +105,8 @@ static void test_verdict_random_separated(void **state)
     cap_stats_t s;
     (void)state;
     for (int iter = 0; iter < 200; iter++) {
-        size_t n = 2 + rng_next(&seed) % 5, rounds = 3 + rng_next(&seed) % 7;
-        size_t rec = rng_next(&seed) % n;
+        size_t n = 2 + hs_xorshift64(&seed) % 5, rounds = 3 + hs_xorshift64(&seed) % 7;
+        size_t rec = hs_xorshift64(&seed) % n;
         for (size_t k = 0; k < n; k++) {
             base[k] = 10.0 * pow(2.0, (double)((k + (size_t)iter) % n)); /* a rotation */
             pred[k] = base[k] * (0.5 + rng_unit(&seed));
@@ -145,7 +136,7 @@ static void test_verdict_random_same(void **state)
     cap_stats_t s;
     (void)state;
     for (int iter = 0; iter < 300; iter++) {
-        size_t n = 4 + rng_next(&seed) % 3, rounds = 7;
+        size_t n = 4 + hs_xorshift64(&seed) % 3, rounds = 7;
         for (size_t k = 0; k < n; k++) {
             base[k] = 100;
             pred[k] = 10.0 * (double)(k + 1);

@@ -7,18 +7,9 @@
 #include <string.h>
 
 #include "model/hint_class.h"
+#include "common/hs_util.h"
 #include "model/recommend.h"
 #include "tests/hs_test.h"
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *s = x;
-    return x;
-}
 
 /* The brute-force configuration key of a hint: hinted or not, and each message's class. */
 static int same_config(const uint64_t *sizes, size_t n, uint64_t a, uint64_t b)
@@ -35,12 +26,12 @@ static int same_config(const uint64_t *sizes, size_t n, uint64_t a, uint64_t b)
 static size_t random_sizes(uint64_t *seed, uint64_t *sizes, size_t cap)
 {
     uint64_t alpha[8];
-    size_t na = 1 + rng_next(seed) % 8, n = 1 + rng_next(seed) % cap;
+    size_t na = 1 + hs_xorshift64(seed) % 8, n = 1 + hs_xorshift64(seed) % cap;
 
     for (size_t i = 0; i < na; i++)
-        alpha[i] = rng_next(seed) % 200;
+        alpha[i] = hs_xorshift64(seed) % 200;
     for (size_t i = 0; i < n; i++)
-        sizes[i] = alpha[rng_next(seed) % na];
+        sizes[i] = alpha[hs_xorshift64(seed) % na];
     return n;
 }
 
@@ -63,7 +54,7 @@ static void test_against_brute_force(void **state)
         }
         assert_int_equal(hcls_count(&s), distinct);
         for (int k = 0; k < 200; k++) {
-            uint64_t a = rng_next(&seed) % 251, b = rng_next(&seed) % 251;
+            uint64_t a = hs_xorshift64(&seed) % 251, b = hs_xorshift64(&seed) % 251;
             hcls_t c;
             assert_int_equal(hcls_same(&s, a, b), same_config(sizes, n, a, b));
             hcls_get(&s, hcls_index(&s, a), &c);
@@ -123,7 +114,7 @@ static void test_spread(void **state)
     size_t out[40];
     (void)state;
     for (size_t i = 0; i < 2000; i++)
-        sizes[i] = 1 + rng_next(&seed) % 1000;
+        sizes[i] = 1 + hs_xorshift64(&seed) % 1000;
     hcls_sizes_t s;
     assert_int_equal(hcls_scan_sizes(sizes, 2000, &s), HS_OK);
     size_t count = hcls_count(&s), must[2] = {5, 5};
@@ -164,7 +155,7 @@ static void test_trace_scan(void **state)
     assert_int_equal(trace_new(&tr), HS_OK);
     for (size_t i = 0; i < 5000; i++) {
         trace_rec_t r = {0};
-        r.size_bytes = sizes[i] = (rng_next(&seed) % 3 == 0) ? 64 : rng_next(&seed) % 100000;
+        r.size_bytes = sizes[i] = (hs_xorshift64(&seed) % 3 == 0) ? 64 : hs_xorshift64(&seed) % 100000;
         r.t_post_ns = i * 1000;
         assert_int_equal(trace_push(tr, &r), HS_OK);
     }
@@ -196,8 +187,8 @@ static void test_recommend_auto_one_per_class(void **state)
         assert_int_equal(trace_new(&tr), HS_OK);
         for (size_t i = 0; i < 400; i++) {
             trace_rec_t r = {0};
-            uint64_t pick = rng_next(&seed) % 4;
-            r.size_bytes = pick == 0 ? 57344 : pick == 1 ? 64 : 1 + rng_next(&seed) % 60000;
+            uint64_t pick = hs_xorshift64(&seed) % 4;
+            r.size_bytes = pick == 0 ? 57344 : pick == 1 ? 64 : 1 + hs_xorshift64(&seed) % 60000;
             r.t_post_ns = i * 10000;
             top = r.size_bytes > top ? r.size_bytes : top;
             assert_int_equal(trace_push(tr, &r), HS_OK);
@@ -231,7 +222,7 @@ static void test_many_sizes(void **state)
     assert_non_null(v);
     assert_non_null(ref);
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = rng_next(&seed);
+        uint64_t x = hs_xorshift64(&seed);
         v[i] = (x & 3) == 0 ? 4096 : (x & 3) == 1 ? x >> 20 : (x >> 8) % 200000;
         ref[i] = v[i] ? v[i] : 1;
     }
