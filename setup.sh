@@ -50,7 +50,7 @@ run_tests() {
     # Unit, integration and fuzz tests under ASan+UBSan; then what needs the optimised build
     # (the soft-RoCE VM boots it) and the valgrind pass.
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
-    ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE 'vm|valgrind'
+    ctest --test-dir build-asan --output-on-failure -j"$JOBS" -LE 'vm|valgrind|truth'
     ctest --test-dir build --output-on-failure -L 'vm|valgrind'
 }
 
