@@ -46,6 +46,16 @@ static void skip_ws(hs_jscan_t *s)
         s->pos++;
 }
 
+/* After a member of an object or an array: 1 on ',' (another member follows), 0 on the
+ * closing character (consumed), -1 (failed with what) on anything else. */
+static int list_next(hs_jscan_t *s, char close, const char *what)
+{
+    skip_ws(s);
+    if (s->pos < s->len && (s->t[s->pos] == ',' || s->t[s->pos] == close))
+        return s->t[s->pos++] == ',';
+    return fail(s, what);
+}
+
 static int hex4(const char *p, unsigned *out)
 {
     unsigned v = 0;
@@ -263,16 +273,9 @@ static int object_keys(hs_jscan_t *s, int depth, hs_jkey_t **keys, size_t *n, in
             return fail(s, "expected ':'");
         if (value(s, depth + 1))
             return -1;
-        skip_ws(s);
-        if (s->pos < s->len && s->t[s->pos] == ',') {
-            s->pos++;
-            continue;
-        }
-        if (s->pos < s->len && s->t[s->pos] == '}') {
-            s->pos++;
-            return 0;
-        }
-        return fail(s, "expected ',' or '}'");
+        int more = list_next(s, '}', "expected ',' or '}'");
+        if (more <= 0)
+            return more;
     }
 }
 
@@ -302,16 +305,9 @@ static int array(hs_jscan_t *s, int depth)
     for (;;) {
         if (value(s, depth + 1))
             return -1;
-        skip_ws(s);
-        if (s->pos < s->len && s->t[s->pos] == ',') {
-            s->pos++;
-            continue;
-        }
-        if (s->pos < s->len && s->t[s->pos] == ']') {
-            s->pos++;
-            return 0;
-        }
-        return fail(s, "expected ',' or ']'");
+        int more = list_next(s, ']', "expected ',' or ']'");
+        if (more <= 0)
+            return more;
     }
 }
 
