@@ -96,15 +96,6 @@ static hs_status_t trace_switch(uint64_t small, uint64_t big, trace_t **out)
     return st;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* n messages, sizes drawn uniformly from sizes[0..ns), Poisson arrivals gap_ns apart on
  * average. */
 static hs_status_t trace_mixed(const uint64_t *sizes, size_t ns, uint64_t n, double gap_ns,
@@ -115,8 +106,8 @@ static hs_status_t trace_mixed(const uint64_t *sizes, size_t ns, uint64_t n, dou
     hs_status_t st = trace_new(out);
 
     for (uint64_t k = 0; st == HS_OK && k < n; k++) {
-        double u = ((double)(splitmix(&s) >> 11) + 0.5) / 9007199254740992.0;
-        st = push(*out, (uint64_t)t, TRACE_TIME_UNKNOWN, sizes[splitmix(&s) % ns], 0);
+        double u = ((double)(hs_splitmix64(&s) >> 11) + 0.5) / 9007199254740992.0;
+        st = push(*out, (uint64_t)t, TRACE_TIME_UNKNOWN, sizes[hs_splitmix64(&s) % ns], 0);
         t += -log(u) * gap_ns;
     }
     return st;

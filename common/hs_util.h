@@ -27,6 +27,17 @@ hs_status_t hs_parse_u64(const char *text, uint64_t *out);
 /* Format a byte count for people: 8 -> "8B", 16384 -> "16K", 1572864 -> "1.5M". */
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen);
 
+/* The next value of a splitmix64 generator (Steele, Lea, Flood; any state *s, 0 included):
+ * seeding a larger generator, or a short stream of well-mixed values from a seed. */
+static inline uint64_t hs_splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* The next value of a xorshift64 generator (Marsaglia; state *s, never 0): shuffles,
  * bootstrap resampling and seeded test inputs, where a reproducible stream matters and
  * quality beyond that does not. */

@@ -30,14 +30,6 @@ struct trace_gen_ctx {
 
 /* ---- PRNG ------------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static uint64_t rng_next(trace_gen_ctx_t *g)
@@ -477,7 +469,7 @@ static void gen_seed(trace_gen_ctx_t *g, const trace_gen_workload_t *wl, uint64_
 {
     uint64_t x = seed ^ hs_hash64(wl->name, strlen(wl->name), HS_FNV_SEED);
     for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix64(&x);
+        g->s[i] = hs_splitmix64(&x);
 }
 
 static hs_status_t gen_output(trace_gen_ctx_t *g, const trace_gen_workload_t *wl,
