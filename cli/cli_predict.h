@@ -16,9 +16,6 @@ int cli_trace_open(const char *path, trace_t **out);
 /* `hintsim model|sim TRACE ...`: is_sim adds --flows and --platform. */
 int cli_predict_main(const pred_engine_ops_t *eng, int is_sim, int argc, char **argv);
 
-/* Profile and trace provenance objects of the JSON outputs (caller owns). */
-struct cJSON *cli_profile_json(const profile_t *p);
-struct cJSON *cli_trace_json(const char *path, const trace_t *tr);
 
 /* --flows N: replay nflows senders with the simulator; fill flows[0..nflows-1] (per
  * flow) and *agg (all flows' messages together). Caller releases each result. */

@@ -94,34 +94,6 @@ int cli_trace_open(const char *path, trace_t **out)
     return 0;
 }
 
-cJSON *cli_profile_json(const profile_t *p)
-{
-    cJSON *o = cJSON_CreateObject();
-    char hash[32];
-
-    if (!o)
-        return NULL;
-    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
-    cJSON_AddStringToObject(o, "name", p->name);
-    cJSON_AddStringToObject(o, "origin", p->origin);
-    cJSON_AddStringToObject(o, "hash", hash);
-    return o;
-}
-
-cJSON *cli_trace_json(const char *path, const trace_t *tr)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "path", path);
-    cJSON_AddNumberToObject(o, "records", (double)tr->n);
-    cJSON_AddStringToObject(o, "producer", tr->hdr.producer);
-    cJSON_AddStringToObject(o, "workload", tr->hdr.workload);
-    cJSON_AddNumberToObject(o, "hint_bytes", (double)tr->hdr.hint_bytes);
-    return o;
-}
-
 /* Every --hint value, comma lists expanded; default {0}. */
 static int parse_hints(const hs_strlist_t *in, uint64_t **out, size_t *n_out)
 {
@@ -438,7 +410,7 @@ static int emit_json(const pred_job_t *j, const pred_hint_out_t *out, const char
     cJSON_AddStringToObject(root, "engine", j->eng->name);
     if (detail)
         cJSON_AddStringToObject(root, "engine_detail", detail);
-    cJSON_AddItemToObject(root, "profile", cli_profile_json(j->p));
+    cJSON_AddItemToObject(root, "profile", pred_profile_json(j->p));
     if (j->po.platform) { /* null: generated from the profile */
         cJSON *pl = cJSON_AddObjectToObject(root, "platform");
         uint64_t h = 0;
@@ -453,7 +425,7 @@ static int emit_json(const pred_job_t *j, const pred_hint_out_t *out, const char
     } else if (strcmp(j->eng->name, "sim") == 0) {
         cJSON_AddNullToObject(root, "platform");
     }
-    cJSON_AddItemToObject(root, "trace", cli_trace_json(j->path, j->tr));
+    cJSON_AddItemToObject(root, "trace", pred_trace_json(j->path, j->tr));
     cJSON_AddStringToObject(root, "mode", j->po.mode == PRED_OPEN ? "open" : "closed");
     if (j->po.flows > 1)
         cJSON_AddNumberToObject(root, "flows", j->po.flows);

@@ -1,4 +1,6 @@
-/* pred_json.c - prediction results as the JSON of CLI.md. */
+/* pred_json.c - prediction results and their provenance as the JSON of CLI.md, each
+ * written from the field tables of predict.h. */
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -16,58 +18,53 @@ hs_status_t pred_mode_parse(const char *text, pred_mode_t *out)
     return HS_OK;
 }
 
-static cJSON *classes_to_json(const pred_result_t *r)
+#define PRED_JSON_NUM_(member, kind) cJSON_AddNumberToObject(o, #member, (double)r->member);
+#define PRED_JSON_KEYED_(member, key) cJSON_AddNumberToObject(o, key, (double)r->member);
+#define PRED_JSON_COLD_(member, kind, key) PRED_JSON_KEYED_(member, key)
+
+static cJSON *classes_to_json(const pred_result_t *res)
 {
     cJSON *arr = cJSON_CreateArray();
 
-    for (size_t i = 0; arr && i < r->nclasses; i++) {
-        const pred_class_t *c = &r->classes[i];
+    for (size_t i = 0; arr && i < res->nclasses; i++) {
+        const pred_class_t *r = &res->classes[i];
         cJSON *o = cJSON_CreateObject();
         if (!o || !cJSON_AddItemToArray(arr, o)) {
             cJSON_Delete(o);
             cJSON_Delete(arr);
             return NULL;
         }
-        cJSON_AddNumberToObject(o, "min_bytes", (double)c->min_bytes);
-        cJSON_AddNumberToObject(o, "max_bytes", (double)c->max_bytes);
-        cJSON_AddNumberToObject(o, "count", (double)c->count);
-        cJSON_AddNumberToObject(o, "p50_us", c->p50_us);
-        cJSON_AddNumberToObject(o, "p99_us", c->p99_us);
+        PRED_CLASS_FIELDS(PRED_JSON_NUM_)
     }
     return arr;
 }
 
-static void add_costs(cJSON *o, const pred_costs_t *c)
+static void add_costs(cJSON *parent, const pred_costs_t *r)
 {
-    cJSON *k = cJSON_AddObjectToObject(o, "costs_us");
+    cJSON *o = cJSON_AddObjectToObject(parent, "costs_us");
 
-    if (!k)
+    if (!o)
         return;
-    cJSON_AddNumberToObject(k, "queue", c->queue_us);
-    cJSON_AddNumberToObject(k, "drain", c->drain_us);
-    cJSON_AddNumberToObject(k, "coalesce", c->coalesce_us);
-    cJSON_AddNumberToObject(k, "l1", c->l1_us);
-    cJSON_AddNumberToObject(k, "base", c->base_us);
+    PRED_COSTS(PRED_JSON_KEYED_)
+}
+
+static void add_cold(cJSON *parent, const pred_result_t *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, "cold");
+
+    if (!o)
+        return;
+    PRED_COLD_FIGURES(PRED_JSON_COLD_)
 }
 
 void pred_figures_to_json(cJSON *o, const pred_result_t *r)
 {
-    cJSON_AddNumberToObject(o, "p50_us", r->p50_us);
-    cJSON_AddNumberToObject(o, "p90_us", r->p90_us);
-    cJSON_AddNumberToObject(o, "p99_us", r->p99_us);
-    cJSON_AddNumberToObject(o, "p999_us", r->p999_us);
-    cJSON_AddNumberToObject(o, "max_us", r->max_us);
-    cJSON_AddNumberToObject(o, "mean_us", r->mean_us);
-    cJSON_AddNumberToObject(o, "throughput_gbps", r->throughput_gbps);
-    cJSON_AddNumberToObject(o, "ll_fraction", r->ll_fraction);
-    cJSON_AddNumberToObject(o, "switches", (double)r->switches);
-    cJSON_AddNumberToObject(o, "drain_us_total", r->drain_us_total);
-    cJSON_AddNumberToObject(o, "sq_full_stalls", (double)r->sq_full_stalls);
+    PRED_FIGURES(PRED_JSON_NUM_)
 }
 
 cJSON *pred_result_to_json(const pred_result_t *r)
 {
-    cJSON *o = cJSON_CreateObject(), *cls, *cold;
+    cJSON *o = cJSON_CreateObject(), *cls;
 
     if (!o)
         return NULL;
@@ -75,18 +72,42 @@ cJSON *pred_result_to_json(const pred_result_t *r)
     cJSON_AddNumberToObject(o, "count", (double)r->count);
     pred_figures_to_json(o, r);
     add_costs(o, &r->costs);
-    cold = cJSON_AddObjectToObject(o, "cold");
-    if (cold) {
-        cJSON_AddNumberToObject(cold, "count", (double)r->cold_count);
-        cJSON_AddNumberToObject(cold, "p50_us", r->cold_p50_us);
-        cJSON_AddNumberToObject(cold, "p99_us", r->cold_p99_us);
-        cJSON_AddNumberToObject(cold, "max_us", r->cold_max_us);
-    }
+    add_cold(o, r);
     cls = classes_to_json(r);
     if (!cls || !cJSON_AddItemToObject(o, "by_size_class", cls)) {
         cJSON_Delete(cls);
         cJSON_Delete(o);
         return NULL;
     }
+    return o;
+}
+
+/* ---- provenance: what a result was computed from ------------------------------------ */
+
+cJSON *pred_profile_json(const profile_t *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    char hash[32];
+
+    if (!o)
+        return NULL;
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
+    cJSON_AddStringToObject(o, "name", p->name);
+    cJSON_AddStringToObject(o, "origin", p->origin);
+    cJSON_AddStringToObject(o, "hash", hash);
+    return o;
+}
+
+cJSON *pred_trace_json(const char *path, const trace_t *tr)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON_AddNumberToObject(o, "records", (double)tr->n);
+    cJSON_AddStringToObject(o, "producer", tr->hdr.producer);
+    cJSON_AddStringToObject(o, "workload", tr->hdr.workload);
+    cJSON_AddNumberToObject(o, "hint_bytes", (double)tr->hdr.hint_bytes);
     return o;
 }

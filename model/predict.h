@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hs_field.h"
 #include "common/hs_progress.h"
 #include "common/hs_status.h"
 #include "model/profile.h"
@@ -31,6 +32,8 @@ typedef struct {
                            * the shortcuts are tested against) */
     int no_bound;         /* model only: no closed form for link-bound segmented messages
                            * (tests: the skip and the memo on their own) */
+    unsigned model_off;   /* model only: MODEL_ACCEL_* bits (model.h) of the accelerators
+                           * to leave off (tests: each against the chunk-by-chunk replay) */
     const char *trace_name; /* the trace's file, for messages (NULL: "the trace") */
     hs_progress_t *progress; /* sim only: a bar over the messages of each replay (all flows),
                               * updated while the simulator runs; the caller starts and
@@ -40,13 +43,21 @@ typedef struct {
 /* The largest message a replay takes (1 TiB; verbs devices cap a message at 2 GiB). */
 #define PRED_MAX_MSG_BYTES ((uint64_t)1 << 40)
 
-/* Summed cost terms over all messages, in us: what "why" compares. */
+/* Summed cost terms over all messages, in us: what "why" compares. X(member, JSON key in
+ * "costs_us"):
+ *   queue_us     waiting for a send-queue slot (depth window)
+ *   drain_us     path-switch drain, fixed cost and perturbation
+ *   coalesce_us  completion reported late by moderation / selective signalling
+ *   l1_us        extra post cost from the SQ footprint exceeding L1d
+ *   base_us      everything else: post, doorbell, DMA, wire, serialisation, poll */
+#define PRED_COSTS(X)                                                                       \
+    X(queue_us, "queue") X(drain_us, "drain") X(coalesce_us, "coalesce") X(l1_us, "l1")       \
+    X(base_us, "base")
+
 typedef struct {
-    double queue_us;    /* waiting for a send-queue slot (depth window) */
-    double drain_us;    /* path-switch drain, fixed cost and perturbation */
-    double coalesce_us; /* completion reported late by moderation / selective signalling */
-    double l1_us;       /* extra post cost from the SQ footprint exceeding L1d */
-    double base_us;     /* everything else: post, doorbell, DMA, wire, serialisation, poll */
+#define PRED_COST_MEMBER_(member, key) double member;
+    PRED_COSTS(PRED_COST_MEMBER_)
+#undef PRED_COST_MEMBER_
 } pred_costs_t;
 
 /* Raw output of one replay. lat_us and path are caller-allocated with tr->n entries. */
@@ -79,9 +90,13 @@ typedef struct {
                               * no_bound) */
 } pred_raw_t;
 
+/* One power-of-two size class of a result ("by_size_class"): X(member, kind of hs_field.h),
+ * the JSON key being the member's name. */
+#define PRED_CLASS_FIELDS(X)                                                                \
+    X(min_bytes, U64) X(max_bytes, U64) X(count, U64) X(p50_us, F64) X(p99_us, F64)
+
 typedef struct {
-    uint64_t min_bytes, max_bytes, count;
-    double p50_us, p99_us;
+    PRED_CLASS_FIELDS(HS_FIELD_MEMBER)
 } pred_class_t;
 
 /* raw's per-message arrays for n messages (at least one entry; large ones on huge pages:
@@ -91,21 +106,30 @@ hs_status_t pred_raw_alloc(pred_raw_t *raw, size_t n);
 /* Free raw's per-message arrays and clear the pointers. */
 void pred_raw_free(pred_raw_t *raw);
 
+/* The scalar figures of CLI.md for one hint, each defined here once: X(member, kind of
+ * hs_field.h), the JSON key being the member's name. They drive pred_result_t's members and
+ * pred_figures_to_json; a measured result (validate) has them too. */
+#define PRED_FIGURES(X)                                                                     \
+    X(p50_us, F64) X(p90_us, F64) X(p99_us, F64) X(p999_us, F64) X(max_us, F64)              \
+    X(mean_us, F64) X(throughput_gbps, F64) X(ll_fraction, F64) X(switches, U64)             \
+    X(drain_us_total, F64) X(sq_full_stalls, U64)
+
+/* The cold-start messages' figures, reported apart ("cold"): X(member, kind, JSON key). */
+#define PRED_COLD_FIGURES(X)                                                                \
+    X(cold_count, U64, "count") X(cold_p50_us, F64, "p50_us") X(cold_p99_us, F64, "p99_us")   \
+    X(cold_max_us, F64, "max_us")
+
 /* The figures of CLI.md for one hint. */
 typedef struct {
     uint64_t hint_bytes;
     uint64_t count; /* messages the figures cover (cold start excluded unless asked) */
-    double p50_us, p90_us, p99_us, p999_us, max_us, mean_us;
-    double throughput_gbps;
-    double ll_fraction;
-    uint64_t switches;
-    double drain_us_total;
-    uint64_t sq_full_stalls;
+    PRED_FIGURES(HS_FIELD_MEMBER)
     pred_costs_t costs;
     pred_class_t *classes; /* owned; power-of-two size classes present in the trace */
     size_t nclasses;
-    uint64_t cold_count; /* cold-start messages, reported apart */
-    double cold_p50_us, cold_p99_us, cold_max_us;
+#define PRED_COLD_MEMBER_(member, kind, key) HS_FIELD_MEMBER(member, kind)
+    PRED_COLD_FIGURES(PRED_COLD_MEMBER_)
+#undef PRED_COLD_MEMBER_
     float *lat_us; /* owned, per message (tr->n), only when pred_run was asked to keep it */
 } pred_result_t;
 
@@ -153,9 +177,13 @@ void pred_result_release(pred_result_t *r);
 /* One result as the JSON object of CLI.md ("hint", "p50_us", ..., "by_size_class") plus
  * "count", "costs_us" and "cold". The caller owns it (cJSON_Delete); NULL if out of memory. */
 struct cJSON *pred_result_to_json(const pred_result_t *r);
-/* Add r's figures to o: "p50_us" .. "max_us", "mean_us", "throughput_gbps", "ll_fraction",
- * "switches", "drain_us_total", "sq_full_stalls" (what a measured result has too). */
+/* Add r's PRED_FIGURES to o, in table order (what a measured result has too). */
 void pred_figures_to_json(struct cJSON *o, const pred_result_t *r);
+/* Provenance objects of the JSON outputs (caller owns; NULL if out of memory): the
+ * profile as {"name", "origin", "hash"} (profile_hash, 16 hex digits) and the trace as
+ * {"path", "records", "producer", "workload", "hint_bytes"}. */
+struct cJSON *pred_profile_json(const profile_t *p);
+struct cJSON *pred_trace_json(const char *path, const trace_t *tr);
 /* Parse "open" / "closed". Does not log. */
 hs_status_t pred_mode_parse(const char *text, pred_mode_t *out);
 

@@ -42,28 +42,6 @@ static cJSON *recommended_json(const rec_report_t *r)
     return o;
 }
 
-static cJSON *ident_json(const profile_t *p, const char *path, const trace_t *tr, int prof)
-{
-    cJSON *o = cJSON_CreateObject();
-    char hash[32];
-
-    if (!o)
-        return NULL;
-    if (prof) {
-        snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
-        cJSON_AddStringToObject(o, "name", p->name);
-        cJSON_AddStringToObject(o, "origin", p->origin);
-        cJSON_AddStringToObject(o, "hash", hash);
-    } else {
-        cJSON_AddStringToObject(o, "path", path);
-        cJSON_AddNumberToObject(o, "records", (double)tr->n);
-        cJSON_AddStringToObject(o, "producer", tr->hdr.producer);
-        cJSON_AddStringToObject(o, "workload", tr->hdr.workload);
-        cJSON_AddNumberToObject(o, "hint_bytes", (double)tr->hdr.hint_bytes);
-    }
-    return o;
-}
-
 cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profile_t *p,
                           const char *trace_path, const trace_t *tr)
 {
@@ -76,8 +54,8 @@ cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profi
         cJSON_AddStringToObject(root, "engine_detail", r->engine_detail);
     cJSON_AddStringToObject(root, "provenance", provenance(engine));
     cJSON_AddStringToObject(root, "hintsim_version", HINTSIM_VERSION);
-    cJSON_AddItemToObject(root, "profile", ident_json(p, NULL, NULL, 1));
-    cJSON_AddItemToObject(root, "trace", ident_json(NULL, trace_path, tr, 0));
+    cJSON_AddItemToObject(root, "profile", pred_profile_json(p));
+    cJSON_AddItemToObject(root, "trace", pred_trace_json(trace_path, tr));
     cJSON_AddStringToObject(root, "objective", obj_name(r->objective));
     arr = cJSON_AddArrayToObject(root, "results");
     for (size_t i = 0; arr && i < r->n; i++)

@@ -8,17 +8,23 @@
 
 #include <stdint.h>
 
+#include "common/hs_field.h"
 #include "common/hs_status.h"
 #include "sweep/sweep_grid.h"
 
+/* The figures a point keeps of its prediction, each defined here once: X(member, kind of
+ * hs_field.h), named as in PRED_FIGURES (model/predict.h), from which they are copied. They
+ * drive sweep_result_t's members, the point files (sweep_point.c) and the merged CSV and
+ * JSON columns (sweep_out.c), in this order. */
+#define SWEEP_RESULT_FIGURES(X)                                                             \
+    X(p50_us, F64) X(p99_us, F64) X(mean_us, F64) X(throughput_gbps, F64)                    \
+    X(ll_fraction, F64) X(switches, U64)
+
 /* What one point produced. */
 typedef struct {
-    uint64_t hint_bytes;    /* the hint evaluated (for "auto": the recommended one) */
-    double value;           /* the objective's value for that hint */
-    double p50_us, p99_us, mean_us;
-    double throughput_gbps;
-    double ll_fraction;
-    uint64_t switches;
+    uint64_t hint_bytes; /* the hint evaluated (for "auto": the recommended one) */
+    double value;        /* the objective's value for that hint */
+    SWEEP_RESULT_FIGURES(HS_FIELD_MEMBER)
 } sweep_result_t;
 
 typedef struct sweep_eval_ops {

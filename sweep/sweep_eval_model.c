@@ -119,12 +119,9 @@ static void fill_result(obj_t objective, const pred_result_t *r, sweep_result_t 
 {
     out->hint_bytes = r->hint_bytes;
     out->value = obj_value(objective, r);
-    out->p50_us = r->p50_us;
-    out->p99_us = r->p99_us;
-    out->mean_us = r->mean_us;
-    out->throughput_gbps = r->throughput_gbps;
-    out->ll_fraction = r->ll_fraction;
-    out->switches = r->switches;
+#define SWEEP_COPY_(member, kind) out->member = r->member;
+    SWEEP_RESULT_FIGURES(SWEEP_COPY_)
+#undef SWEEP_COPY_
 }
 
 static void pred_opts_fill(const eval_model_t *m, pred_opts_t *o)

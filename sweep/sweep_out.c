@@ -73,8 +73,11 @@ static void csv_header(FILE *fp, const sweep_grid_t *g)
         fputc(',', fp);
         csv_field(fp, g->axes[a].key);
     }
-    fputs(",hint,objective,engine,mode,hint_bytes,value,p50_us,p99_us,mean_us,"
-          "throughput_gbps,ll_fraction,switches,best_over_hints\n", fp);
+    fputs(",hint,objective,engine,mode,hint_bytes,value", fp);
+#define SWEEP_CSV_NAME_(member, kind) fputs("," #member, fp);
+    SWEEP_RESULT_FIGURES(SWEEP_CSV_NAME_)
+#undef SWEEP_CSV_NAME_
+    fputs(",best_over_hints\n", fp);
 }
 
 /* The columns that say which point a row is, up to and including the comma after mode. */
@@ -99,9 +102,11 @@ static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
     const sweep_result_t *r = &res[i];
 
     csv_row_id(fp, g, plan, i);
-    fprintf(fp, "%" PRIu64 ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PRIu64 ",%d\n",
-            r->hint_bytes, r->value, r->p50_us, r->p99_us, r->mean_us, r->throughput_gbps,
-            r->ll_fraction, r->switches, sweep_out_best_hint(g, plan, res, i) == i);
+    fprintf(fp, "%" PRIu64 ",%.17g", r->hint_bytes, r->value);
+#define SWEEP_CSV_VALUE_(member, kind) fprintf(fp, "," HS_FIELD_FMT_##kind, r->member);
+    SWEEP_RESULT_FIGURES(SWEEP_CSV_VALUE_)
+#undef SWEEP_CSV_VALUE_
+    fprintf(fp, ",%d\n", sweep_out_best_hint(g, plan, res, i) == i);
 }
 
 static hs_status_t write_csv(const sweep_grid_t *g, const sweep_plan_t *plan,
@@ -143,12 +148,7 @@ static cJSON *point_json(const sweep_grid_t *g, const sweep_plan_t *plan,
     cJSON_AddStringToObject(o, "hint", buf);
     cJSON_AddNumberToObject(o, "hint_bytes", (double)r->hint_bytes);
     cJSON_AddNumberToObject(o, "value", r->value);
-    cJSON_AddNumberToObject(o, "p50_us", r->p50_us);
-    cJSON_AddNumberToObject(o, "p99_us", r->p99_us);
-    cJSON_AddNumberToObject(o, "mean_us", r->mean_us);
-    cJSON_AddNumberToObject(o, "throughput_gbps", r->throughput_gbps);
-    cJSON_AddNumberToObject(o, "ll_fraction", r->ll_fraction);
-    cJSON_AddNumberToObject(o, "switches", (double)r->switches);
+    sweep_result_figures_json(o, r);
     cJSON_AddBoolToObject(o, "best_over_hints", sweep_out_best_hint(g, plan, res, i) == i);
     return o;
 }

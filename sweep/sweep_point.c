@@ -99,13 +99,15 @@ static cJSON *result_json(const sweep_result_t *r)
         return NULL;
     cJSON_AddNumberToObject(o, "hint", (double)r->hint_bytes);
     cJSON_AddNumberToObject(o, "value", r->value);
-    cJSON_AddNumberToObject(o, "p50_us", r->p50_us);
-    cJSON_AddNumberToObject(o, "p99_us", r->p99_us);
-    cJSON_AddNumberToObject(o, "mean_us", r->mean_us);
-    cJSON_AddNumberToObject(o, "throughput_gbps", r->throughput_gbps);
-    cJSON_AddNumberToObject(o, "ll_fraction", r->ll_fraction);
-    cJSON_AddNumberToObject(o, "switches", (double)r->switches);
+    sweep_result_figures_json(o, r);
     return o;
+}
+
+void sweep_result_figures_json(cJSON *o, const sweep_result_t *r)
+{
+#define SWEEP_JSON_NUM_(member, kind) cJSON_AddNumberToObject(o, #member, (double)r->member);
+    SWEEP_RESULT_FIGURES(SWEEP_JSON_NUM_)
+#undef SWEEP_JSON_NUM_
 }
 
 static cJSON *computed_json(uint64_t wall_ns)
@@ -184,17 +186,16 @@ static int get_num(const cJSON *o, const char *name, double *out)
 
 static hs_status_t result_parse(const cJSON *o, sweep_result_t *r)
 {
-    double hint, sw;
+    double v;
 
-    if (!cJSON_IsObject(o) || !get_num(o, "hint", &hint) || !get_num(o, "value", &r->value) ||
-        !get_num(o, "p50_us", &r->p50_us) || !get_num(o, "p99_us", &r->p99_us) ||
-        !get_num(o, "mean_us", &r->mean_us) ||
-        !get_num(o, "throughput_gbps", &r->throughput_gbps) ||
-        !get_num(o, "ll_fraction", &r->ll_fraction) || !get_num(o, "switches", &sw) ||
-        !(hint >= 0) || !(sw >= 0))
+    if (!cJSON_IsObject(o) || !get_num(o, "hint", &v) || !hs_field_from_U64(v, &r->hint_bytes) ||
+        !get_num(o, "value", &r->value))
         return HS_ERR_INVALID;
-    r->hint_bytes = (uint64_t)hint;
-    r->switches = (uint64_t)sw;
+#define SWEEP_PARSE_(member, kind)                                                          \
+    if (!get_num(o, #member, &v) || !hs_field_from_##kind(v, &r->member))                   \
+        return HS_ERR_INVALID;
+    SWEEP_RESULT_FIGURES(SWEEP_PARSE_)
+#undef SWEEP_PARSE_
     return HS_OK;
 }
 

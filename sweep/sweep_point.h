@@ -25,6 +25,10 @@ void sweep_point_path(const char *dir, uint64_t key, char *buf, size_t buflen);
 hs_status_t sweep_point_run(const sweep_grid_t *g, const sweep_point_t *pt,
                             const sweep_eval_t *ev, const char *dir);
 
+/* Add r's SWEEP_RESULT_FIGURES to the JSON object o, in table order. */
+struct cJSON;
+void sweep_result_figures_json(struct cJSON *o, const sweep_result_t *r);
+
 /* Read a point's result file: HS_OK with *res filled, HS_ERR_IO when it does not exist,
  * HS_ERR_INVALID (logged) when it is damaged or belongs to another key. */
 hs_status_t sweep_point_load(const char *dir, uint64_t key, sweep_result_t *res);
