@@ -28,6 +28,7 @@ struct rec_cli_opts {
     int include_cold;
     uint64_t threads;
     int quiet;
+    double margin_pct;
 };
 
 static const hs_opt_t g_rec_opts[] = {
@@ -52,6 +53,9 @@ static const hs_opt_t g_rec_opts[] = {
      "replay mode (see hintsim model --help)"},
     {"include-cold", 0, HS_OPT_FLAG, offsetof(struct rec_cli_opts, include_cold), NULL, NULL,
      "rank with cold-start messages included (default: reported apart)"},
+    {"margin", 0, HS_OPT_DOUBLE, offsetof(struct rec_cli_opts, margin_pct), "PCT", "2",
+     "a larger hint must beat every smaller one (and no hint) by more than PCT percent on the "
+     "objective to be recommended over it; 0 ranks strictly"},
     {"threads", 0, HS_OPT_U64, offsetof(struct rec_cli_opts, threads), "N", "0",
      "candidates evaluated in parallel (0 = one per CPU)"},
     {"quiet", 'q', HS_OPT_FLAG, offsetof(struct rec_cli_opts, quiet), NULL, NULL,
@@ -88,7 +92,7 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
                obj_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
                100 * x->ll_fraction, (unsigned long long)x->switches);
     }
-    printf("\nwhy: %s\n", r->why);
+    printf("\npolicy: %s\nwhy: %s\n", r->policy, r->why);
     for (size_t i = 0; i < r->nwarnings; i++)
         printf("warning: %s\n", r->warnings[i]);
 }
@@ -121,6 +125,12 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
                 o->candidates);
         return 2;
     }
+    if (!(o->margin_pct >= 0 && o->margin_pct <= 100)) {
+        fprintf(stderr, "hintsim: --margin '%g': expected a percentage from 0 to 100\n",
+                o->margin_pct);
+        return 2;
+    }
+    ro->margin = o->margin_pct > 0 ? o->margin_pct / 100 : REC_MARGIN_NONE;
     ro->candidates = *cands;
     ro->threads = (unsigned)o->threads;
     ro->pred.include_cold = o->include_cold;

@@ -37,6 +37,9 @@ static cJSON *recommended_json(const rec_report_t *r)
     cJSON_AddItemToObject(o, "runner_up", r->runner_up != r->winner ? pick_json(r, r->runner_up)
                                                                     : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "baseline", pick_json(r, r->baseline));
+    cJSON_AddItemToObject(o, "best", pick_json(r, r->best));
+    cJSON_AddNumberToObject(o, "margin", r->margin);
+    cJSON_AddStringToObject(o, "policy", r->policy);
     cJSON_AddStringToObject(o, "why", r->why);
     cJSON_AddStringToObject(o, "why_term", r->why_term ? r->why_term : "");
     return o;
@@ -143,7 +146,7 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
     if (r->overloaded)
         fprintf(f, "> **Overload:** %s.\n\n", r->warnings[0]);
     md_side_by_side(f, r);
-    fprintf(f, "\n**Why:** %s.\n", r->why);
+    fprintf(f, "\n**Policy:** %s.\n\n**Why:** %s.\n", r->policy, r->why);
     if (r->nwarnings) {
         fprintf(f, "\n## Warnings\n\n");
         for (size_t i = 0; i < r->nwarnings; i++)

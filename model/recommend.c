@@ -137,22 +137,60 @@ static int rec_tie(double va, double vb)
     return fabs(va - vb) <= REC_TIE_REL * fmax(fabs(va), fabs(vb));
 }
 
+/* Whether x may be recommended: under balanced only a hint within 5% of the best
+ * throughput; under the other objectives every hint. */
+static int rec_eligible(obj_t obj, const pred_result_t *x, double best_gbps)
+{
+    return obj != OBJ_BALANCED || x->throughput_gbps >= 0.95 * best_gbps;
+}
+
 /* 1 if a ranks before b under obj (ties: the smaller hint, seed 000's "median plus a bit,
  * not the maximum"). best_gbps is for balanced. */
 static int rec_before(obj_t obj, const pred_result_t *a, const pred_result_t *b,
                       double best_gbps)
 {
     double va = obj_value(obj, a), vb = obj_value(obj, b);
+    int ea = rec_eligible(obj, a, best_gbps), eb = rec_eligible(obj, b, best_gbps);
 
-    if (obj == OBJ_BALANCED) {
-        int ea = a->throughput_gbps >= 0.95 * best_gbps;
-        int eb = b->throughput_gbps >= 0.95 * best_gbps;
-        if (ea != eb)
-            return ea;
-    }
+    if (ea != eb)
+        return ea;
     if (!rec_tie(va, vb))
         return obj_higher_better(obj) ? va > vb : va < vb;
     return a->hint_bytes < b->hint_bytes;
+}
+
+/* How much better a is than b on obj, relative to b (0.007: 0.7% lower latency or higher
+ * throughput); negative when a is worse. A b of 0 gives 1 (100%) when a is better. */
+static double rec_gain(obj_t obj, const pred_result_t *a, const pred_result_t *b)
+{
+    double va = obj_value(obj, a), vb = obj_value(obj, b);
+    double d = obj_higher_better(obj) ? va - vb : vb - va;
+
+    if (fabs(vb) > 0)
+        return d / fabs(vb);
+    return d > 0 ? 1.0 : 0.0;
+}
+
+/* The margin o asks for, as applied (0: strict). */
+static double rec_margin(const rec_opts_t *o)
+{
+    if (o->margin < 0)
+        return 0;
+    return o->margin > 0 ? o->margin : REC_MARGIN_DEFAULT;
+}
+
+/* The smallest eligible hint that the best does not beat by more than the margin (results
+ * are sorted by hint): a larger hint must earn its place (model/README.md, "How recommend
+ * picks"). */
+static size_t within_margin(const rec_report_t *r, double best_gbps)
+{
+    const pred_result_t *b = &r->results[r->best];
+
+    for (size_t i = 0; i < r->n; i++)
+        if (rec_eligible(r->objective, &r->results[i], best_gbps) &&
+            rec_gain(r->objective, b, &r->results[i]) <= r->margin + REC_TIE_REL)
+            return i;
+    return r->best;
 }
 
 static void rank(rec_report_t *r)
@@ -165,12 +203,60 @@ static void rank(rec_report_t *r)
     for (size_t i = 1; i < r->n; i++)
         if (rec_before(r->objective, &r->results[i], &r->results[w], best_gbps))
             w = i;
+    r->best = w;
+    w = within_margin(r, best_gbps);
     for (size_t i = 0; i < r->n; i++)
         if (i != w && (ru == SIZE_MAX ||
                        rec_before(r->objective, &r->results[i], &r->results[ru], best_gbps)))
             ru = i;
     r->winner = w;
-    r->runner_up = ru == SIZE_MAX ? w : ru;
+    r->runner_up = ru == SIZE_MAX ? w : ru; /* the best when the margin passed it over */
+}
+
+/* r->policy: why the winner and not the best, or by how much it beats every smaller
+ * eligible hint. */
+static void policy(rec_report_t *r)
+{
+    const pred_result_t *w = &r->results[r->winner];
+    const char *obj = obj_name(r->objective);
+    char hw[48], ho[48];
+    double best_gbps = 0, closest = INFINITY;
+    size_t near = SIZE_MAX;
+
+    rec_label_hint(w->hint_bytes, hw, sizeof(hw));
+    if (r->winner != r->best) {
+        rec_label_hint(r->results[r->best].hint_bytes, ho, sizeof(ho));
+        snprintf(r->policy, sizeof(r->policy), "hint %s is %.2g%% better than hint %s on %s, "
+                 "under the %g%% margin: hint %s recommended (a larger hint must beat every "
+                 "smaller one by more than the margin; --margin sets it)", ho,
+                 100 * rec_gain(r->objective, &r->results[r->best], w), hw, obj,
+                 100 * r->margin, hw);
+        return;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        best_gbps = fmax(best_gbps, r->results[i].throughput_gbps);
+    for (size_t i = 0; i < r->winner; i++) {
+        double g = rec_gain(r->objective, w, &r->results[i]);
+        if (rec_eligible(r->objective, &r->results[i], best_gbps) && g < closest) {
+            closest = g;
+            near = i;
+        }
+    }
+    if (near == SIZE_MAX) {
+        snprintf(r->policy, sizeof(r->policy), "hint %s is the smallest candidate%s and the "
+                 "best on %s", hw, r->objective == OBJ_BALANCED ? " within 5%% of the best "
+                 "throughput" : "", obj);
+        return;
+    }
+    rec_label_hint(r->results[near].hint_bytes, ho, sizeof(ho));
+    if (r->margin > 0)
+        snprintf(r->policy, sizeof(r->policy), "hint %s beats every smaller hint on %s by "
+                 "more than the %g%% margin (the closest, hint %s, by %.3g%%)", hw, obj,
+                 100 * r->margin, ho, 100 * closest);
+    else
+        snprintf(r->policy, sizeof(r->policy), "hint %s is the best on %s, ranked strictly "
+                 "(no margin; the closest smaller hint, %s, by %.3g%%)", hw, obj, ho,
+                 100 * closest);
 }
 
 static const char *const g_terms[] = {"queue wait", "drain", "coalescing", "L1", "base"};
@@ -227,6 +313,15 @@ static void explain(rec_report_t *r, size_t nmsg)
     costs_array(&u->costs, cu);
     size_t k = separating_term(cw, cu);
     r->why_term = g_term_keys[k];
+    if (r->winner != r->best) { /* the margin kept the smaller hint */
+        snprintf(r->why, sizeof(r->why),
+                 "hint %s has %s %.4g vs %.4g for hint %s, %.2g%% apart, within the %g%% "
+                 "margin: the smaller hint is kept; the cost term that differs most is %s: "
+                 "%.3f us per message with hint %s, %.3f with hint %s", hw, obj, vw, vu, hu,
+                 100 * rec_gain(r->objective, u, w), 100 * r->margin, g_terms[k],
+                 cw[k] / (double)nmsg, hw, cu[k] / (double)nmsg, hu);
+        return;
+    }
     if (obj_higher_better(r->objective)) {
         snprintf(r->why, sizeof(r->why),
                  "hint %s reaches %.4g Gb/s vs %.4g for hint %s (the replay of the whole trace "
@@ -442,6 +537,7 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
 
     memset(out, 0, sizeof(*out));
     out->objective = o->objective;
+    out->margin = rec_margin(o);
     if (tr->n == 0) {
         hs_log_error("the trace has no records: nothing to recommend");
         return HS_ERR_INVALID;
@@ -455,6 +551,7 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
     if (st == HS_OK) {
         rank(out);
         explain(out, tr->n);
+        policy(out);
         st = warn_overload(out, tr, p, &o->pred);
     }
     if (st == HS_OK)

@@ -18,13 +18,29 @@ typedef struct {
     unsigned threads;           /* 0: one per online CPU */
     pred_opts_t pred;           /* mode, include_cold (default 0: cold start apart), ... */
     int progress;               /* 1: progress bar over candidates on stderr (terminal only) */
+    double margin;              /* relative margin (0.02 = 2%) by which a hint must beat every
+                                 * smaller one to be recommended over it; 0: REC_MARGIN_DEFAULT,
+                                 * REC_MARGIN_NONE: rank strictly (model/README.md, "How
+                                 * recommend picks") */
 } rec_opts_t;
+
+/* The margin of the recommendation policy when none is given, and the value that asks for
+ * none (the strictly best candidate is recommended). */
+#define REC_MARGIN_DEFAULT 0.02
+#define REC_MARGIN_NONE (-1.0)
 
 typedef struct {
     pred_result_t *results;  /* owned, one per candidate, sorted by hint */
     size_t n;
     size_t winner, runner_up; /* indices into results (runner_up == winner when n == 1:
-                               * no runner-up, "runner_up": null in JSON) */
+                               * no runner-up, "runner_up": null in JSON); runner_up is best
+                               * when the margin passed it over */
+    size_t best;              /* the strictly best candidate on the objective */
+    double margin;            /* the margin applied (0: strict) */
+    char policy[400];         /* why the winner and not the best, or how far it beats every
+                               * smaller hint: "hint 65536 (64K) is 0.7% better than hint
+                               * 4096 (4K) on p99, under the 2% margin: 4096 (4K) is
+                               * recommended" */
     size_t baseline;          /* index of hint 0 (always evaluated) */
     obj_t objective;
     char why[512];            /* the cost term that separates winner and runner-up */

@@ -37,6 +37,7 @@ typedef struct {
     int runner_idx;         /* index of the runner-up; -1 if none */
     const char *objective;  /* "p99", "p50", "mean", "throughput", "balanced"; NULL = unknown */
     const char *why;        /* one sentence: which cost term decides; NULL = none */
+    const char *policy;     /* one sentence: why this hint under the margin; NULL = none */
     char *const *warnings;  /* what the report warns about (recommend's); may be NULL */
     size_t nwarnings;
     /* For the per-size cost curves of both paths: the engine to replay single-size

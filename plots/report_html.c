@@ -167,6 +167,11 @@ static void write_summary(FILE *fp, const plot_input_t *in)
     summary_line(fp, in, in->runner_idx, "Runner-up");
     summary_line(fp, in, plot_input_hint0_idx(in), "Without a hint");
     fputs("</ul>\n", fp);
+    if (in->policy) {
+        fputs("<p>Policy: ", fp);
+        esc(fp, in->policy);
+        fputs("</p>\n", fp);
+    }
     if (in->why) {
         fputs("<p>Why: ", fp);
         esc(fp, in->why);

@@ -83,6 +83,7 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
                             .rec_idx = (int)r->winner,
                             .runner_idx = r->runner_up != r->winner ? (int)r->runner_up : -1,
                             .objective = obj_name(r->objective), .why = r->why,
+                            .policy = r->policy,
                             .warnings = r->warnings, .nwarnings = r->nwarnings,
                             .cost_engine = eng};
         st = rep_write_report(dir, &in);

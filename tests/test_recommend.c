@@ -259,6 +259,38 @@ static void test_objective_table(void **state)
     assert_string_equal(obj_list(small, sizeof(small), 0), "p99, p5"); /* truncated, ended */
 }
 
+/* How much better the best is than x on obj, relative to x (the policy's measure, worked
+ * out here apart from recommend.c). */
+static double gain_over(obj_t obj, const pred_result_t *best, const pred_result_t *x)
+{
+    double vb = obj_value(obj, best), vx = obj_value(obj, x);
+
+    return obj_higher_better(obj) ? (vb - vx) / vx : (vx - vb) / vx;
+}
+
+/* The recommendation policy (model/README.md, "How recommend picks"): r->best is the
+ * strictly best eligible candidate; the winner is within margin of it; every smaller
+ * eligible hint is worse than the best by more than margin. */
+static void check_policy(const rec_report_t *r, double margin)
+{
+    double best_gbps = 0;
+
+    for (size_t i = 0; i < r->n; i++)
+        best_gbps = fmax(best_gbps, r->results[i].throughput_gbps);
+    const pred_result_t *b = &r->results[r->best], *w = &r->results[r->winner];
+    for (size_t i = 0; i < r->n; i++) {
+        const pred_result_t *x = &r->results[i];
+        int eligible = r->objective != OBJ_BALANCED || x->throughput_gbps >= 0.95 * best_gbps;
+        if (!eligible)
+            continue;
+        assert_true(gain_over(r->objective, b, x) >= 0); /* nothing beats the best */
+        if (i < r->winner)
+            assert_true(gain_over(r->objective, b, x) > margin);
+    }
+    assert_true(gain_over(r->objective, b, w) <= margin + 1e-9);
+    assert_true(r->margin == margin);
+}
+
 static void test_objectives(void **state)
 {
     (void)state;
@@ -274,23 +306,96 @@ static void test_objectives(void **state)
         double best_gbps = 0;
         for (size_t i = 0; i < r.n; i++)
             best_gbps = fmax(best_gbps, r.results[i].throughput_gbps);
-        for (size_t i = 0; i < r.n; i++) {
-            const pred_result_t *x = &r.results[i];
-            if (obj == OBJ_THROUGHPUT)
-                assert_true(w->throughput_gbps >= x->throughput_gbps);
-            else if (obj == OBJ_BALANCED) {
-                if (x->throughput_gbps >= 0.95 * best_gbps)
-                    assert_true(w->p99_us <= x->p99_us);
-            } else
-                assert_true(obj_value(o.objective, w) <=
-                            obj_value(o.objective, x));
-        }
+        check_policy(&r, REC_MARGIN_DEFAULT);
         if (obj == OBJ_BALANCED)
             assert_true(w->throughput_gbps >= 0.95 * best_gbps);
+        rec_report_release(&r);
+        o.margin = REC_MARGIN_NONE; /* strict: the best itself */
+        assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+        check_policy(&r, 0);
+        assert_int_equal(r.winner, r.best);
         rec_report_release(&r);
     }
     profile_free(p);
     trace_free(tr);
+}
+
+/* The example of issue 28: a phased trace in closed mode, where the trace maximum is best
+ * on p99 by under 1%. With the 2% margin the smaller hint is kept and the report says why
+ * (text, JSON, report.md); with --margin 0 the maximum wins; a margin below the gap lets it
+ * win too; a bad margin is a usage error. */
+static void test_margin_near_tie(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    trace_t *tr = NULL;
+    profile_t *p = prof("seed000", NULL);
+    rec_opts_t o = {.objective = OBJ_P99, .pred.mode = PRED_CLOSED};
+    rec_report_t r;
+
+    snprintf(path, sizeof(path), "%s/ph.hst", dir);
+    assert_int_equal(hs_test_run(NULL, "%s trace gen --workload phased --count 30000 -o %s",
+                                 hs_test_bin(), path), 0);
+    assert_int_equal(trace_load(path, &tr), HS_OK);
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    check_policy(&r, REC_MARGIN_DEFAULT);
+    double gap = gain_over(OBJ_P99, &r.results[r.best], &r.results[r.winner]);
+    assert_true(r.best != r.winner);   /* the near-tie this is about */
+    assert_true(gap > 0 && gap < 0.02);
+    assert_int_equal(r.runner_up, r.best);
+    assert_non_null(strstr(r.policy, "under the 2% margin"));
+    assert_non_null(strstr(r.why, "within the 2% margin"));
+    size_t kept = r.winner, best = r.best;
+    uint64_t kept_hint = r.results[kept].hint_bytes;
+    rec_report_release(&r);
+    o.margin = REC_MARGIN_NONE;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_int_equal(r.winner, best);
+    rec_report_release(&r);
+    o.margin = gap / 2; /* below the gap: the best earns its place over the kept hint */
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    check_policy(&r, gap / 2);
+    assert_true(r.winner > kept);
+    rec_report_release(&r);
+
+    assert_int_equal(hs_test_run(&out, "%s recommend %s -p seed000 --mode closed --json "
+                                 "--quiet", hs_test_bin(), path), 0);
+    cJSON *j = cJSON_Parse(out), *rec = cJSON_GetObjectItem(j, "recommended");
+    free(out);
+    assert_non_null(rec);
+    assert_true(cJSON_GetObjectItem(rec, "hint")->valuedouble == (double)kept_hint);
+    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "best"), "hint")->valuedouble !=
+                cJSON_GetObjectItem(rec, "hint")->valuedouble);
+    assert_true(cJSON_GetObjectItem(rec, "margin")->valuedouble == 0.02);
+    assert_non_null(strstr(cJSON_GetObjectItem(rec, "policy")->valuestring, "margin"));
+    cJSON_Delete(j);
+    assert_int_equal(hs_test_run(&out, "%s recommend %s -p seed000 --mode closed --quiet "
+                                 "-o %s/rep", hs_test_bin(), path, dir), 0);
+    assert_non_null(strstr(out, "policy: "));
+    assert_non_null(strstr(out, "under the 2% margin"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cat %s/rep/report.md %s/rep/report.html", dir, dir), 0);
+    assert_non_null(strstr(out, "**Policy:**"));
+    assert_non_null(strstr(out, "Policy: hint"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s recommend %s -p seed000 --mode closed --json "
+                                 "--quiet --margin 0", hs_test_bin(), path), 0);
+    j = cJSON_Parse(out);
+    free(out);
+    rec = cJSON_GetObjectItem(j, "recommended");
+    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "best"), "hint")->valuedouble ==
+                cJSON_GetObjectItem(rec, "hint")->valuedouble);
+    cJSON_Delete(j);
+    const char *bad[] = {"-1", "101", "nan", "x"};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(hs_test_run(&out, "%s recommend %s -p seed000 --margin %s",
+                                     hs_test_bin(), path, bad[k]), 2);
+        assert_non_null(strstr(out, "--margin"));
+        free(out);
+    }
+    trace_free(tr);
+    profile_free(p);
+    free(dir);
 }
 
 static void test_parallel_equals_serial(void **state)
@@ -777,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_warn_closed_shape),
         cmocka_unit_test(test_objective_table),
         cmocka_unit_test(test_objectives),
+        cmocka_unit_test(test_margin_near_tie),
         cmocka_unit_test(test_parallel_equals_serial),
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_warning_dense_medium),
