@@ -92,24 +92,6 @@ static void print_profile(const profile_t *p)
         printf("\nnotes:\n%s\n", p->notes);
 }
 
-/* Load a profile and apply --set overrides; shared by every command taking --profile. */
-int cli_profile_open(const char *name, const hs_strlist_t *set, profile_t **out)
-{
-    profile_t *p = NULL;
-    hs_status_t st = profile_load(name, &p);
-
-    for (size_t i = 0; st == HS_OK && i < set->n; i++)
-        st = profile_set(p, set->v[i]);
-    if (st == HS_OK)
-        st = profile_validate(p);
-    if (st != HS_OK) {
-        profile_free(p);
-        return hs_status_exit_code(st);
-    }
-    *out = p;
-    return 0;
-}
-
 static int profile_show(int argc, char **argv)
 {
     struct show_opts o = {0};

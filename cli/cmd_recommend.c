@@ -231,7 +231,7 @@ int cmd_recommend(int argc, char **argv)
         rc = hs_status_exit_code(st);
         goto out;
     }
-    rep.engine_detail = cli_engine_detail(eng);
+    rep.engine_detail = pred_engine_detail(eng);
     rc = emit(&rep, &o, eng->name, p, pos[0], tr);
     rec_report_release(&rep);
 out:

@@ -1702,4 +1702,4 @@ static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pre
     return st;
 }
 
-const pred_engine_ops_t model_engine_ops = {"model", model_replay};
+const pred_engine_ops_t model_engine_ops = {.name = "model", .replay = model_replay};

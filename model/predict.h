@@ -133,12 +133,36 @@ typedef struct {
     float *lat_us; /* owned, per message (tr->n), only when pred_run was asked to keep it */
 } pred_result_t;
 
+/* What an engine's figures are. */
+typedef enum {
+    PRED_MODELLED = 0,  /* computed by the analytical model (the default of an ops table) */
+    PRED_SIMULATED = 1, /* computed by a discrete-event simulation */
+} pred_engine_kind_t;
+
+/* An engine, and what it is: callers ask the table, never the engine's name. Members after
+ * replay may be left out (zero: modelled, one flow only, no detail). */
 typedef struct pred_engine_ops {
     const char *name; /* "model" or "sim" */
     /* Replay tr under p with hint (0 = no hint); fill raw (arrays preallocated). */
     hs_status_t (*replay)(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
                           uint64_t hint_bytes, pred_raw_t *raw);
+    pred_engine_kind_t kind;
+    /* nflows senders replaying tr into one receiver (o->flows is ignored): each flow's
+     * figures into flows[0..nflows-1] and all flows' messages together into *agg, every one
+     * to be released by the caller on HS_OK (nothing held on failure). NULL: the engine
+     * replays one flow only. */
+    hs_status_t (*run_flows)(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
+                             uint64_t hint_bytes, unsigned nflows, pred_result_t *flows,
+                             pred_result_t *agg);
+    /* What an output must name besides the engine's name (the simulator's network model
+     * and factors); static string. NULL: nothing. */
+    const char *(*detail)(void);
 } pred_engine_ops_t;
+
+/* "modelled" or "simulated": what eng's figures are, as outputs say it. */
+const char *pred_engine_figures(const pred_engine_ops_t *eng);
+/* eng->detail(), or NULL when the engine has none. */
+const char *pred_engine_detail(const pred_engine_ops_t *eng);
 
 /* Run one engine for one hint and summarise into *out (caller releases with
  * pred_result_release). keep_lat keeps the per-message latencies in out->lat_us. */

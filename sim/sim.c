@@ -598,11 +598,9 @@ hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t
         mraw->switches += raws[f].switches;
         mraw->drain_us_total += raws[f].drain_us_total;
         mraw->sq_full_stalls += raws[f].sq_full_stalls;
-        mraw->costs.queue_us += raws[f].costs.queue_us;
-        mraw->costs.drain_us += raws[f].costs.drain_us;
-        mraw->costs.coalesce_us += raws[f].costs.coalesce_us;
-        mraw->costs.l1_us += raws[f].costs.l1_us;
-        mraw->costs.base_us += raws[f].costs.base_us;
+#define SIM_ADD_COST_(member, key) mraw->costs.member += raws[f].costs.member;
+        PRED_COSTS(SIM_ADD_COST_)
+#undef SIM_ADD_COST_
     }
     *mtr = m;
     return HS_OK;
@@ -615,4 +613,10 @@ fail:
     return st;
 }
 
-const pred_engine_ops_t sim_engine_ops = {"sim", sim_replay};
+const pred_engine_ops_t sim_engine_ops = {
+    .name = "sim",
+    .replay = sim_replay,
+    .kind = PRED_SIMULATED,
+    .run_flows = sim_run_flows,
+    .detail = sim_model_desc,
+};

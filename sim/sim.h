@@ -30,6 +30,13 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
 hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t *raws,
                             trace_t **mtr, pred_raw_t *mraw);
 
+/* sim_engine_ops.run_flows: nflows senders into one receiver, each flow's figures into
+ * flows[] and all flows' messages together into *agg (caller releases every one on HS_OK;
+ * nothing held on failure). */
+hs_status_t sim_run_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
+                          uint64_t hint_bytes, unsigned nflows, pred_result_t *flows,
+                          pred_result_t *agg);
+
 /* One line naming the SimGrid version, network model and factors every replay uses. */
 const char *sim_model_desc(void);
 

@@ -1,0 +1,30 @@
+# cmake -DCLI_DIR=DIR -P cli_layering.cmake: cli/ is parse -> library call -> print, so no
+# cli/cmd_*.c file calls another's functions or includes another. Each cmd_*.c may export
+# only its entry points (cmd_NAME, registered by main.c or its group's dispatch table); what
+# commands share lives in cli_*.c or in the libraries. Fails naming the file and function.
+file(GLOB cmds "${CLI_DIR}/cmd_*.c")
+if(NOT cmds)
+  message(FATAL_ERROR "no cli/cmd_*.c under '${CLI_DIR}'")
+endif()
+set(bad "")
+foreach(f ${cmds})
+  get_filename_component(name ${f} NAME)
+  file(STRINGS ${f} lines)
+  foreach(line IN LISTS lines)
+    # a definition at column 0 that is not static: an exported function
+    if(NOT line MATCHES "^static" AND line MATCHES "^[a-z][a-z_0-9 *]*[ *]([a-z_][a-z_0-9]*)\\(")
+      set(fn ${CMAKE_MATCH_1})
+      if(NOT fn MATCHES "^cmd_")
+        string(APPEND bad "  ${name}: exports ${fn}(): shared code goes in cli_*.c or a library\n")
+      endif()
+    endif()
+    if(line MATCHES "#include \"cli/cmd_")
+      string(APPEND bad "  ${name}: ${line}\n")
+    endif()
+  endforeach()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "cli/cmd_*.c files reaching into each other:\n${bad}")
+endif()
+list(LENGTH cmds n)
+message(STATUS "cli layering: ${n} cmd_*.c files, each exporting only its entry points")
