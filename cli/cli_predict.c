@@ -421,7 +421,7 @@ static int emit_text(const pred_print_t *pp)
         print_classes_text(h->flows ? &h->agg : &h->res, h->flows ? out->nflows : 1);
     }
     if (out->warning[0])
-        printf("\nwarning: %s\n", out->warning);
+        fprintf(stderr, "warning: %s\n", out->warning); /* stdout keeps the tables */
     return pp->curves ? emit_curves(j->p, j->tr, NULL) : 0;
 }
 

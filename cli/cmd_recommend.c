@@ -94,7 +94,7 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
     }
     printf("\npolicy: %s\nwhy: %s\n", r->policy, r->why);
     for (size_t i = 0; i < r->nwarnings; i++)
-        printf("warning: %s\n", r->warnings[i]);
+        fprintf(stderr, "warning: %s\n", r->warnings[i]); /* stdout keeps the result */
 }
 
 static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t **cands,

@@ -45,6 +45,23 @@ static cJSON *recommended_json(const rec_report_t *r)
     return o;
 }
 
+/* One saturated path of one candidate: what it sustains, what the trace offers it. */
+static cJSON *path_load_json(const rec_path_load_t *l)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "hint", (double)l->hint_bytes);
+    cJSON_AddStringToObject(o, "path", l->path == 0 ? "LL" : "BW");
+    cJSON_AddNumberToObject(o, "messages", (double)l->count);
+    cJSON_AddNumberToObject(o, "sustained_gbps", l->sustained_gbps);
+    cJSON_AddNumberToObject(o, "offered_gbps", l->offered_gbps);
+    cJSON_AddStringToObject(o, "bound", l->bound);
+    cJSON_AddNumberToObject(o, "window_wrs", l->window);
+    return o;
+}
+
 cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profile_t *p,
                           const char *trace_path, const trace_t *tr)
 {
@@ -72,6 +89,9 @@ cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profi
         cJSON_AddNumberToObject(ld, "link_busy_us", r->load.link_busy_us);
         cJSON_AddBoolToObject(ld, "overloaded", r->overloaded);
     }
+    cJSON *pl = cJSON_AddArrayToObject(root, "path_load");
+    for (size_t i = 0; pl && i < r->npath_load; i++)
+        cJSON_AddItemToArray(pl, path_load_json(&r->path_load[i]));
     w = cJSON_AddArrayToObject(root, "warnings");
     for (size_t i = 0; w && i < r->nwarnings; i++)
         cJSON_AddItemToArray(w, cJSON_CreateString(r->warnings[i]));
@@ -141,17 +161,20 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
                "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",
             provenance(engine), engine, p->name, p->origin, (unsigned long long)profile_hash(p),
             trace_path, tr->n, obj_name(r->objective), HINTSIM_VERSION);
+    if (rec_profile_caveat(p))
+        fprintf(f, "> **Profile `%s`:** %s.\n\n", p->name, rec_profile_caveat(p));
     if (r->engine_detail)
         fprintf(f, "Simulator network model: %s.\n\n", r->engine_detail);
-    if (r->overloaded)
+    if (r->overloaded) /* the first warning */
         fprintf(f, "> **Overload:** %s.\n\n", r->warnings[0]);
+    if (r->nwarnings > (size_t)r->overloaded) {
+        fprintf(f, "**Warnings** (read these before the figures):\n\n");
+        for (size_t i = (size_t)r->overloaded; i < r->nwarnings; i++)
+            fprintf(f, "- %s\n", r->warnings[i]);
+        fputc('\n', f);
+    }
     md_side_by_side(f, r);
     fprintf(f, "\n**Policy:** %s.\n\n**Why:** %s.\n", r->policy, r->why);
-    if (r->nwarnings) {
-        fprintf(f, "\n## Warnings\n\n");
-        for (size_t i = 0; i < r->nwarnings; i++)
-            fprintf(f, "- %s\n", r->warnings[i]);
-    }
     md_all(f, r, tr->n);
     fprintf(f, "\n%zu candidate%s evaluated on %u threads in %.2f s.\n", r->n,
             r->n == 1 ? "" : "s", r->threads_used,

@@ -12,6 +12,7 @@
 #include "common/hs_util.h"
 #include "model/hint_class.h"
 #include "model/model.h"
+#include "model/path_rules.h"
 
 #define REC_SAMPLE_MAX 1000000
 #define REC_TIE_REL 1e-9
@@ -487,6 +488,220 @@ static hs_status_t warn_flat(rec_report_t *r)
     return HS_OK;
 }
 
+/* ---- representativeness ----------------------------------------------------------- */
+
+/* Fewer ranked messages than this: a p99 is the largest of them, one message decides. */
+#define REC_MIN_MESSAGES 100
+/* Fewer messages than this between the two hints compared: the choice rests on them. */
+#define REC_MIN_DECIDING 20
+
+/* Messages with size in (lo, hi]: the ones two hints route differently. */
+static size_t sizes_between(const trace_t *tr, uint64_t lo, uint64_t hi)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < tr->n; i++)
+        k += tr->recs[i].size_bytes > lo && tr->recs[i].size_bytes <= hi;
+    return k;
+}
+
+/* The trace's span (first to last post), us. */
+static double span_us(const trace_t *tr)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+
+    for (size_t i = 0; i < tr->n; i++) {
+        lo = tr->recs[i].t_post_ns < lo ? tr->recs[i].t_post_ns : lo;
+        hi = tr->recs[i].t_post_ns > hi ? tr->recs[i].t_post_ns : hi;
+    }
+    return tr->n ? (double)(hi - lo) * 1e-3 : 0;
+}
+
+/* A trace too small to stand for the workload: too few messages ranked, too few between
+ * the hints that decide, or shorter than a path's warm-up (its moderation period; after a
+ * switch the perturbation window). */
+static hs_status_t warn_tiny(rec_report_t *r, const trace_t *tr, const profile_t *p)
+{
+    const pred_result_t *w = &r->results[r->winner], *u = &r->results[r->runner_up];
+    double span = span_us(tr), warm = fmax(p->ll_coal_period_us, p->bw_coal_period_us);
+    hs_status_t st = HS_OK;
+    char hw[48], hu[48];
+
+    if (w->count < REC_MIN_MESSAGES)
+        st = warn(r, "only %llu message%s ranked: with fewer than %d a p99 is the largest of "
+                  "them and one message decides; the recommendation does not stand for the "
+                  "workload (capture a longer run)", (unsigned long long)w->count,
+                  w->count == 1 ? " is" : "s are", REC_MIN_MESSAGES);
+    if (st == HS_OK && r->runner_up != r->winner) {
+        uint64_t lo = w->hint_bytes < u->hint_bytes ? w->hint_bytes : u->hint_bytes;
+        uint64_t hi = w->hint_bytes ^ u->hint_bytes ^ lo;
+        size_t k = sizes_between(tr, lo, hi);
+        rec_label_hint(w->hint_bytes, hw, sizeof(hw));
+        rec_label_hint(u->hint_bytes, hu, sizeof(hu));
+        if (k < REC_MIN_DECIDING)
+            st = warn(r, "hint %s against hint %s rests on %zu message%s (the sizes %llu..%llu "
+                      "B the two route differently), fewer than %d: too few to tell the two "
+                      "apart", hw, hu, k, k == 1 ? "" : "s", (unsigned long long)lo + 1,
+                      (unsigned long long)hi, REC_MIN_DECIDING);
+    }
+    if (st == HS_OK && tr->n > 1 && span < warm)
+        st = warn(r, "the trace lasts %.4g us, shorter than a path's moderation period (%g "
+                  "us): its completions are reported by the timer alone, as in a path's "
+                  "warm-up, not in steady state", span, warm);
+    if (st == HS_OK && w->switches && span < p->switch_perturb_window_us)
+        st = warn(r, "the trace lasts %.4g us, shorter than the %g us perturbation window "
+                  "after a path switch (switch.perturb_window_us): every message after the "
+                  "first switch is in it, so the figures are a warm-up's", span,
+                  p->switch_perturb_window_us);
+    return st;
+}
+
+/* ---- path load ------------------------------------------------------------------ */
+
+/* Add one message of size s on path `path` of rules r to l's bound times (us): the CPU
+ * (posts, doorbells, one completion event per batch) and the window (each WR holds its slot
+ * from its post through the wire and back to its event; W_P slots). Each is the least the
+ * message can cost there, so a path found saturated is saturated. */
+static void path_msg(const profile_t *p, const prules_t *r, int path, uint64_t s,
+                     rec_path_load_t *l)
+{
+    const prules_path_t *pp = &r->path[path];
+    double nwr = (double)prules_nwr(pp->seg_bytes, pp->seg_shift, s);
+    double ser = (double)s * prules_per_byte(p, r->ns_per_byte, s) +
+                 prules_npkt(r->mtu_bytes, r->mtu_shift, s) * r->pkt_ns;
+    double post_wr = r->post_ns + r->l1x_ns + r->doorbell_ns * ceil(nwr / pp->batch) / nwr;
+    double event_wr = pp->event_ns / pp->batch;
+    double dma = s <= pp->inline_bytes ? 0 : r->dma_ns;
+    double hold = post_wr + dma + ser / nwr + r->wire2_ns * prules_lat_factor(p, s) +
+                  pp->fixed_ns + pp->event_ns;
+
+    l->cpu_us += nwr * (post_wr + event_wr) * 1e-3;
+    l->window_us += nwr * hold / pp->window * 1e-3;
+    l->count++;
+    l->bytes += (double)s;
+}
+
+/* The binding bound of the path's own resources (CPU, window; the link both paths share
+ * is the offered-load check's, model_offered_load). */
+static void path_finish(rec_path_load_t *l, double span_us)
+{
+    double need = fmax(l->cpu_us, l->window_us);
+
+    l->span_us = span_us;
+    l->bound = need == l->cpu_us ? "CPU" : "window";
+    l->sustained_gbps = need > 0 ? l->bytes * 8e-3 / need : 0;
+    l->offered_gbps = span_us > 0 ? l->bytes * 8e-3 / span_us : 0;
+    l->saturated = l->count > 1 && need > span_us;
+}
+
+hs_status_t rec_path_load(const trace_t *tr, const profile_t *p, uint64_t hint_bytes,
+                          rec_path_load_t out[2])
+{
+    prules_t r;
+    uint64_t t_min = UINT64_MAX, t_max = 0;
+    hs_status_t st = prules_init(p, hint_bytes, &r);
+
+    memset(out, 0, 2 * sizeof(*out));
+    if (st != HS_OK)
+        return st;
+    for (int k = 0; k < PRULES_NPATHS; k++) {
+        out[k].path = k;
+        out[k].hint_bytes = hint_bytes;
+        out[k].window = r.path[k].window;
+        out[k].batch = r.path[k].batch;
+        out[k].event_us = r.path[k].event_ns * 1e-3;
+    }
+    for (size_t i = 0; i < tr->n; i++) {
+        const trace_rec_t *x = &tr->recs[i];
+        t_min = x->t_post_ns < t_min ? x->t_post_ns : t_min;
+        t_max = x->t_post_ns > t_max ? x->t_post_ns : t_max;
+        int k = prules_class(hint_bytes, x->size_bytes);
+        path_msg(p, &r, k, x->size_bytes, &out[k]);
+    }
+    for (int k = 0; k < PRULES_NPATHS; k++)
+        path_finish(&out[k], tr->n ? (double)(t_max - t_min) * 1e-3 : 0);
+    return HS_OK;
+}
+
+int rec_path_load_warning(const rec_path_load_t *l, char *buf, size_t len)
+{
+    const char *name = l->path == PRULES_LL ? "LL" : "BW";
+    char h[48], why[160];
+
+    if (!l->saturated)
+        return 0;
+    rec_label_hint(l->hint_bytes, h, sizeof(h));
+    if (strcmp(l->bound, "CPU") == 0)
+        snprintf(why, sizeof(why), "the CPU: posts, and a %.3g us completion event every %u "
+                 "WR%s", l->event_us, l->batch, l->batch == 1 ? "" : "s");
+    else
+        snprintf(why, sizeof(why), "its %u-WR window, each slot held for a round trip",
+                 l->window);
+    snprintf(buf, len, "hint %s: the %s path sustains %.3g Gb/s for the %zu messages it "
+             "carries (bound by %s), this trace offers %.3g Gb/s on it: open-loop latencies "
+             "measure the backlog on the %s path (seed 000 pitfall 1); a smaller hint, a "
+             "deeper %s queue or fewer completion events relieve it", h, name,
+             l->sustained_gbps, l->count, why, l->offered_gbps, name, name);
+    return 1;
+}
+
+/* Open loop: every candidate's paths against what the trace offers them; one warning for
+ * the recommended hint's saturated paths, one naming the other candidates where the LL
+ * path saturates; each saturated path kept for the JSON (path_load). */
+static hs_status_t warn_paths(rec_report_t *r, const trace_t *tr, const profile_t *p,
+                              const pred_opts_t *po)
+{
+    char buf[600], list[256] = "";
+    size_t len = 0, nother = 0;
+    rec_path_load_t last = {0};
+    hs_status_t st = HS_OK;
+
+    if (po->mode != PRED_OPEN)
+        return HS_OK;
+    r->path_load = calloc(2 * r->n, sizeof(*r->path_load));
+    if (!r->path_load)
+        return HS_ERR_NOMEM;
+    for (size_t i = 0; i < r->n && st == HS_OK; i++) {
+        rec_path_load_t l[2];
+        st = rec_path_load(tr, p, r->results[i].hint_bytes, l);
+        for (int k = 0; st == HS_OK && k < PRULES_NPATHS; k++) {
+            if (!l[k].saturated)
+                continue;
+            r->path_load[r->npath_load++] = l[k];
+            if (i == r->winner && rec_path_load_warning(&l[k], buf, sizeof(buf)))
+                st = warn(r, "%s", buf);
+            else if (k == PRULES_LL && len < sizeof(list) - 40) {
+                rec_label_hint(l[k].hint_bytes, buf, sizeof(buf));
+                len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+                                        nother++ ? ", " : "", buf);
+                last = l[k];
+            }
+        }
+    }
+    if (st == HS_OK && nother)
+        st = warn(r, "the LL path cannot carry what this trace offers it at hint%s %s (at "
+                  "the last: it sustains %.3g Gb/s, bound by the %s, against %.3g Gb/s "
+                  "offered; report.json path_load has each): their open-loop latencies "
+                  "measure a backlog", nother > 1 ? "s" : "", list, last.sustained_gbps,
+                  last.bound, last.offered_gbps);
+    return st;
+}
+
+/* ---- the profile ------------------------------------------------------------------ */
+
+const char *rec_profile_caveat(const profile_t *p)
+{
+    int measured = 0;
+
+    for (int k = 0; k < PROF_NPARAMS; k++)
+        measured |= strncmp(profile_source(p, (prof_param_id_t)k), "default", 7) != 0;
+    if (measured && strcmp(p->origin, "builtin:generic") != 0)
+        return NULL;
+    return "this profile holds defaults only, with no measurement behind them: the figures "
+           "below do not describe any real host; use a seed profile (hintsim profile list) "
+           "or one made by hintsim calibrate on the target host";
+}
+
 /* ---- entry ------------------------------------------------------------------------ */
 
 static hs_status_t candidate_list(const trace_t *tr, const rec_opts_t *o, uint64_t **out,
@@ -555,6 +770,10 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
         st = warn_overload(out, tr, p, &o->pred);
     }
     if (st == HS_OK)
+        st = warn_tiny(out, tr, p);
+    if (st == HS_OK)
+        st = warn_paths(out, tr, p, &o->pred);
+    if (st == HS_OK)
         st = warn_closed_shape(out, tr, &o->pred);
     if (st == HS_OK)
         st = warn_sizes(out, tr);
@@ -580,5 +799,6 @@ void rec_report_release(rec_report_t *r)
     for (size_t i = 0; i < r->nwarnings; i++)
         free(r->warnings[i]);
     free(r->warnings);
+    free(r->path_load);
     memset(r, 0, sizeof(*r));
 }

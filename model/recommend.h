@@ -29,6 +29,27 @@ typedef struct {
 #define REC_MARGIN_DEFAULT 0.02
 #define REC_MARGIN_NONE (-1.0)
 
+/* What one path can carry for the messages a hint routes to it, against what the trace
+ * offers it (open loop): the path's sustained rate is the lower of two bounds, each from
+ * model/path_rules.h: the CPU (post, doorbell and completion events per message) and the
+ * window (W_P slots, each held for a WR's round trip). The link, which both paths share,
+ * is model_offered_load's. */
+typedef struct {
+    int path;               /* PRULES_LL or PRULES_BW */
+    uint64_t hint_bytes;
+    size_t count;           /* messages of the path's class */
+    double bytes;
+    double span_us;         /* the trace's span (first to last post) */
+    double offered_gbps;    /* bytes * 8 / span */
+    double sustained_gbps;  /* bytes * 8 / the binding bound's time */
+    double cpu_us, window_us; /* time each bound needs for these messages */
+    const char *bound;      /* "CPU" or "window": the binding one */
+    uint32_t window;        /* W_P, WRs */
+    uint32_t batch;         /* E_P, WRs per completion event */
+    double event_us;        /* e_P, per completion event */
+    int saturated;          /* more than one message and the binding time exceeds the span */
+} rec_path_load_t;
+
 typedef struct {
     pred_result_t *results;  /* owned, one per candidate, sorted by hint */
     size_t n;
@@ -52,6 +73,8 @@ typedef struct {
     unsigned threads_used;
     int overloaded;           /* open loop and the trace offers more than the link carries */
     model_load_t load;        /* the offered-load check (open loop only) */
+    rec_path_load_t *path_load; /* owned: each candidate's saturated paths (open loop) */
+    size_t npath_load;
     const char *engine_detail; /* borrowed, may be NULL: e.g. the simulator's network model */
 } rec_report_t;
 
@@ -66,6 +89,20 @@ void rec_format_hint(uint64_t hint_bytes, char *buf, size_t len);
 /* A hint as a user copies it into RDMA_LOW_LATENCY_HINT, the way every report prints it:
  * "4096 (4K)", "0" (no hint), "1075". */
 void rec_label_hint(uint64_t hint_bytes, char *buf, size_t len);
+
+/* Each path's load under hint_bytes (out[PRULES_LL], out[PRULES_BW]); HS_ERR_INVALID when
+ * the profile's rules cannot be derived (logged). */
+hs_status_t rec_path_load(const trace_t *tr, const profile_t *p, uint64_t hint_bytes,
+                          rec_path_load_t out[2]);
+/* When l is saturated, write "hint 8192 (8K): the LL path sustains X Gb/s for these
+ * messages (bound by ...), this trace offers Y Gb/s on it ..." into buf and return 1;
+ * else 0. */
+int rec_path_load_warning(const rec_path_load_t *l, char *buf, size_t len);
+
+/* The caveat every report made with p opens with, or NULL: a profile with no measurement
+ * behind it (the built-in generic one, or one whose every parameter is a default) gives
+ * figures that mean nothing for a real host. */
+const char *rec_profile_caveat(const profile_t *p);
 
 /* Evaluate every candidate (in parallel) with eng, pick winner and runner-up, explain,
  * warn. The caller releases *out with rec_report_release. */

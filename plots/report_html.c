@@ -12,6 +12,7 @@
 
 #include "common/hs_util.h"
 #include "model/objective.h"
+#include "model/recommend.h"
 #include "plots/plot_gnuplot.h"
 
 static const char g_css[] =
@@ -19,6 +20,7 @@ static const char g_css[] =
     "color:#222;background:#fff}h1{font-size:1.6em;margin-bottom:.2em}"
     "h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}"
     ".rec{background:#eef6ee;border-left:5px solid #2ca02c;padding:.6em 1em}"
+    ".warn{background:#fff4e5;border-left:5px solid #d97706;padding:.6em 1em;margin:.6em 0}"
     "table{border-collapse:collapse;font-size:.9em;margin:.5em 0}"
     "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}"
     "th{background:#f3f3f3}td.l,th.l{text-align:left}tr.best td{background:#fff4d6;"
@@ -177,7 +179,27 @@ static void write_summary(FILE *fp, const plot_input_t *in)
         esc(fp, in->why);
         fputs("</p>\n", fp);
     }
-    esc_list(fp, "Warnings:", (const char *const *)in->warnings, in->nwarnings);
+    fputs("</div>\n", fp);
+}
+
+/* Above everything else: the profile's caveat (a profile of defaults only) and the
+ * warnings, so that nobody reads a figure before them. */
+static void write_cautions(FILE *fp, const plot_input_t *in)
+{
+    const char *caveat = rec_profile_caveat(in->profile);
+
+    if (!caveat && !in->nwarnings)
+        return;
+    fputs("<div class=\"warn\" id=\"cautions\">\n", fp);
+    if (caveat) {
+        fputs("<p><b>Profile ", fp);
+        esc(fp, in->profile->name);
+        fputs(":</b> ", fp);
+        esc(fp, caveat);
+        fputs(".</p>\n", fp);
+    }
+    esc_list(fp, "<b>Warnings</b> (read these before the figures):",
+             (const char *const *)in->warnings, in->nwarnings);
     fputs("</div>\n", fp);
 }
 
@@ -376,6 +398,7 @@ hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_f
         return st;
     fp = hs_afile_stream(af);
     write_head(fp, in);
+    write_cautions(fp, in);
     write_summary(fp, in);
     write_provenance(fp, in);
     write_table(fp, in);

@@ -548,6 +548,188 @@ static void test_cold_apart(void **state)
     trace_free(tr);
 }
 
+/* Where needle first occurs in hay, as an offset; -1 when absent. */
+static long at(const char *hay, const char *needle)
+{
+    const char *p = hay ? strstr(hay, needle) : NULL;
+
+    return p ? (long)(p - hay) : -1;
+}
+
+/* A 2-record trace gets the tiny-trace warnings in the report, JSON, report.md and
+ * report.html (above the figures), on stderr in text mode (stdout keeps the result), as do
+ * model's and sim's warnings; a long trace gets none of them. */
+static void test_warn_tiny(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {256, 4096};
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    trace_t *tr = mk(2, 1000, sizes, 2), *big = mk(20000, 20000, sizes, 2);
+    profile_t *p = prof("seed000", NULL);
+    rec_opts_t o = {.objective = OBJ_P99, .threads = 1};
+    rec_report_t r;
+
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_true(has_warning(&r, "only 2 messages are ranked"));
+    assert_true(has_warning(&r, "rests on"));
+    assert_true(has_warning(&r, "shorter than a path's moderation period"));
+    rec_report_release(&r);
+    assert_int_equal(rec_run(&model_engine_ops, big, p, &o, &r), HS_OK);
+    assert_false(has_warning(&r, "messages are ranked"));
+    assert_false(has_warning(&r, "rests on"));
+    assert_false(has_warning(&r, "moderation period"));
+    rec_report_release(&r);
+
+    snprintf(path, sizeof(path), "%s/two.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    /* text: warnings on stderr only */
+    assert_int_equal(hs_test_run(&out, "( %s recommend %s -p seed000 2>/dev/null )",
+                                 hs_test_bin(), path), 0);
+    assert_non_null(strstr(out, "why: "));
+    assert_null(strstr(out, "warning"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "( %s recommend %s -p seed000 >/dev/null )",
+                                 hs_test_bin(), path), 0);
+    assert_non_null(strstr(out, "warning: only 2 messages are ranked"));
+    free(out);
+    const char *verbs[] = {"model", "sim"};
+    for (int v = 0; v < 2; v++) {
+        assert_int_equal(hs_test_run(&out, "( %s %s %s -p seed000 --hint 0 2>/dev/null )",
+                                     hs_test_bin(), verbs[v], path), 0);
+        assert_non_null(strstr(out, "p50_us"));
+        assert_null(strstr(out, "warning"));
+        free(out);
+        assert_int_equal(hs_test_run(&out, "( %s %s %s -p seed000 --hint 0 >/dev/null )",
+                                     hs_test_bin(), verbs[v], path), 0);
+        assert_non_null(strstr(out, "warning: offered load"));
+        free(out);
+    }
+    /* JSON: in "warnings" */
+    assert_int_equal(hs_test_run(&out, "( %s recommend %s -p seed000 --json 2>/dev/null )",
+                                 hs_test_bin(), path), 0);
+    cJSON *j = cJSON_Parse(out), *w = cJSON_GetObjectItem(j, "warnings"), *it;
+    int found = 0;
+    cJSON_ArrayForEach(it, w) found |= strstr(it->valuestring, "only 2 messages") != NULL;
+    assert_true(found);
+    cJSON_Delete(j);
+    free(out);
+    /* the reports: before the first figure */
+    assert_int_equal(hs_test_run(&out, "%s recommend %s -p seed000 -o %s/rep --quiet",
+                                 hs_test_bin(), path, dir), hs_test_run(NULL, "command -v "
+                                 "gnuplot") == 0 ? 0 : 3);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cat %s/rep/report.md", dir), 0);
+    assert_true(at(out, "only 2 messages") >= 0);
+    assert_true(at(out, "only 2 messages") < at(out, "| recommended |"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cat %s/rep/report.html", dir), 0);
+    assert_true(at(out, "only 2 messages") >= 0);
+    assert_true(at(out, "only 2 messages") < at(out, "<div class=\"rec\">"));
+    free(out);
+    trace_free(tr);
+    trace_free(big);
+    profile_free(p);
+    free(dir);
+}
+
+/* 256 B - 4 KB every 1 us on seed000 (12.7 Gb/s, under the 15 Gb/s link): at hint 8K the LL
+ * path takes every message and a completion event each, more CPU than the trace leaves it,
+ * so it is named saturated, in the warnings and path_load; the engine's own replay at 8K
+ * carries no more than the rate said sustained; hint 0 (BW path, batched events) and the
+ * same sizes every 4 us are not saturated. */
+static void test_warn_path_saturated(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {256, 512, 1024, 2048, 4096};
+    trace_t *tr = mk(20000, 1000, sizes, 5), *sparse = mk(20000, 4000, sizes, 5);
+    profile_t *p = prof("seed000", NULL);
+    rec_path_load_t l[2];
+    pred_opts_t po = {.mode = PRED_OPEN};
+    pred_result_t res;
+
+    assert_int_equal(rec_path_load(tr, p, 8192, l), HS_OK);
+    assert_int_equal(l[0].count, tr->n);
+    assert_int_equal(l[1].count, 0);
+    assert_true(l[0].saturated && !l[1].saturated);
+    assert_true(l[0].offered_gbps > l[0].sustained_gbps);
+    assert_true(l[0].offered_gbps < p->link_gbps); /* the link alone would carry it */
+    assert_int_equal(pred_run(&model_engine_ops, tr, p, &po, 8192, 0, &res), HS_OK);
+    assert_true(res.throughput_gbps <= l[0].sustained_gbps * 1.02);
+    assert_true(res.p50_us > 100 * 5); /* the backlog: far above a round trip */
+    pred_result_release(&res);
+    char buf[600];
+    assert_int_equal(rec_path_load_warning(&l[0], buf, sizeof(buf)), 1);
+    assert_non_null(strstr(buf, "the LL path sustains"));
+    assert_non_null(strstr(buf, "this trace offers"));
+    assert_int_equal(rec_path_load_warning(&l[1], buf, sizeof(buf)), 0);
+    assert_int_equal(rec_path_load(tr, p, 0, l), HS_OK);
+    assert_false(l[0].saturated || l[1].saturated);
+    assert_int_equal(rec_path_load(sparse, p, 8192, l), HS_OK);
+    assert_false(l[0].saturated);
+
+    uint64_t c[] = {8192};
+    rec_opts_t o = {.objective = OBJ_P99, .candidates = c, .ncandidates = 1};
+    rec_report_t r;
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_true(has_warning(&r, "the LL path cannot carry what this trace offers it at hint "
+                            "8192 (8K)"));
+    assert_true(r.npath_load >= 1);
+    assert_true(r.path_load[0].hint_bytes == 8192 && r.path_load[0].path == 0);
+    cJSON *j = rec_report_to_json(&r, "model", p, "t.hst", tr);
+    const cJSON *pl = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "path_load"), 0);
+    assert_string_equal(cJSON_GetObjectItem(pl, "path")->valuestring, "LL");
+    assert_true(cJSON_GetObjectItem(pl, "offered_gbps")->valuedouble >
+                cJSON_GetObjectItem(pl, "sustained_gbps")->valuedouble);
+    cJSON_Delete(j);
+    rec_report_release(&r);
+    o.pred.mode = PRED_CLOSED; /* no backlog in closed loop: nothing said */
+    assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
+    assert_false(has_warning(&r, "cannot carry"));
+    assert_int_equal(r.npath_load, 0);
+    rec_report_release(&r);
+    trace_free(tr);
+    trace_free(sparse);
+    profile_free(p);
+}
+
+/* The generic profile's caveat opens report.md and report.html (it was a note at the
+ * bottom); a seed profile has none; a profile file of defaults only gets it too. */
+static void test_generic_caveat(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {64, 4096};
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    trace_t *tr = mk(2000, 20000, sizes, 2);
+    profile_t *g = prof("generic", NULL), *s0 = prof("seed000", NULL);
+    int gp = hs_test_run(NULL, "command -v gnuplot") == 0 ? 0 : 3;
+
+    assert_non_null(rec_profile_caveat(g));
+    assert_null(rec_profile_caveat(s0));
+    snprintf(path, sizeof(path), "%s/t.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    assert_int_equal(hs_test_run(&out, "%s profile show generic --json > %s/g.json", hs_test_bin(),
+                                 dir), 0);
+    free(out);
+    const char *profs[] = {"generic", "seed000", "g.json"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(hs_test_run(&out, "cd %s && %s recommend %s -p %s -o rep%d --quiet",
+                                     dir, hs_test_bin(), path, profs[k], k), gp);
+        free(out);
+        assert_int_equal(hs_test_run(&out, "cat %s/rep%d/report.md", dir, k), 0);
+        long c = at(out, "defaults only, with no measurement behind them");
+        assert_true(k == 1 ? c < 0 : c >= 0 && c < at(out, "| recommended |"));
+        free(out);
+        assert_int_equal(hs_test_run(&out, "cat %s/rep%d/report.html", dir, k), 0);
+        c = at(out, "defaults only, with no measurement behind them");
+        assert_true(k == 1 ? c < 0 : c >= 0 && c < at(out, "<div class=\"rec\">"));
+        free(out);
+    }
+    trace_free(tr);
+    profile_free(g);
+    profile_free(s0);
+    free(dir);
+}
+
 /* The "results" of `hintsim model PATH --json --quiet ARGS` (owned), or NULL. */
 static cJSON *model_results(const char *path, const char *args)
 {
@@ -883,6 +1065,9 @@ int main(void)
         cmocka_unit_test(test_objective_table),
         cmocka_unit_test(test_objectives),
         cmocka_unit_test(test_margin_near_tie),
+        cmocka_unit_test(test_warn_tiny),
+        cmocka_unit_test(test_warn_path_saturated),
+        cmocka_unit_test(test_generic_caveat),
         cmocka_unit_test(test_parallel_equals_serial),
         cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_warning_dense_medium),
