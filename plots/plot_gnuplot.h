@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/hs_probe.h"
 #include "common/hs_status.h"
 
 /* The Debian package that provides gnuplot with the pngcairo and svg terminals. */
@@ -24,6 +25,9 @@ hs_status_t plot_gnuplot_find(char *buf, size_t len);
 /* First line of `gnuplot --version` ("gnuplot 5.4 patchlevel 4") into buf.
  * HS_ERR_ENV when gnuplot is missing or does not run (does not log). */
 hs_status_t plot_gnuplot_version(char *buf, size_t len);
+
+/* gnuplot with its pngcairo and svg terminals, for `hintsim doctor` (plot_probe.c). */
+void plot_gnuplot_probe(hs_probe_t *c);
 
 /* The embedded script plots/gp/NAME.gp, or NULL if there is none. Static storage. */
 const char *plot_script_get(const char *name);

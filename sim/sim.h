@@ -12,6 +12,7 @@
 #ifndef HS_SIM_H
 #define HS_SIM_H
 
+#include "common/hs_probe.h"
 #include "model/predict.h"
 
 /* replay: one flow's figures. With o->flows = N > 1 it replays N senders sharing the
@@ -36,6 +37,9 @@ hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t
 hs_status_t sim_run_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
                           uint64_t hint_bytes, unsigned nflows, pred_result_t *flows,
                           pred_result_t *agg);
+
+/* The SimGrid library (version, headers) for `hintsim doctor`. */
+void sim_probe_simgrid(hs_probe_t *c);
 
 /* One line naming the SimGrid version, network model and factors every replay uses. */
 const char *sim_model_desc(void);
