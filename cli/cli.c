@@ -19,6 +19,14 @@ int hs_cli_dispatch(const char *prefix, const hs_cli_cmd_t *cmds, int argc, char
         group_help(prefix, cmds, stderr);
         return 2;
     }
+    if (strcmp(argv[1], "help") == 0 && argc > 2 && argc < 8) {
+        /* "help CMD [SUB]" is "CMD [SUB] --help" */
+        char *sub[8] = {argv[0]};
+        for (int i = 2; i < argc; i++)
+            sub[i - 1] = argv[i];
+        sub[argc - 1] = "--help";
+        return hs_cli_dispatch(prefix, cmds, argc, sub);
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         group_help(prefix, cmds, stdout);

@@ -973,10 +973,48 @@ static void test_validate_opcode_line(void **state)
     free(out);
 }
 
+/* `trace info` counts the distinct QPs (it printed the highest index + 1: 8 for QPs 3 and
+ * 7), and `hintsim help CMD [SUB]` prints that command's help, not the top-level usage. */
+static void test_info_qps_and_help(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    trace_t *tr = NULL;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (int i = 0; i < 10; i++) {
+        trace_rec_t r = {.t_post_ns = (uint64_t)i * 1000, .t_done_ns = TRACE_TIME_UNKNOWN,
+                         .size_bytes = 64, .qp = i % 2 ? 7 : 3};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    snprintf(path, sizeof(path), "%s/q.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    trace_free(tr);
+    assert_int_equal(hs_test_run(&out, "%s trace info %s", hs_test_bin(), path), 0);
+    assert_non_null(strstr(out, "QPs 2"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s trace info %s --json", hs_test_bin(), path), 0);
+    cJSON *j = cJSON_Parse(out);
+    assert_int_equal((int)cJSON_GetObjectItem(j, "qps")->valuedouble, 2);
+    cJSON_Delete(j);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s help recommend", hs_test_bin()), 0);
+    assert_non_null(strstr(out, "usage: hintsim recommend"));
+    assert_null(strstr(out, "commands:"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s help trace gen", hs_test_bin()), 0);
+    assert_non_null(strstr(out, "usage: hintsim trace gen"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s help nosuch", hs_test_bin()), 2);
+    free(out);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_intact),
+        cmocka_unit_test(test_info_qps_and_help),
         cmocka_unit_test(test_validate_opcode_line),
         cmocka_unit_test(test_damage_kinds),
         cmocka_unit_test(test_damage_crafted),

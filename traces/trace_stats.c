@@ -34,8 +34,6 @@ static void stats_one(trace_stats_t *s, const trace_rec_t *r)
     s->path_ll += (r->flags & TRACE_F_PATH_MASK) == TRACE_F_PATH_LL;
     s->path_bw += (r->flags & TRACE_F_PATH_MASK) == TRACE_F_PATH_BW;
     s->path_unknown += (r->flags & TRACE_F_PATH_MASK) == 0;
-    if ((uint64_t)r->qp + 1 > s->qps)
-        s->qps = (uint64_t)r->qp + 1;
     s->ops[r->opcode & 15]++;
 }
 
@@ -57,6 +55,11 @@ hs_status_t trace_stats_compute(const trace_t *tr, trace_stats_t *out)
             sizes[i] = tr->recs[i].size_bytes;
         s.size_p50 = hs_select_u64(sizes, tr->n, (tr->n - 1) / 2);
         s.size_mean = s.total_bytes / (double)tr->n;
+        for (size_t i = 0; i < tr->n; i++) /* distinct QPs (not the highest index + 1) */
+            sizes[i] = tr->recs[i].qp;
+        qsort(sizes, tr->n, sizeof(*sizes), hs_cmp_u64);
+        for (size_t i = 0; i < tr->n; i++)
+            s.qps += i == 0 || sizes[i] != sizes[i - 1];
         free(sizes);
     }
     *out = s;

@@ -21,7 +21,7 @@ typedef struct {
     uint64_t done_known;
     uint64_t cold, errors, inline_n, signaled;
     uint64_t path_ll, path_bw, path_unknown;
-    uint64_t qps;         /* highest QP index + 1 */
+    uint64_t qps;         /* distinct QP numbers */
     uint64_t unordered;   /* trace_unordered: records out of post order (replays sort) */
     uint64_t ops[16];     /* per opcode (low 4 bits) */
 } trace_stats_t;
