@@ -1,7 +1,8 @@
 /* cmd_sweep.c - `hintsim sweep`: expand a what-if grid into points, run those not done yet
  * (locally with --jobs, over MPI ranks with --mpi, or one Slurm slice with --slice), then
- * merge the point files into sweep.csv, sweep.json and the plots. --emit-slurm writes an
- * sbatch array script instead of running. The grid format is sweep/GRID.md.
+ * merge the point files into sweep.csv, sweep.json and the plots: once, in the one process
+ * that merges (sweep_run.h); a slice never merges, --merge only merges. --emit-slurm writes
+ * the Slurm script (array + merge job) instead of running. The grid format is sweep/GRID.md.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include "cli/cli.h"
 #include "common/hs_util.h"
 #include "sweep/sweep_eval_model.h"
+#include "sweep/sweep_file.h"
 #include "sweep/sweep_grid.h"
 #include "sweep/sweep_mpi.h"
 #include "sweep/sweep_out.h"
@@ -27,12 +29,12 @@ struct sweep_opts {
     hs_strlist_t traces, profiles, sets;
     const char *grid, *out, *emit_slurm, *slice, *slices_arg;
     uint64_t jobs, slices;
-    int mpi, json, quiet, no_plots;
+    int mpi, json, quiet, no_plots, merge;
 };
 
 #define O(f) offsetof(struct sweep_opts, f)
 static const hs_opt_t g_sweep_opts[] = {
-    {"grid", 'g', HS_OPT_STR, O(grid), "GRID.json", NULL, "the grid to sweep (sweep/GRID.md)"},
+    {"grid", 'g', HS_OPT_STR, O(grid), "GRID.json", NULL, "the grid to sweep (sweep/GRID.md); - = standard input"},
     {"output", 'o', HS_OPT_STR, O(out), "DIR", NULL, "output directory (points/, sweep.csv, sweep.json, plots/)"},
     {"trace", 't', HS_OPT_LIST, O(traces), "FILE", NULL, "add a trace to the grid's"},
     {"profile", 'p', HS_OPT_LIST, O(profiles), "P", NULL, "add a profile (name or file) to the grid's"},
@@ -40,8 +42,9 @@ static const hs_opt_t g_sweep_opts[] = {
     {"jobs", 'j', HS_OPT_U64, O(jobs), "N", "0", "local worker processes (0 = one per core)"},
     {"mpi", 0, HS_OPT_FLAG, O(mpi), NULL, NULL, "split the points across MPI ranks (run under mpirun); rank 0 merges"},
     {"slice", 0, HS_OPT_STR, O(slice), "I/N", NULL, "run only the points whose index % N == I (Slurm array task)"},
-    {"emit-slurm", 0, HS_OPT_STR, O(emit_slurm), "FILE", NULL, "write an sbatch --array script running the slices, run nothing"},
-    {"slices", 0, HS_OPT_STR, O(slices_arg), "N", NULL, "array tasks for --emit-slurm only (0 or left out = one per point, at most 1000)"},
+    {"emit-slurm", 0, HS_OPT_STR, O(emit_slurm), "FILE", NULL, "write a Slurm script (array of slices + merge job; submit with bash FILE), run nothing; - = standard output"},
+    {"slices", 0, HS_OPT_STR, O(slices_arg), "N", NULL, "array tasks for --emit-slurm only (0 or left out: points/8, at least 1, at most 64; at most 1000)"},
+    {"merge", 0, HS_OPT_FLAG, O(merge), NULL, NULL, "compute nothing: write the merged outputs from the point files (exit 1 if some are missing)"},
     {"no-plots", 0, HS_OPT_FLAG, O(no_plots), NULL, NULL, "write sweep.csv and sweep.json only"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the run's summary as JSON"},
     {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar or info messages"},
@@ -55,11 +58,13 @@ static const hs_cmd_spec_t g_sweep_spec = {
     g_sweep_opts, 0, 0,
     "Each point's result is one file under DIR/points named by the hash of its inputs, so an\n"
     "interrupted sweep resumes where it stopped. Under MPI: mpirun -n N hintsim sweep ... --mpi.\n"
-    "Slurm: --emit-slurm FILE, then sbatch FILE. The grid format is in sweep/GRID.md.",
+    "Slurm: --emit-slurm FILE, then bash FILE (submits the array and its merge job; DIR on a\n"
+    "file system every node shares). The grid format is in sweep/GRID.md.",
 };
 
 /* Everything one invocation holds; released in run_release. */
 typedef struct {
+    const struct sweep_opts *o;
     sweep_grid_t *grid;
     sweep_plan_t *plan;
     sweep_eval_t ev;
@@ -103,8 +108,18 @@ static int check_usage(struct sweep_opts *o, sweep_run_opts_t *ro)
         fprintf(stderr, "hintsim sweep: --slice '%s': expected I/N with 0 <= I < N\n", o->slice);
         return 2;
     }
-    if (o->emit_slurm && (o->mpi || o->slice)) {
-        fprintf(stderr, "hintsim sweep: --emit-slurm runs nothing; drop --mpi/--slice\n");
+    if (o->emit_slurm && (o->mpi || o->slice || o->merge)) {
+        fprintf(stderr, "hintsim sweep: --emit-slurm runs nothing; drop --mpi/--slice/--merge\n");
+        return 2;
+    }
+    if (o->merge && (o->mpi || o->slice)) {
+        fprintf(stderr, "hintsim sweep: --merge computes nothing; drop --mpi/--slice\n");
+        return 2;
+    }
+    if (strcmp(o->grid, "-") == 0 && (o->emit_slurm || o->mpi)) {
+        fprintf(stderr, "hintsim sweep: --grid -: %s; give the grid as a file\n",
+                o->mpi ? "only one MPI rank could read standard input"
+                       : "the Slurm jobs read the grid again");
         return 2;
     }
     if ((rc = check_slices(o)) >= 0)
@@ -154,7 +169,9 @@ static hs_status_t emit_slurm(const struct sweep_opts *o, sweep_cmd_t *c)
     const char *args[64 + 3 * 256];
     char *own[8 + 2 * 256];
     size_t na = 0, no = 0;
-    unsigned slices = o->slices ? (unsigned)o->slices : (unsigned)c->plan->n;
+    unsigned slices = o->slices ? (unsigned)o->slices
+                                : sweep_slurm_default_slices(c->plan->n);
+    sweep_slurm_script_t sc;
     hs_status_t st = HS_ERR_INVALID;
 
     if (o->traces.n + o->profiles.n > 256 || o->sets.n > 256) {
@@ -192,27 +209,44 @@ static hs_status_t emit_slurm(const struct sweep_opts *o, sweep_cmd_t *c)
         args[na++] = "--set";
         args[na++] = o->sets.v[i];
     }
-    args[na++] = "--jobs";
-    args[na++] = "1";
     if (o->no_plots)
         args[na++] = "--no-plots";
-    st = sweep_slurm_write(o->emit_slurm, args, na, c->plan->n, slices, own[2]);
-    if (st == HS_OK)
-        hs_log_info("wrote %s: %zu points in %u array tasks (submit with: sbatch %s)",
-                    o->emit_slurm, c->plan->n, slices, o->emit_slurm);
+    sc = (sweep_slurm_script_t){o->emit_slurm, args, na, c->plan->n, slices, own[2]};
+    if ((st = sweep_slurm_mark_dir(own[2])) != HS_OK || (st = sweep_slurm_write(&sc)) != HS_OK)
+        goto out;
+    if (strcmp(o->emit_slurm, "-") != 0)
+        hs_log_info("wrote %s: %zu points in %u array tasks and a merge job (submit with: "
+                    "bash %s)", o->emit_slurm, c->plan->n, slices, o->emit_slurm);
 out:
     while (no > 0)
         free(own[--no]);
     return st;
 }
 
-/* Rank 0 (or the only process): merge when every point has its file. */
-static hs_status_t merge(const struct sweep_opts *o, sweep_cmd_t *c)
+/* Remove the temporaries that killed writers left in DIR and DIR/points. */
+static hs_status_t sweep_stale(const char *dir)
 {
+    char sub[4200];
+    hs_status_t st = sweep_file_sweep_stale(dir, SWEEP_TMP_STALE_S, NULL);
+
+    snprintf(sub, sizeof(sub), "%s/points", dir);
+    if (st == HS_OK)
+        st = sweep_file_sweep_stale(sub, SWEEP_TMP_STALE_S, NULL);
+    return st;
+}
+
+/* The merge step, in the one process that merges: the merged outputs when every point has
+ * its file. */
+static hs_status_t merge(void *ctx)
+{
+    sweep_cmd_t *c = ctx;
+    const struct sweep_opts *o = c->o;
     sweep_result_t *res = NULL;
     size_t missing = 0;
-    hs_status_t st = sweep_out_collect(c->plan, o->out, &res, &missing);
+    hs_status_t st = sweep_stale(o->out);
 
+    if (st == HS_OK)
+        st = sweep_out_collect(c->plan, o->out, &res, &missing);
     if (st != HS_OK)
         return st;
     c->missing = missing;
@@ -237,15 +271,19 @@ static void print_json(const struct sweep_opts *o, const sweep_cmd_t *c, double 
     const sweep_stats_t *s = &c->stats;
 
     printf("{\"points\": %zu, \"mine\": %zu, \"reused\": %zu, \"computed\": %zu, "
-           "\"ranks\": %d, \"jobs\": %u, \"slice\": \"%u/%u\", \"complete\": %s, "
-           "\"plots\": %d, \"elapsed_s\": %.6f, \"run_s\": %.6f, \"points_per_s\": %.3f, "
-           "\"computed_indices\": [",
+           "\"ranks\": %d, \"jobs\": %u, \"slice\": \"%u/%u\", \"merged\": %s, "
+           "\"complete\": %s, \"plots\": %d, \"elapsed_s\": %.6f, \"run_s\": %.6f, "
+           "\"points_per_s\": %.3f, \"computed_indices\": [",
            s->total, s->mine, s->reused, s->computed, s->nranks, c->ro.mpi ? 1 : c->ro.jobs,
-           c->ro.slice_i, c->ro.slice_n, c->complete ? "true" : "false", c->nplots, secs,
-           s->run_s, s->run_s > 0 ? (double)s->computed / s->run_s : 0.0);
+           c->ro.slice_i, c->ro.slice_n, s->merged ? "true" : "false",
+           c->complete ? "true" : "false", c->nplots, secs, s->run_s,
+           s->run_s > 0 ? (double)s->computed / s->run_s : 0.0);
     for (size_t i = 0; i < s->ndone; i++)
         printf("%s%zu", i ? ", " : "", s->done_idx[i]);
-    printf("], \"missing\": %zu, ", c->missing);
+    if (s->merged) /* what the merge found; a slice does not look */
+        printf("], \"missing\": %zu, ", c->missing);
+    else
+        printf("], \"missing\": null, ");
     /* The merged files only when this run wrote them for this grid: null otherwise. */
     if (c->complete)
         printf("\"csv\": \"%s/sweep.csv\", \"json\": \"%s/sweep.json\"}\n", o->out, o->out);
@@ -265,10 +303,39 @@ static void print_text(const struct sweep_opts *o, const sweep_cmd_t *c, double 
     if (c->complete)
         printf("results: %s/sweep.csv, %s/sweep.json; plots: %d in %s/plots\n", o->out,
                o->out, c->nplots, o->out);
-    else
+    else if (s->merged)
         printf("merge incomplete: %zu of %zu points have no result yet, so no sweep.csv or "
-               "sweep.json (run the other slices, or the sweep again without --slice)\n",
-               c->missing, s->total);
+               "sweep.json (run the slices that failed, then merge again)\n", c->missing,
+               s->total);
+    else
+        printf("slice %u/%u done; the merge is a step of its own: once every slice has ended, "
+               "run the same command with --merge instead of --slice (the Slurm script's "
+               "merge job does)\n", c->ro.slice_i, c->ro.slice_n);
+}
+
+/* --merge: compute nothing, merge what the point files hold; missing points fail it. */
+static hs_status_t merge_only(sweep_cmd_t *c)
+{
+    hs_status_t st;
+
+    c->stats.total = c->plan->n;
+    c->stats.nranks = 1;
+    c->stats.merged = 1;
+    if ((st = merge(c)) != HS_OK || !c->missing)
+        return st;
+    hs_log_error("%s: merge incomplete: %zu of %zu points have no result file in %s/points. "
+                 "If every slice succeeded, that folder is not on a file system shared by "
+                 "the nodes that ran them (sweep/GRID.md)", c->o->grid, c->missing,
+                 c->plan->n, c->o->out);
+    return HS_ERR_CHECK;
+}
+
+/* A slice does not merge; it still removes another grid's merged outputs from DIR. */
+static hs_status_t slice_drop_stale(sweep_cmd_t *c)
+{
+    int removed = 0;
+
+    return sweep_out_drop_stale(c->grid, c->plan, c->o->out, &removed);
 }
 
 static int run_sweep(const struct sweep_opts *o, sweep_cmd_t *c)
@@ -287,11 +354,19 @@ static int run_sweep(const struct sweep_opts *o, sweep_cmd_t *c)
      * a local sweep 8x slower than the same sweep under mpirun (Open MPI disables trimming):
      * 30 s against 4 s for 96 points on a loaded 2-core VM. Keep the heap instead. */
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    if ((st = sweep_run(c->grid, c->plan, &c->ev, &c->ro, &c->stats)) != HS_OK)
-        return hs_status_exit_code(st);
-    if (c->stats.rank != 0)
-        return 0;
-    st = merge(o, c);
+    if (o->merge) {
+        st = merge_only(c);
+    } else {
+        c->ro.merge = merge;
+        c->ro.merge_ctx = c;
+        st = sweep_run(c->grid, c->plan, &c->ev, &c->ro, &c->stats);
+        if (st != HS_OK && !c->stats.merged) /* the run failed (logged) */
+            return hs_status_exit_code(st);
+        if (c->stats.rank != 0)
+            return 0;
+        if (!c->stats.merged)
+            st = slice_drop_stale(c);
+    }
     secs = (double)(hs_now_ns() - c->t0_ns) / 1e9;
     if (o->json)
         print_json(o, c, secs);
@@ -309,6 +384,7 @@ int cmd_sweep(int argc, char **argv)
 
     memset(&o, 0, sizeof(o));
     memset(&c, 0, sizeof(c));
+    c.o = &o;
     c.t0_ns = hs_now_ns();
     rc = hs_cli_parse(&g_sweep_spec, argc, argv, &o, &pos, &npos);
     if (rc >= 0)

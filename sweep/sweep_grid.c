@@ -178,6 +178,21 @@ static hs_status_t check_file(const char *where, const char *path)
     return HS_OK;
 }
 
+/* path (an existing file) made canonical and absolute, so that what the outputs name does
+ * not depend on the working directory or on how the path was typed (./a, a, /x/a). */
+static hs_status_t canon_path(char **path)
+{
+    char *r = realpath(*path, NULL);
+
+    if (!r) {
+        hs_log_error("%s: cannot resolve path: %s", *path, strerror(errno));
+        return HS_ERR_IO;
+    }
+    free(*path);
+    *path = r;
+    return HS_OK;
+}
+
 static hs_status_t grid_add_trace(sweep_grid_t *g, const char *where, const char *label,
                                   const char *base)
 {
@@ -188,6 +203,8 @@ static hs_status_t grid_add_trace(sweep_grid_t *g, const char *where, const char
     if (!path)
         return HS_ERR_NOMEM;
     st = check_file(where, path);
+    if (st == HS_OK && !base) /* from --trace: named by its canonical path */
+        st = canon_path(&path);
     if (st != HS_OK) {
         free(path);
         return st;
@@ -201,7 +218,7 @@ static hs_status_t grid_add_trace(sweep_grid_t *g, const char *where, const char
     t = &g->traces[g->ntraces++];
     memset(t, 0, sizeof(*t));
     t->path = path;
-    t->label = strdup(label);
+    t->label = strdup(base ? label : path);
     return t->label ? HS_OK : HS_ERR_NOMEM;
 }
 
@@ -214,7 +231,8 @@ static hs_status_t grid_add_profile(sweep_grid_t *g, const char *where, const ch
 
     if (!p)
         return HS_ERR_NOMEM;
-    if (looks_like_path(name) && (st = check_file(where, p)) != HS_OK) {
+    if (looks_like_path(name) && ((st = check_file(where, p)) != HS_OK ||
+                                  (st = canon_path(&p)) != HS_OK)) {
         free(p);
         return st;
     }
@@ -567,6 +585,31 @@ static hs_status_t grid_defaults(sweep_grid_t *g)
     return HS_OK;
 }
 
+/* The grid's text: from standard input for "-" (a pipe or a redirected file; its relative
+ * paths are then relative to the working directory), else from a regular file (a FIFO
+ * would block the read until some writer came). Sets g->canon. */
+static hs_status_t grid_read(sweep_grid_t *g, char **text, size_t *len)
+{
+    hs_status_t st;
+
+    if (strcmp(g->path, "-") == 0) {
+        g->canon = strdup("-");
+        if (!g->canon)
+            return HS_ERR_NOMEM;
+        if ((st = hs_read_file("/dev/stdin", text, len)) != HS_OK)
+            hs_log_error("--grid -: cannot read the grid from standard input");
+        return st;
+    }
+    if ((st = check_file("grid", g->path)) != HS_OK)
+        return st;
+    g->canon = strdup(g->path);
+    if (!g->canon)
+        return HS_ERR_NOMEM;
+    if ((st = canon_path(&g->canon)) != HS_OK)
+        return st;
+    return hs_read_file(g->path, text, len);
+}
+
 hs_status_t sweep_grid_load(const char *path, const sweep_grid_extra_t *extra,
                             sweep_grid_t **out)
 {
@@ -580,10 +623,7 @@ hs_status_t sweep_grid_load(const char *path, const sweep_grid_extra_t *extra,
     strcpy(g->objective, "p99");
     strcpy(g->engine, "model");
     strcpy(g->mode, "open");
-    /* a grid is a file: a FIFO would block the read until some writer came */
-    if ((st = check_file("grid", path)) != HS_OK)
-        goto out;
-    if ((st = hs_read_file(path, &text, &len)) != HS_OK)
+    if ((st = grid_read(g, &text, &len)) != HS_OK)
         goto out;
     if ((st = parse_json(g, text, len)) != HS_OK)
         goto out;
@@ -639,6 +679,7 @@ void sweep_grid_free(sweep_grid_t *g)
     free(g->axes);
     free(g->hints);
     free(g->path);
+    free(g->canon);
     free(g);
 }
 

@@ -27,7 +27,8 @@ const char *sweep_axis_value(const sweep_axis_t *ax, size_t i);
 
 typedef struct {
     char *path;          /* resolved path (relative entries are relative to the grid file) */
-    char *label;         /* as written in the grid or on the command line */
+    char *label;         /* what the outputs name: as written in the grid; for --trace, the
+                          * canonical absolute path (the same however it was typed) */
     uint64_t hash;       /* FNV-1a of the file's bytes (sweep_grid_hash_traces) */
     uint64_t size_bytes;
 } sweep_trace_t;
@@ -38,10 +39,12 @@ typedef struct {
 } sweep_hint_t;
 
 typedef struct {
-    char *path;                    /* the grid file */
+    char *path;                    /* the grid file as given ("-": standard input) */
+    char *canon;                   /* what the outputs name: its canonical absolute path
+                                    * (realpath), the same however it was typed; "-" */
     sweep_trace_t *traces;
     size_t ntraces;
-    char **profiles;               /* built-in names or files */
+    char **profiles;               /* built-in names, or files by canonical absolute path */
     size_t nprofiles;
     size_t nprofiles_grid;         /* profiles[0..nprofiles_grid) are the grid file's, the
                                     * rest came from --profile (for error messages) */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/hs_util.h"
+#include "sweep/sweep_file.h"
 #include "sweep/sweep_point.h"
 
 hs_status_t sweep_out_collect(const sweep_plan_t *plan, const char *dir, sweep_result_t **res,
@@ -112,15 +113,15 @@ static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
 static hs_status_t write_csv(const sweep_grid_t *g, const sweep_plan_t *plan,
                              const sweep_result_t *res, const char *path)
 {
-    hs_afile_t *af;
-    hs_status_t st = hs_afile_open(path, &af);
+    sweep_afile_t *af;
+    hs_status_t st = sweep_afile_open(path, &af);
 
     if (st != HS_OK)
         return st;
-    csv_header(hs_afile_stream(af), g);
+    csv_header(sweep_afile_stream(af), g);
     for (size_t i = 0; i < plan->n; i++)
-        csv_row(hs_afile_stream(af), g, plan, res, i);
-    return hs_afile_commit(af);
+        csv_row(sweep_afile_stream(af), g, plan, res, i);
+    return sweep_afile_commit(af);
 }
 
 static cJSON *point_json(const sweep_grid_t *g, const sweep_plan_t *plan,
@@ -181,7 +182,7 @@ static cJSON *sweep_json(const sweep_grid_t *g, const sweep_plan_t *plan,
     }
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "hintsim", HINTSIM_VERSION);
-    cJSON_AddStringToObject(root, "grid", g->path);
+    cJSON_AddStringToObject(root, "grid", g->canon);
     cJSON_AddStringToObject(root, "objective", g->objective);
     cJSON_AddBoolToObject(root, "lower_is_better", sweep_objective_lower_better(g->objective));
     cJSON_AddStringToObject(root, "engine", g->engine);
@@ -213,7 +214,7 @@ hs_status_t sweep_out_write(const sweep_grid_t *g, const sweep_plan_t *plan,
     if (!text)
         return HS_ERR_NOMEM;
     snprintf(path, sizeof(path), "%s/sweep.json", dir);
-    st = hs_write_file_atomic(path, text);
+    st = sweep_file_write(path, text);
     free(text);
     return st;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/hs_util.h"
+#include "sweep/sweep_file.h"
 
 #define SWEEP_POINT_FORMAT "hintsim-sweep-point"
 #define SWEEP_POINT_VERSION 1
@@ -144,7 +145,7 @@ static hs_status_t point_write(const char *path, const sweep_grid_t *g, const sw
     text = cJSON_Print(root);
     if (!text)
         goto out;
-    st = hs_write_file_atomic(path, text);
+    st = sweep_file_write(path, text);
 out:
     free(text);
     cJSON_Delete(root);

@@ -195,6 +195,15 @@ hs_status_t sweep_run_local(const sweep_grid_t *g, const sweep_plan_t *plan, con
     return run_forked(g, plan, todo, ntodo, ev, dir, jobs);
 }
 
+/* The merge step, in the one process that merges. */
+static hs_status_t run_merge(const sweep_run_opts_t *o, sweep_stats_t *stats)
+{
+    if (!o->merge)
+        return HS_OK;
+    stats->merged = 1;
+    return o->merge(o->merge_ctx);
+}
+
 /* Take points from the shared counter until none is left; *n counts this rank's, whose plan
  * indices go to done[0..*n) (room for ntodo; NULL: count only). */
 static hs_status_t mpi_take_points(const sweep_grid_t *g, const sweep_plan_t *plan,
@@ -239,10 +248,11 @@ static hs_status_t run_mpi(const sweep_grid_t *g, const sweep_plan_t *plan, cons
     if (st == HS_OK)
         st = mpi_take_points(g, plan, todo, ntodo, ev, o->dir, stats->done_idx, &n);
     stats->ndone = stats->done_idx ? n : 0;
+    /* An all-reduce: past it every rank has finished, so rank 0 alone may merge. */
     if (sweep_mpi_combine(st, n, &all, &stats->computed) != HS_OK)
         return HS_ERR_ENV;
     stats->run_s = (double)(hs_now_ns() - t0) / 1e9;
-    return all;
+    return all; /* every rank's combined: each rank gets the same */
 }
 
 hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const sweep_eval_t *ev,
@@ -265,19 +275,23 @@ hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const swe
     if (opts->mpi) {
         st = run_mpi(g, plan, todo, ntodo, ev, opts, stats);
         free(todo);
+    } else {
+        t0 = hs_now_ns();
+        st = sweep_run_local(g, plan, todo, ntodo, ev, opts->dir, opts->jobs);
+        stats->run_s = (double)(hs_now_ns() - t0) / 1e9;
+        if (st == HS_OK) {
+            stats->computed = ntodo;
+            stats->done_idx = todo;
+            stats->ndone = ntodo;
+        } else {
+            free(todo);
+        }
+    }
+    /* Past here every worker has exited (reaped) and, under MPI, every rank has finished
+     * (st is the all-reduced status, the same on every rank): one process merges. */
+    if (st != HS_OK || opts->slice_n || stats->rank != 0)
         return st;
-    }
-    t0 = hs_now_ns();
-    st = sweep_run_local(g, plan, todo, ntodo, ev, opts->dir, opts->jobs);
-    stats->run_s = (double)(hs_now_ns() - t0) / 1e9;
-    if (st == HS_OK) {
-        stats->computed = ntodo;
-        stats->done_idx = todo;
-        stats->ndone = ntodo;
-        return HS_OK;
-    }
-    free(todo);
-    return st;
+    return run_merge(opts, stats);
 }
 
 void sweep_stats_release(sweep_stats_t *stats)

@@ -3,6 +3,7 @@
 add_library(hs_test_sweep_fake STATIC test_sweep_fake.c)
 target_link_libraries(hs_test_sweep_fake PUBLIC hs_sweep hs_common)
 hs_add_unit_test(test_sweep_grid SOURCES test_sweep_grid.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
+hs_add_unit_test(test_sweep_file SOURCES test_sweep_file.c LIBS hs_sweep hs_testlib)
 hs_add_unit_test(test_sweep_run SOURCES test_sweep_run.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
 add_executable(test_sweep_mpi_helper test_sweep_mpi_helper.c)
 target_link_libraries(test_sweep_mpi_helper PRIVATE hs_test_sweep_fake hs_sweep hs_common

@@ -1,11 +1,16 @@
 /* test_sweep_cli.c - `hintsim sweep` end to end over the real model and a sample trace:
- * local run with plots; `mpirun -n 2 ... --mpi` gives a byte-identical merged CSV; a sweep
- * killed with SIGKILL midway resumes without touching finished points; the --emit-slurm
- * script passes `bash -n` and its array tasks, run here with SLURM_ARRAY_TASK_ID set,
- * cover every point exactly once and merge to the same CSV; an "auto" point agrees with
- * `hintsim recommend`, an engine "sim" point what `hintsim sim` predicts; bad profiles exit 1;
- * an incomplete merge leaves no other grid's sweep.csv/json and reports none; --mpi lists the
- * indices it computed; --profile errors name the option; --slices needs --emit-slurm. */
+ * local run with plots; `mpirun -n 2 ... --mpi` gives byte-identical merged CSV and JSON; a
+ * sweep killed with SIGKILL midway resumes without touching finished points; the
+ * --emit-slurm script passes `bash -n`, and submitted through a stand-in sbatch
+ * (sweep_fake_sbatch.sh) its array tasks cover every point exactly once, none merges, and
+ * its merge job (afterany on the array) alone writes the same CSV and JSON; default slices;
+ * a job that cannot see the output directory's marker stops naming the shared file system,
+ * and --merge with points missing exits 1 saying so; sweep.json is the same however the grid
+ * path was typed, `--grid -` reads standard input; the merge sweeps stale temporaries; an
+ * "auto" point agrees with `hintsim recommend`, an engine "sim" point what `hintsim sim`
+ * predicts; bad profiles exit 1; an incomplete merge leaves no other grid's sweep.csv/json and
+ * reports none; --mpi lists the indices it computed; --profile errors name the option;
+ * --slices needs --emit-slurm. */
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
@@ -25,6 +30,7 @@ typedef struct {
     char grid[4200];
     char big[4200];
     char *local_csv;
+    char *local_json;
 } cfix_t;
 
 static int run_ok(const char *what, int rc, const char *out)
@@ -69,7 +75,8 @@ static int setup(void **state)
         return -1;
     free(out);
     f->local_csv = read_text(f->dir, "local/sweep.csv");
-    return f->local_csv ? 0 : -1;
+    f->local_json = read_text(f->dir, "local/sweep.json");
+    return f->local_csv && f->local_json ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -83,9 +90,20 @@ static int teardown(void **state)
     if (system(cmd) != 0)
         return -1;
     free(f->local_csv);
+    free(f->local_json);
     free(f->dir);
     free(f);
     return 0;
+}
+
+/* Occurrences of needle in hay. */
+static int count_str(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
 }
 
 static void test_local_outputs(void **state)
@@ -262,11 +280,17 @@ static void test_mpi_identical(void **state)
     assert_non_null(strstr(out, "\"ranks\": 2"));
     assert_non_null(strstr(out, "\"computed\": 12"));
     assert_non_null(strstr(out, "\"complete\": true"));
+    /* one process merged: only rank 0 prints its summary */
+    assert_int_equal(count_str(out, "\"merged\": true"), 1);
     csv = read_text(f->dir, "mpi/sweep.csv");
     assert_non_null(csv);
     assert_string_equal(csv, f->local_csv);
     snprintf(path, sizeof(path), "%s/mpi", f->dir);
     check_rank0_indices(path, csv, out);
+    free(csv);
+    csv = read_text(f->dir, "mpi/sweep.json");
+    assert_non_null(csv);
+    assert_string_equal(csv, f->local_json);
     free(csv);
     free(out);
 }
@@ -366,10 +390,52 @@ static void test_resume_after_sigkill(void **state)
     free(out);
 }
 
+static int exists(const char *dir, const char *rel)
+{
+    char path[4400];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    return stat(path, &sb) == 0;
+}
+
+/* The indices of a --json summary's computed_indices, each checked to be k % n == i and
+ * counted in seen[k]; returns how many. */
+static size_t slice_indices(const char *out, unsigned i, unsigned n, unsigned *seen)
+{
+    const char *p = strstr(out, "\"computed_indices\": [");
+    size_t total = 0;
+
+    assert_non_null(p);
+    for (p += 21; *p && *p != ']';) {
+        char *end;
+        unsigned long k = strtoul(p, &end, 10);
+        assert_true(end != p && k < 12 && k % n == i);
+        seen[k]++;
+        total++;
+        p = *end == ',' ? end + 2 : end;
+    }
+    return total;
+}
+
+/* bash SCRIPT ARGS from "/" with the stand-in sbatch on PATH, its state in DIR/fakeslurm. */
+static int submit(const cfix_t *f, char **out, const char *script, const char *args)
+{
+    char d[4300];
+
+    snprintf(d, sizeof(d), "%s/fakeslurm", f->dir);
+    if (hs_test_run(NULL, "rm -rf '%s' && mkdir -p '%s/bin' && ln -s '%s' '%s/bin/sbatch'", d,
+                    d, hs_test_src("tests/sweep_fake_sbatch.sh"), d) != 0)
+        return -1;
+    return hs_test_run(out, "cd / && env -u SLURM_JOB_ID -u SLURM_ARRAY_TASK_ID "
+                       "FAKE_SLURM_DIR='%s' PATH='%s/bin':\"$PATH\" bash '%s' %s", d, d, script,
+                       args);
+}
+
 static void test_slurm_slices(void **state)
 {
     cfix_t *f = *state;
-    char *out = NULL, *csv, script[4300];
+    char *out = NULL, *csv, script[4300], rel[64];
     unsigned seen[12] = {0};
     size_t total = 0;
 
@@ -380,45 +446,148 @@ static void test_slurm_slices(void **state)
     free(out);
     assert_int_equal(hs_test_run(&out, "bash -n '%s'", script), 0);
     free(out);
-    for (unsigned i = 0; i < 4; i++) {
-        const char *p;
-        /* from another directory: the script must carry absolute paths */
-        assert_int_equal(hs_test_run(&out, "cd / && SLURM_ARRAY_TASK_ID=%u bash '%s' --json "
-                                     "--no-plots", i, script), 0);
+    /* from another directory (the script carries absolute paths), through sbatch */
+    assert_int_equal(submit(f, &out, script, "--json --no-plots"), 0);
+    assert_non_null(strstr(out, "submitted: array job 100 (4 tasks), merge job 101"));
+    free(out);
+    out = read_text(f->dir, "fakeslurm/calls");
+    assert_non_null(out);
+    assert_non_null(strstr(out, "\nafterany:100|0|ALL,HINTSIM_SWEEP_STEP=merge|"));
+    free(out);
+    assert_false(exists(f->dir, "fakeslurm/failed-100"));
+    assert_false(exists(f->dir, "fakeslurm/failed-101"));
+    for (unsigned i = 0; i < 4; i++) { /* every task: its slice only, and no merge */
+        snprintf(rel, sizeof(rel), "fakeslurm/job-100_%u.out", i);
+        out = read_text(f->dir, rel);
+        assert_non_null(out);
         assert_non_null(strstr(out, "\"reused\": 0"));
-        p = strstr(out, "\"computed_indices\": [");
-        assert_non_null(p);
-        for (p += 21; *p && *p != ']';) {
-            char *end;
-            unsigned long k = strtoul(p, &end, 10);
-            assert_true(end != p && k < 12 && k % 4 == i);
-            seen[k]++;
-            total++;
-            p = *end == ',' ? end + 2 : end;
-        }
-        if (i == 3)
-            assert_non_null(strstr(out, "\"complete\": true"));
-        else
-            assert_non_null(strstr(out, "\"complete\": false"));
+        assert_non_null(strstr(out, "\"merged\": false"));
+        assert_non_null(strstr(out, "\"csv\": null"));
+        total += slice_indices(out, i, 4, seen);
         free(out);
     }
     assert_int_equal(total, 12);
     for (int k = 0; k < 12; k++)
         assert_int_equal(seen[k], 1);
+    /* the merge job: computes nothing, merges once, complete */
+    out = read_text(f->dir, "fakeslurm/job-101_0.out");
+    assert_non_null(out);
+    assert_non_null(strstr(out, "\"computed\": 0"));
+    assert_int_equal(count_str(out, "\"merged\": true"), 1);
+    assert_non_null(strstr(out, "\"complete\": true"));
+    free(out);
     csv = read_text(f->dir, "slurm/sweep.csv");
     assert_non_null(csv);
     assert_string_equal(csv, f->local_csv);
     free(csv);
+    csv = read_text(f->dir, "slurm/sweep.json"); /* the grid named the same, too */
+    assert_non_null(csv);
+    assert_string_equal(csv, f->local_json);
+    free(csv);
 }
 
-static int exists(const char *dir, const char *rel)
+/* Without --slices: a few points a task, not one each; "-" writes the script to stdout. */
+static void test_slurm_default_slices(void **state)
 {
-    char path[4400];
-    struct stat sb;
+    cfix_t *f = *state;
+    char *out = NULL;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, rel);
-    return stat(path, &sb) == 0;
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o slurmdef --emit-slurm - 2>/dev/null", f->dir,
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(strncmp(out, "#!/bin/bash\n", 12), 0);
+    assert_non_null(strstr(out, "#SBATCH --array=0-1\n")); /* 12 points: 2 tasks */
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid big.json --trace '%s' "
+                                 "-o slurmdef --emit-slurm - | bash -n", f->dir,
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid big.json --trace '%s' "
+                                 "-o slurmdef --emit-slurm - 2>&1 | grep -c '^#SBATCH --array=0-2$'",
+                                 f->dir, hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(atoi(out), 1); /* 24 points: 3 tasks */
+    free(out);
 }
+
+/* The output directory on a node-local disk: each job stops naming the shared file system;
+ * a merge that finds points missing exits 1 saying where to look. */
+static void test_not_shared(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, script[4300];
+
+    snprintf(script, sizeof(script), "%s/ns.sbatch", f->dir);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o ns --emit-slurm ns.sbatch", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 0);
+    free(out);
+    assert_true(exists(f->dir, "ns/.hintsim-sweep"));
+    /* what a node that does not share the folder sees: no marker */
+    assert_int_equal(hs_test_run(NULL, "rm '%s/ns/.hintsim-sweep'", f->dir), 0);
+    assert_int_equal(hs_test_run(&out, "SLURM_JOB_ID=7 SLURM_ARRAY_TASK_ID=0 "
+                                 "HINTSIM_SWEEP_STEP=slice bash '%s'", script), 1);
+    assert_non_null(strstr(out, "not on a file system this node shares"));
+    assert_false(exists(f->dir, "ns/points"));
+    free(out);
+    /* results that stayed on the nodes: the merge finds them missing */
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o ns --slice 1/3 --no-plots --quiet", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 0);
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
+                                 "-o ns --merge --no-plots --json", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_non_null(strstr(out, "merge incomplete: 8 of 12 points"));
+    assert_non_null(strstr(out, "not on a file system shared"));
+    assert_non_null(strstr(out, "\"merged\": true, \"complete\": false"));
+    assert_false(exists(f->dir, "ns/sweep.csv"));
+    free(out);
+}
+
+/* sweep.json names the grid the same however its path was typed, and standard input works;
+ * the merge removes a stale temporary and keeps a young one. */
+static void test_grid_path_typed(void **state)
+{
+    cfix_t *f = *state;
+    const char *typed[] = {"grid.json", "./grid.json", f->grid, "../$(basename \"$PWD\")/grid.json"};
+    char *out = NULL, *json, path[4400];
+
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local typed && rm typed/sweep.* && "
+                                 "touch -d '2 hours ago' typed/points/0.json.tmp.4242 && "
+                                 "touch typed/points/1.json.tmp.4242", f->dir), 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid \"%s\" --trace '%s' "
+                                     "-o typed --no-plots --json", f->dir, hs_test_bin(),
+                                     typed[i], hs_test_src("traces/samples/kv.hst")), 0);
+        assert_non_null(strstr(out, "\"computed\": 0"));
+        free(out);
+        json = read_text(f->dir, "typed/sweep.json");
+        assert_non_null(json);
+        assert_string_equal(json, f->local_json);
+        free(json);
+    }
+    assert_false(exists(f->dir, "typed/points/0.json.tmp.4242"));
+    assert_true(exists(f->dir, "typed/points/1.json.tmp.4242"));
+    /* the trace typed relative, the grid from standard input */
+    assert_int_equal(hs_test_run(&out, "cd \"$(dirname '%s')\" && '%s' sweep --grid - --trace "
+                                 "kv.hst -o '%s/typed' --no-plots --quiet < '%s'",
+                                 hs_test_src("traces/samples/kv.hst"), hs_test_bin(), f->dir,
+                                 f->grid), 0);
+    free(out);
+    json = read_text(f->dir, "typed/sweep.csv");
+    assert_non_null(json);
+    assert_string_equal(json, f->local_csv);
+    free(json);
+    json = read_text(f->dir, "typed/sweep.json");
+    assert_non_null(strstr(json, "\"grid\":\t\"-\""));
+    free(json);
+    snprintf(path, sizeof(path), "%s/typed", f->dir);
+    assert_int_equal(hs_test_run(&out, "'%s' sweep --grid - -o '%s' --mpi < '%s'",
+                                 hs_test_bin(), path, f->grid), 2);
+    assert_non_null(strstr(out, "--grid -: only one MPI rank"));
+    free(out);
+}
+
 
 /* A slice of a changed grid must not leave or report the old grid's merged outputs. */
 static void test_stale_merge_dropped(void **state)
@@ -452,6 +621,11 @@ static void test_stale_merge_dropped(void **state)
     assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
                                  "-o stale --slice 0/2 --no-plots", f->dir, hs_test_bin(),
                                  hs_test_src("traces/samples/kv.hst")), 0);
+    assert_non_null(strstr(out, "slice 0/2 done"));
+    free(out);
+    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
+                                 "-o stale --merge --no-plots", f->dir, hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst")), 1);
     assert_non_null(strstr(out, "merge incomplete: 3 of 18 points"));
     free(out);
 }
@@ -535,6 +709,9 @@ int main(void)
         cmocka_unit_test(test_mpi_singleton_indices),
         cmocka_unit_test(test_resume_after_sigkill),
         cmocka_unit_test(test_slurm_slices),
+        cmocka_unit_test(test_slurm_default_slices),
+        cmocka_unit_test(test_not_shared),
+        cmocka_unit_test(test_grid_path_typed),
         cmocka_unit_test(test_stale_merge_dropped),
         cmocka_unit_test(test_own_merge_kept),
         cmocka_unit_test(test_bad_profile_option),

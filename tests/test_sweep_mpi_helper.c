@@ -1,8 +1,11 @@
 /* test_sweep_mpi_helper.c - `mpirun -n N test_sweep_mpi_helper GRID DIR`: the MPI engine over
- * the stand-in evaluator (what hintsim sweep --mpi does, minus the model); rank 0 merges. */
+ * the stand-in evaluator (what hintsim sweep --mpi does, minus the model); the merge step,
+ * given to sweep_run, also appends "rank R pid P" to DIR/merges.log, so that a test can
+ * count the processes that merged (one: rank 0). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "sweep/sweep_mpi.h"
 #include "sweep/sweep_out.h"
@@ -10,11 +13,32 @@
 #include "sweep/sweep_run.h"
 #include "tests/test_sweep_fake.h"
 
-static hs_status_t merge(const sweep_grid_t *g, const sweep_plan_t *plan, const char *dir)
+typedef struct {
+    const sweep_grid_t *g;
+    const sweep_plan_t *plan;
+    const char *dir;
+} merge_ctx_t;
+
+static hs_status_t merge(void *ctx)
 {
+    const merge_ctx_t *m = ctx;
+    const sweep_grid_t *g = m->g;
+    const sweep_plan_t *plan = m->plan;
+    const char *dir = m->dir;
     sweep_result_t *res = NULL;
     size_t missing = 0;
-    hs_status_t st = sweep_out_collect(plan, dir, &res, &missing);
+    char log[4200];
+    FILE *fp;
+    int rank = 0, n = 0;
+    hs_status_t st = sweep_mpi_init(&rank, &n);
+
+    snprintf(log, sizeof(log), "%s/merges.log", dir);
+    if (st != HS_OK || !(fp = fopen(log, "a")))
+        return HS_ERR_IO;
+    fprintf(fp, "rank %d pid %ld\n", rank, (long)getpid());
+    if (fclose(fp) != 0)
+        return HS_ERR_IO;
+    st = sweep_out_collect(plan, dir, &res, &missing);
 
     if (st == HS_OK && missing)
         st = HS_ERR_CHECK;
@@ -38,12 +62,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s GRID DIR\n", argv[0]);
         return 2;
     }
-    sweep_run_opts_t ro = {argv[2], 1, 0, 0, 1};
+    merge_ctx_t m = {NULL, NULL, argv[2]};
+    sweep_run_opts_t ro = {.dir = argv[2], .jobs = 1, .mpi = 1, .merge = merge, .merge_ctx = &m};
     if ((st = sweep_grid_load(argv[1], NULL, &g)) == HS_OK &&
         (st = sweep_grid_hash_traces(g)) == HS_OK && (st = sweep_plan_build(g, &plan)) == HS_OK &&
-        (st = sweep_point_keys(g, plan, &ev)) == HS_OK &&
-        (st = sweep_run(g, plan, &ev, &ro, &s)) == HS_OK && s.rank == 0)
-        st = merge(g, plan, argv[2]);
+        (st = sweep_point_keys(g, plan, &ev)) == HS_OK) {
+        m.g = g;
+        m.plan = plan;
+        st = sweep_run(g, plan, &ev, &ro, &s);
+    }
     if (st == HS_OK && s.rank == 0)
         printf("ranks %d computed %zu\n", s.nranks, s.computed);
     sweep_mpi_finalize();

@@ -1,7 +1,9 @@
 /* test_sweep_run.c - the sweep engines over the closed-form stand-in evaluator: local runs
  * with 1 and 3 workers agree byte for byte, a sweep killed midway resumes without
- * recomputing finished points, Slurm slices cover every point exactly once, the generated
- * sbatch script passes `bash -n`, and a failing point stops the run with its error. */
+ * recomputing finished points, Slurm slices cover every point exactly once, exactly one
+ * process merges (4 local workers: the parent, once; a slice: none; a failed run: none),
+ * the generated Slurm script passes `bash -n` and runs its slice or merge step, and a
+ * failing point stops the run with its error. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +75,7 @@ static int teardown(void **state)
 static char *run_and_merge(rfix_t *f, const char *sub, unsigned jobs, sweep_stats_t *stats)
 {
     char out[4200];
-    sweep_run_opts_t ro = {out, jobs, 0, 0, 0};
+    sweep_run_opts_t ro = {.dir = out, .jobs = jobs};
     sweep_result_t *res = NULL;
     size_t missing = 99;
     char *csv = NULL, path[4300];
@@ -140,7 +142,7 @@ static void test_resume_after_kill(void **state)
 {
     rfix_t *f = *state;
     char out[4200];
-    sweep_run_opts_t ro = {out, 1, 0, 0, 0};
+    sweep_run_opts_t ro = {.dir = out, .jobs = 1};
     struct stat before[64], after[64];
     uint64_t kb[64], ka[64];
     sweep_stats_t s;
@@ -194,7 +196,7 @@ static void test_slices_cover_once(void **state)
 
     snprintf(out, sizeof(out), "%s/sliced", f->dir);
     for (unsigned i = 0; i < nslices; i++) {
-        sweep_run_opts_t ro = {out, 2, i, nslices, 0};
+        sweep_run_opts_t ro = {.dir = out, .jobs = 2, .slice_i = i, .slice_n = nslices};
         sweep_stats_t s;
 
         assert_int_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_OK);
@@ -217,18 +219,126 @@ static void test_slurm_script(void **state)
     rfix_t *f = *state;
     char path[4200], *text = NULL, *out = NULL;
     const char *args[] = {"/bin/echo", "sweep", "--grid", "/x/it's here.json", "-o", "/o"};
+    sweep_slurm_script_t sc = {path, args, 6, 36, 7, f->dir};
 
     snprintf(path, sizeof(path), "%s/job.sbatch", f->dir);
-    assert_int_equal(sweep_slurm_write(path, args, 6, 36, 7, "/o"), HS_OK);
+    assert_int_equal(sweep_slurm_write(&sc), HS_OK);
     assert_int_equal(hs_test_run(NULL, "bash -n '%s'", path), 0);
     assert_int_equal(hs_read_file(path, &text, NULL), HS_OK);
     assert_non_null(strstr(text, "#SBATCH --array=0-6\n"));
-    /* run as array task 3: the command gets its slice, quoting intact */
-    assert_int_equal(hs_test_run(&out, "SLURM_ARRAY_TASK_ID=3 bash '%s' --json", path), 0);
-    assert_string_equal(out, "sweep --grid /x/it's here.json -o /o --slice 3/7 --json\n");
+    assert_non_null(strstr(text, "--dependency=afterany:"));
+    /* the output directory's marker is not there yet: every job refuses to run */
+    assert_int_not_equal(hs_test_run(&out, "SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=3 "
+                                     "HINTSIM_SWEEP_STEP=slice bash '%s'", path), 0);
+    assert_non_null(strstr(out, "not on a file system this node shares"));
     free(out);
-    assert_int_not_equal(hs_test_run(NULL, "env -u SLURM_ARRAY_TASK_ID bash '%s'", path), 0);
+    assert_int_equal(sweep_slurm_mark_dir(f->dir), HS_OK);
+    /* array task 3: its slice, quoting intact, --jobs from the task's CPUs */
+    assert_int_equal(hs_test_run(&out, "SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=3 SLURM_CPUS_PER_TASK=4 "
+                                 "HINTSIM_SWEEP_STEP=slice bash '%s' --json", path), 0);
+    assert_string_equal(out, "sweep --grid /x/it's here.json -o /o --jobs 4 --slice 3/7 --json\n");
+    free(out);
+    /* the merge job: --merge, no slice */
+    assert_int_equal(hs_test_run(&out, "SLURM_JOB_ID=10 SLURM_ARRAY_TASK_ID=0 "
+                                 "HINTSIM_SWEEP_STEP=merge bash '%s' --json", path), 0);
+    assert_string_equal(out, "sweep --grid /x/it's here.json -o /o --merge --json\n");
+    free(out);
+    /* given to sbatch directly: the slice runs, and the log says no merge job follows */
+    assert_int_equal(hs_test_run(&out, "env -u HINTSIM_SWEEP_STEP SLURM_JOB_ID=9 "
+                                 "SLURM_ARRAY_TASK_ID=1 bash '%s'", path), 0);
+    assert_non_null(strstr(out, "no merge job"));
+    assert_non_null(strstr(out, "sweep --grid /x/it's here.json -o /o --jobs 1 --slice 1/7\n"));
+    free(out);
+    /* run from a shell without sbatch: it says so */
+    assert_int_not_equal(hs_test_run(&out, "env -u SLURM_JOB_ID PATH=/nonexistent /bin/bash '%s'",
+                                     path), 0);
+    assert_non_null(strstr(out, "sbatch not found"));
+    free(out);
     free(text);
+}
+
+static void test_default_slices(void **state)
+{
+    (void)state;
+    assert_int_equal(sweep_slurm_default_slices(0), 1);
+    assert_int_equal(sweep_slurm_default_slices(1), 1);
+    assert_int_equal(sweep_slurm_default_slices(SWEEP_SLURM_MIN_PER_TASK), 1);
+    assert_int_equal(sweep_slurm_default_slices(SWEEP_SLURM_MIN_PER_TASK + 1), 2);
+    assert_int_equal(sweep_slurm_default_slices(48), 48 / SWEEP_SLURM_MIN_PER_TASK);
+    assert_int_equal(sweep_slurm_default_slices(5000), SWEEP_SLURM_MAX_TASKS);
+    for (size_t n = 1; n < 2000; n++) { /* never more tasks than points, never one each */
+        unsigned k = sweep_slurm_default_slices(n);
+        assert_true(k >= 1 && k <= n && k <= SWEEP_SLURM_MAX_TASKS);
+        assert_true(n < 2 * SWEEP_SLURM_MIN_PER_TASK || k < n);
+    }
+}
+
+/* The merge step's stand-in: one line "<pid>" per call, appended to the file ctx names. */
+static hs_status_t count_merge(void *ctx)
+{
+    FILE *fp = fopen(ctx, "a");
+
+    if (!fp)
+        return HS_ERR_IO;
+    fprintf(fp, "%ld\n", (long)getpid());
+    return fclose(fp) == 0 ? HS_OK : HS_ERR_IO;
+}
+
+/* Lines of the merge log, and the pid on its first line (0 if none). */
+static int merges(const char *log, long *pid)
+{
+    char *text = NULL;
+    int n = 0;
+
+    *pid = 0;
+    if (hs_read_file(log, &text, NULL) != HS_OK)
+        return 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    *pid = atol(text);
+    free(text);
+    return n;
+}
+
+static void test_merge_once(void **state)
+{
+    rfix_t *f = *state;
+    char out[4200], log[4300];
+    sweep_run_opts_t ro = {.dir = out, .jobs = 4, .merge = count_merge, .merge_ctx = log};
+    sweep_stats_t s;
+    long pid;
+
+    snprintf(out, sizeof(out), "%s/merge", f->dir);
+    snprintf(log, sizeof(log), "%s/merges.log", f->dir);
+    f->fake.delay_us = 2000; /* every worker takes points */
+    /* slices: none merges, not even the one that finishes the sweep */
+    for (unsigned i = 0; i < 3; i++) {
+        ro.slice_i = i;
+        ro.slice_n = 3;
+        assert_int_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_OK);
+        assert_false(s.merged);
+        sweep_stats_release(&s);
+    }
+    assert_int_equal(merges(log, &pid), 0);
+    /* a failed run does not merge */
+    ro.slice_n = 0;
+    f->fake.fail_index = 5;
+    snprintf(out, sizeof(out), "%s/merge2", f->dir);
+    assert_int_not_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_OK);
+    assert_int_equal(merges(log, &pid), 0);
+    /* 4 workers: once, in this process, after every point is done */
+    f->fake.fail_index = SIZE_MAX;
+    assert_int_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_OK);
+    assert_true(s.merged);
+    assert_int_equal(merges(log, &pid), 1);
+    assert_int_equal(pid, (long)getpid());
+    assert_int_equal(count_points(out, NULL, NULL), f->plan->n);
+    sweep_stats_release(&s);
+    /* a run with nothing left still merges, once */
+    assert_int_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_OK);
+    assert_int_equal(s.computed, 0);
+    assert_int_equal(merges(log, &pid), 2);
+    sweep_stats_release(&s);
 }
 
 static void test_slice_parse(void **state)
@@ -250,7 +360,7 @@ static void test_failing_point(void **state)
 {
     rfix_t *f = *state;
     char out[4200];
-    sweep_run_opts_t ro = {out, 2, 0, 0, 0};
+    sweep_run_opts_t ro = {.dir = out, .jobs = 2};
     sweep_stats_t s;
 
     snprintf(out, sizeof(out), "%s/fail", f->dir);
@@ -290,6 +400,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resume_after_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slices_cover_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slurm_script, setup, teardown),
+        cmocka_unit_test(test_default_slices),
+        cmocka_unit_test_setup_teardown(test_merge_once, setup, teardown),
         cmocka_unit_test(test_slice_parse),
         cmocka_unit_test_setup_teardown(test_failing_point, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_point, setup, teardown),
