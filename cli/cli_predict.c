@@ -87,16 +87,18 @@ int cli_profile_open(const char *name, const hs_strlist_t *set, profile_t **out)
     profile_t *p = NULL;
     hs_status_t st = profile_load(name, &p);
 
-    for (size_t i = 0; st == HS_OK && i < set->n; i++)
-        st = profile_set(p, set->v[i]);
-    if (st == HS_OK)
-        st = profile_validate(p);
-    if (st != HS_OK) {
-        profile_free(p);
+    if (st != HS_OK)
         return hs_status_exit_code(st);
-    }
+    for (size_t i = 0; i < set->n; i++)
+        if ((st = profile_set(p, set->v[i])) != HS_OK)
+            goto free_profile;
+    if ((st = profile_validate(p)) != HS_OK)
+        goto free_profile;
     *out = p;
     return 0;
+free_profile:
+    profile_free(p);
+    return hs_status_exit_code(st);
 }
 
 int cli_trace_open(const char *path, trace_t **out)

@@ -135,16 +135,15 @@ static int cmd_capture_bench(int argc, char **argv)
         goto out;
     }
     st = cap_bench_run(&o, &rep);
-    rc = hs_status_exit_code(st);
-    if (st == HS_OK) {
-        if (a.json) {
-            char *txt = cJSON_Print(rep);
-            if (txt)
-                printf("%s\n", txt);
-            free(txt);
-        } else {
-            cap_bench_print(rep, stdout);
-        }
+    if ((rc = hs_status_exit_code(st)) != 0)
+        goto out;
+    if (a.json) {
+        char *txt = cJSON_Print(rep);
+        if (txt)
+            printf("%s\n", txt);
+        free(txt);
+    } else {
+        cap_bench_print(rep, stdout);
     }
 out:
     cJSON_Delete(rep);

@@ -82,7 +82,7 @@ static hs_status_t audit_load(const char *dir, audit_set_t *s)
         hs_log_error("%s: cannot open directory", dir);
         return HS_ERR_IO;
     }
-    while (st == HS_OK && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         audit_item_t *nv;
 
         if (!is_trace_name(e->d_name))
@@ -97,15 +97,18 @@ static hs_status_t audit_load(const char *dir, audit_set_t *s)
         s->v[s->n++].tr = NULL;
     }
     closedir(d);
-    if (st == HS_OK && s->n == 0) {
+    if (st != HS_OK)
+        return st;
+    if (s->n == 0) {
         hs_log_error("%s: no .hst traces (run 'hintsim capture run -o %s -- COMMAND')", dir, dir);
-        st = HS_ERR_INVALID;
+        return HS_ERR_INVALID;
     }
     if (s->n > 1)
         qsort(s->v, s->n, sizeof(*s->v), cmp_item);
-    for (i = 0; st == HS_OK && i < s->n; i++)
-        st = trace_load(s->v[i].path, &s->v[i].tr);
-    return st;
+    for (i = 0; i < s->n; i++)
+        if ((st = trace_load(s->v[i].path, &s->v[i].tr)) != HS_OK)
+            return st;
+    return HS_OK;
 }
 
 /* The hint most processes use (ties: the smallest). */
@@ -202,23 +205,22 @@ static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char 
     hs_status_t st = trace_new(&m);
     size_t i, j;
 
-    for (i = 0; st == HS_OK && i < s->n; i++) {
+    if (st != HS_OK)
+        goto no_memory;
+    for (i = 0; i < s->n; i++) {
         const trace_t *t = s->v[i].tr;
         uint32_t max_qp = 0;
 
-        for (j = 0; st == HS_OK && j < t->n; j++) {
+        for (j = 0; j < t->n; j++) {
             trace_rec_t r = t->recs[j];
 
             max_qp = r.qp + 1 > max_qp ? r.qp + 1 : max_qp;
             r.qp += qp_base;
-            st = trace_push(m, &r);
+            if ((st = trace_push(m, &r)) != HS_OK)
+                goto no_memory;
         }
         qp_base += max_qp;
         m->hdr.dropped += t->hdr.dropped;
-    }
-    if (st != HS_OK) {
-        hs_log_error("%s: out of memory while merging", path);
-        goto out;
     }
     if (m->n > 1)
         qsort(m->recs, m->n, sizeof(*m->recs), cmp_rec);
@@ -233,7 +235,10 @@ static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char 
     if (asprintf(&m->hdr.extra_json, "{\"merged_processes\": %zu}", s->n) < 0)
         m->hdr.extra_json = NULL;
     st = trace_save(path, m);
-out:
+    trace_free(m);
+    return st;
+no_memory:
+    hs_log_error("%s: out of memory while merging", path);
     trace_free(m);
     return st;
 }

@@ -121,14 +121,19 @@ static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts
 static hs_status_t emit(const struct validate_opts *a, const cJSON *rep)
 {
     char *txt = cJSON_Print(rep);
-    hs_status_t st = txt ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = HS_OK;
 
-    if (st == HS_OK && a->outdir) /* validate.json, report.html and the plots, as a whole */
-        st = rep_write_validate_dir(a->outdir, txt, rep, a->profile, &a->set);
-    if (st == HS_OK && a->json)
+    if (!txt)
+        return HS_ERR_NOMEM;
+    /* validate.json, report.html and the plots, as a whole */
+    if (a->outdir &&
+        (st = rep_write_validate_dir(a->outdir, txt, rep, a->profile, &a->set)) != HS_OK)
+        goto free_txt;
+    if (a->json)
         printf("%s\n", txt);
-    else if (st == HS_OK)
+    else
         cap_validate_print(rep, stdout);
+free_txt:
     free(txt);
     return st;
 }
@@ -157,8 +162,7 @@ int cmd_validate(int argc, char **argv)
     o.limit = a.limit;
     o.seed = a.seed;
     o.classes = (size_t)a.classes;
-    st = cap_validate_run(&o, &rep);
-    if (st == HS_OK)
+    if ((st = cap_validate_run(&o, &rep)) == HS_OK)
         st = emit(&a, rep);
     rc = hs_status_exit_code(st);
 out:

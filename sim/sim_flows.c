@@ -60,8 +60,10 @@ hs_status_t sim_run_flows(const trace_t *tr, const profile_t *p, const pred_opts
     st = pred_summarize(mtr, o, &mraw, hint, agg);
     pred_raw_free(&mraw);
     trace_free(mtr);
-    if (st == HS_OK)
-        goto free_raws;
+    if (st != HS_OK)
+        goto release_flows;
+    raws_free(raws, nflows);
+    return HS_OK;
 release_flows:
     for (unsigned f = 0; f < done; f++)
         pred_result_release(&flows[f]);
