@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "traces/trace.h"
@@ -118,6 +119,16 @@ static const hs_cmd_spec_t g_salvage_spec = {
     "After damage the reader resynchronises on the next block magic. Prints what was kept\n"
     "and lost; the output's dropped count includes the records known lost."};
 
+/* Where a command's one-line summary goes: stdout, unless the output itself goes there ("-",
+ * /dev/stdout, a pipe or FIFO). */
+static FILE *note_fp(const char *out)
+{
+    struct stat sb;
+
+    return strcmp(out, "-") == 0 || (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) ? stderr
+                                                                                  : stdout;
+}
+
 static int need_out(const hs_cmd_spec_t *spec, const char *out)
 {
     if (out)
@@ -126,37 +137,37 @@ static int need_out(const hs_cmd_spec_t *spec, const char *out)
     return 2;
 }
 
-static void salvage_report(const char *in, const char *out, const trace_salvage_t *r)
+static void salvage_report(FILE *fp, const char *in, const char *out, const trace_salvage_t *r)
 {
-    printf("%s: kept %" PRIu64 " blocks (%" PRIu64 " records)", in, r->kept_blocks,
+    fprintf(fp, "%s: kept %" PRIu64 " blocks (%" PRIu64 " records)", in, r->kept_blocks,
            r->kept_records);
     if (r->end_ok)
-        printf(" of %" PRIu64 " blocks (%" PRIu64 " records); lost %" PRIu64 " blocks (%" PRIu64
-               " records)", r->total_blocks, r->total_records, r->lost_blocks, r->lost_records);
+        fprintf(fp, " of %" PRIu64 " blocks (%" PRIu64 " records); lost %" PRIu64
+                " blocks (%" PRIu64 " records)", r->total_blocks, r->total_records, r->lost_blocks, r->lost_records);
     else
-        printf("; end block %s, so the totals are unknown; lost at least %" PRIu64 " blocks (%"
+        fprintf(fp, "; end block %s, so the totals are unknown; lost at least %" PRIu64 " blocks (%"
                PRIu64 " records)", r->totals_inconsistent ? "inconsistent with the blocks kept"
                : r->end_damaged ? "damaged" : "missing", r->lost_blocks, r->lost_records);
     if (r->dup_blocks)
-        printf("; %" PRIu64 " duplicate block(s) dropped (%" PRIu64 " records)", r->dup_blocks,
+        fprintf(fp, "; %" PRIu64 " duplicate block(s) dropped (%" PRIu64 " records)", r->dup_blocks,
                r->dup_records);
     if (r->dup_end_blocks)
-        printf("; %" PRIu64 " duplicate end block(s) dropped", r->dup_end_blocks);
+        fprintf(fp, "; %" PRIu64 " duplicate end block(s) dropped", r->dup_end_blocks);
     if (r->end_misplaced)
-        printf("; end block out of place (record blocks after it)");
+        fprintf(fp, "; end block out of place (record blocks after it)");
     if (r->reordered_blocks)
-        printf("; %" PRIu64 " block(s) out of sequence order put back in order",
+        fprintf(fp, "; %" PRIu64 " block(s) out of sequence order put back in order",
                r->reordered_blocks);
     if (r->unordered_blocks)
-        printf("; %" PRIu64 " block(s) too far out of order kept where found",
+        fprintf(fp, "; %" PRIu64 " block(s) too far out of order kept where found",
                r->unordered_blocks);
     if (r->damaged_regions)
-        printf("; %" PRIu64 " damaged region(s), %" PRIu64 " bytes skipped, first at byte offset "
+        fprintf(fp, "; %" PRIu64 " damaged region(s), %" PRIu64 " bytes skipped, first at byte offset "
                "%" PRIu64 " (%s)", r->damaged_regions, r->skipped_bytes, r->first_bad_offset,
                r->first_bad_why);
     else
-        printf("; no damage found");
-    printf("%s; wrote %s\n", r->header_ok ? (r->file_header_ok ? "" : "; file header damaged, "
+        fprintf(fp, "; no damage found");
+    fprintf(fp, "%s; wrote %s\n", r->header_ok ? (r->file_header_ok ? "" : "; file header damaged, "
            "its JSON header kept") : "; header lost, provenance written as unknown", out);
 }
 
@@ -173,7 +184,7 @@ static int trace_salvage_cmd(int argc, char **argv)
     st = trace_salvage(pos[0], o.out, &res);
     rc = exit_of(st);
     if (st == HS_OK)
-        salvage_report(pos[0], o.out, &res);
+        salvage_report(note_fp(o.out), pos[0], o.out, &res);
 out:
     hs_opt_free(&g_salvage_spec, &o, pos);
     return rc;
@@ -181,58 +192,104 @@ out:
 
 /* ---- convert ---------------------------------------------------------------------- */
 
+/* What convert and gen write: the trace formats, and the viewers' formats (convert only). */
+typedef enum { OUT_NONE, OUT_HST, OUT_CSV, OUT_JSONL, OUT_PERFETTO, OUT_CHROME_JSON } out_fmt_t;
+
+static const struct {
+    const char *name, *ext;
+    out_fmt_t fmt;
+} g_out_fmts[] = {
+    {"hst", ".hst", OUT_HST},
+    {"csv", ".csv", OUT_CSV},
+    {"jsonl", ".jsonl", OUT_JSONL},
+    {"perfetto", ".pftrace", OUT_PERFETTO},
+    {"perfetto", ".perfetto-trace", OUT_PERFETTO},
+    {"chrome-json", ".json", OUT_CHROME_JSON},
+};
+#define N_OUT_FMTS (sizeof(g_out_fmts) / sizeof(g_out_fmts[0]))
+
+static out_fmt_t fmt_by_ext(const char *out)
+{
+    size_t len = strlen(out);
+
+    for (size_t i = 0; i < N_OUT_FMTS; i++) {
+        size_t el = strlen(g_out_fmts[i].ext);
+        if (len > el && strcmp(out + len - el, g_out_fmts[i].ext) == 0)
+            return g_out_fmts[i].fmt;
+    }
+    return OUT_NONE;
+}
+
+static const char *fmt_name(out_fmt_t f)
+{
+    for (size_t i = 0; i < N_OUT_FMTS; i++)
+        if (g_out_fmts[i].fmt == f)
+            return g_out_fmts[i].name;
+    return "?";
+}
+
+/* The format to write: --to (to), else out's extension; OUT_NONE after a usage message when
+ * neither names one, --to names another than out's extension, or (traces_only: gen) a
+ * viewer's format. "-", a FIFO or any name without a known extension takes --to. */
+static out_fmt_t out_fmt_pick(const hs_cmd_spec_t *spec, const char *to, const char *out,
+                              int traces_only)
+{
+    out_fmt_t ext = fmt_by_ext(out), want = OUT_NONE;
+    const char *names = traces_only ? "hst, csv or jsonl" : "hst, csv, jsonl, perfetto or chrome-json";
+
+    for (size_t i = 0; to && i < N_OUT_FMTS; i++)
+        if (strcmp(to, g_out_fmts[i].name) == 0)
+            want = g_out_fmts[i].fmt;
+    if (to && (want == OUT_NONE || (traces_only && want > OUT_JSONL))) {
+        fprintf(stderr, "hintsim: --to %s: not a format (%s)\nusage: %s\n", to, names, spec->usage);
+        return OUT_NONE;
+    }
+    if (to && ext != OUT_NONE && ext != want) {
+        fprintf(stderr, "hintsim: --to %s: the output name %s says %s; name it for the format "
+                "(or '-' for standard output)\nusage: %s\n", to, out, fmt_name(ext), spec->usage);
+        return OUT_NONE;
+    }
+    if (!to && (ext == OUT_NONE || (traces_only && ext > OUT_JSONL))) {
+        fprintf(stderr, "hintsim: %s: the output name must end in .hst, .csv, .jsonl%s, or --to "
+                "names the format (%s), as it must for '-' (standard output) or a FIFO\n"
+                "usage: %s\n", out, traces_only ? "" : ", .pftrace (perfetto) or .json "
+                "(chrome-json)", names, spec->usage);
+        return OUT_NONE;
+    }
+    return to ? want : ext;
+}
+
+static trace_fmt_t trace_fmt_of(out_fmt_t f)
+{
+    return f == OUT_HST ? TRACE_FMT_HST : f == OUT_CSV ? TRACE_FMT_CSV
+           : f == OUT_JSONL ? TRACE_FMT_JSONL : TRACE_FMT_UNKNOWN;
+}
+
 struct convert_opts {
     const char *out, *to;
 };
 
 static const hs_opt_t g_convert_opts[] = {
     {"output", 'o', HS_OPT_STR, offsetof(struct convert_opts, out), "OUT", NULL,
-     "output file (required; written atomically)"},
-    {"to", 0, HS_OPT_STR, offsetof(struct convert_opts, to), "hst|csv|jsonl|perfetto", NULL,
-     "output format (default: by OUT's extension; .json is perfetto)"},
+     "output file, '-' for standard output (required; a file is written atomically)"},
+    {"to", 0, HS_OPT_STR, offsetof(struct convert_opts, to), "hst|csv|jsonl|perfetto|chrome-json",
+     NULL, "output format (default: by OUT's extension: .hst .csv .jsonl .pftrace .json)"},
     END_OPTS,
 };
 
 static const hs_cmd_spec_t g_convert_spec = {
-    "hintsim trace convert IN -o OUT [--to hst|csv|jsonl|perfetto]",
-    "Convert between .hst, .csv and .jsonl (by OUT's extension); IN may also be perftest -U output.",
+    "hintsim trace convert IN -o OUT [--to hst|csv|jsonl|perfetto|chrome-json]",
+    "Convert between .hst, .csv and .jsonl (by OUT's extension); IN may also be perftest -U "
+    "output; export to Perfetto.",
     g_convert_opts, 1, 1,
+    "IN and OUT may be '-' (standard input, output) or a FIFO; OUT then needs --to.\n"
     "perftest: run e.g. `ib_write_lat -s 64 -n 1000 -U > lat.txt`; the per-iteration latencies\n"
     "become a ping-pong trace (posts back to back, completion = post + latency).\n"
-    "perfetto: Chrome/Perfetto trace-event JSON for ui.perfetto.dev or chrome://tracing, a track\n"
-    "per QP and path, each message a slice from post to completion (traces/trace_perfetto.h);\n"
-    "one way: no reader takes it back."};
-
-/* The format convert writes: --to, else OUT's extension; TRACE_FMT_UNKNOWN (after a usage
- * message) when neither names one or they disagree. *perfetto is set for perfetto. */
-static trace_fmt_t convert_out_fmt(const struct convert_opts *o, int *perfetto)
-{
-    static const char *const names[] = {"hst", "csv", "jsonl"};
-    static const trace_fmt_t fmts[] = {TRACE_FMT_HST, TRACE_FMT_CSV, TRACE_FMT_JSONL};
-    trace_fmt_t ext = trace_fmt_from_ext(o->out);
-    size_t len = strlen(o->out);
-
-    *perfetto = o->to ? strcmp(o->to, "perfetto") == 0
-                      : len >= 5 && strcmp(o->out + len - 5, ".json") == 0;
-    if (*perfetto)
-        return TRACE_FMT_UNKNOWN;
-    for (size_t i = 0; o->to && i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strcmp(o->to, names[i]) != 0)
-            continue;
-        if (ext == fmts[i])
-            return ext;
-        fprintf(stderr, "hintsim: --to %s: the output name must end in .%s\nusage: %s\n", o->to,
-                names[i], g_convert_spec.usage);
-        return TRACE_FMT_UNKNOWN;
-    }
-    if (o->to)
-        fprintf(stderr, "hintsim: --to %s: not a format (hst, csv, jsonl or perfetto)\nusage: %s\n",
-                o->to, g_convert_spec.usage);
-    else if (ext == TRACE_FMT_UNKNOWN)
-        fprintf(stderr, "hintsim: %s: the output name must end in .hst, .csv, .jsonl or .json "
-                "(perfetto), or --to names the format\nusage: %s\n", o->out, g_convert_spec.usage);
-    return o->to ? TRACE_FMT_UNKNOWN : ext;
-}
+    "perfetto (.pftrace): a Perfetto protobuf trace for ui.perfetto.dev and trace_processor: a\n"
+    "track per QP and path, each message a slice from post to completion, path switches as\n"
+    "instants, the queue depth per QP as a counter (traces/trace_perfetto.h).\n"
+    "chrome-json (.json): the same as Chrome trace-event JSON (chrome://tracing).\n"
+    "Both are one way: no reader takes them back."};
 
 /* What convert writes every reader takes back: a record with completion before post or
  * both path bits set (an .hst reader carries them, the text readers refuse them) is
@@ -250,17 +307,31 @@ static hs_status_t convert_check(const char *path, const trace_t *tr)
     return HS_ERR_INVALID;
 }
 
+static hs_status_t convert_write(out_fmt_t fmt, const char *out, const trace_t *tr,
+                                 const char *in)
+{
+    switch (fmt) {
+    case OUT_PERFETTO:
+        return trace_perfetto_save(out, tr, in);
+    case OUT_CHROME_JSON:
+        return trace_chrome_json_save(out, tr, in);
+    default:
+        return trace_save_as(out, trace_fmt_of(fmt), tr);
+    }
+}
+
 static int trace_convert_cmd(int argc, char **argv)
 {
     struct convert_opts o = {0};
     trace_t *tr = NULL;
     char **pos = NULL;
-    int perfetto = 0, npos, rc = hs_cli_parse(&g_convert_spec, argc, argv, &o, &pos, &npos);
+    int npos, rc = hs_cli_parse(&g_convert_spec, argc, argv, &o, &pos, &npos);
+    out_fmt_t fmt;
     hs_status_t st;
 
     if (rc >= 0 || (rc = need_out(&g_convert_spec, o.out)) != 0)
         goto out;
-    if (convert_out_fmt(&o, &perfetto) == TRACE_FMT_UNKNOWN && !perfetto) {
+    if ((fmt = out_fmt_pick(&g_convert_spec, o.to, o.out, 0)) == OUT_NONE) {
         rc = 2;
         goto out;
     }
@@ -268,10 +339,10 @@ static int trace_convert_cmd(int argc, char **argv)
     if (st == HS_OK)
         st = convert_check(pos[0], tr);
     if (st == HS_OK)
-        st = perfetto ? trace_perfetto_save(o.out, tr, pos[0]) : trace_save(o.out, tr);
+        st = convert_write(fmt, o.out, tr, pos[0]);
     rc = exit_of(st);
     if (st == HS_OK)
-        printf("%s: %zu records written to %s\n", pos[0], tr->n, o.out);
+        fprintf(note_fp(o.out), "%s: %zu records written to %s\n", pos[0], tr->n, o.out);
 out:
     trace_free(tr);
     hs_opt_free(&g_convert_spec, &o, pos);
@@ -281,7 +352,7 @@ out:
 /* ---- gen -------------------------------------------------------------------------- */
 
 struct gen_opts {
-    const char *workload, *out;
+    const char *workload, *out, *to;
     uint64_t count, seed;
     hs_strlist_t set;
 };
@@ -294,11 +365,14 @@ static const hs_opt_t g_gen_opts[] = {
     {"set", 0, HS_OPT_LIST, offsetof(struct gen_opts, set), "KEY=VALUE", NULL,
      "override a workload parameter"},
     {"output", 'o', HS_OPT_STR, offsetof(struct gen_opts, out), "FILE", NULL,
-     "output .hst/.csv/.jsonl (required)"},
+     "output .hst/.csv/.jsonl, '-' for standard output (required)"},
+    {"to", 0, HS_OPT_STR, offsetof(struct gen_opts, to), "hst|csv|jsonl", NULL,
+     "output format (default: by FILE's extension; needed for '-' or a FIFO)"},
     END_OPTS,
 };
 static const hs_cmd_spec_t g_gen_spec = {
-    "hintsim trace gen --workload NAME [--count N] [--seed S] [--set KEY=VALUE ...] -o FILE",
+    "hintsim trace gen --workload NAME [--count N] [--seed S] [--set KEY=VALUE ...] -o FILE "
+    "[--to hst|csv|jsonl]",
     "Generate a synthetic trace; the same seed gives a byte-identical file.",
     g_gen_opts, 0, 0,
     "Parameters and their defaults: 'hintsim trace workloads --verbose'. The effective values\n"
@@ -309,6 +383,7 @@ static int trace_gen_cmd(int argc, char **argv)
     struct gen_opts o = {0};
     char **pos = NULL;
     int npos, rc = hs_cli_parse(&g_gen_spec, argc, argv, &o, &pos, &npos);
+    out_fmt_t fmt;
     hs_status_t st;
 
     if (rc >= 0 || (rc = need_out(&g_gen_spec, o.out)) != 0)
@@ -325,11 +400,20 @@ static int trace_gen_cmd(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    st = trace_gen_run(o.workload, o.count, o.seed, o.set.v, o.set.n, o.out);
+    /* a name that says no format is left to the generator, which checks the parameters
+     * first and then refuses the name (exit 2) */
+    fmt = OUT_NONE;
+    if ((o.to || fmt_by_ext(o.out) != OUT_NONE) &&
+        (fmt = out_fmt_pick(&g_gen_spec, o.to, o.out, 1)) == OUT_NONE) {
+        rc = 2;
+        goto out;
+    }
+    st = trace_gen_run_as(o.workload, o.count, o.seed, o.set.v, o.set.n, trace_fmt_of(fmt),
+                          o.out);
     rc = exit_of(st);
     if (st == HS_OK)
-        printf("%s: %" PRIu64 " records of workload %s (seed %" PRIu64 ")\n", o.out, o.count,
-               o.workload, o.seed);
+        fprintf(note_fp(o.out), "%s: %" PRIu64 " records of workload %s (seed %" PRIu64 ")\n",
+                o.out, o.count, o.workload, o.seed);
 out:
     hs_opt_free(&g_gen_spec, &o, pos);
     return rc;
@@ -368,7 +452,8 @@ static const hs_cli_cmd_t g_trace_cmds[] = {
     {"info", trace_info, "header, record count, size histogram, time span"},
     {"validate", trace_validate_cmd, "check a trace; exit 1 names the first bad block/offset"},
     {"salvage", trace_salvage_cmd, "copy every intact block of a damaged trace"},
-    {"convert", trace_convert_cmd, "convert .hst/.csv/.jsonl; import perftest -U output; to Perfetto"},
+    {"convert", trace_convert_cmd,
+     "convert .hst/.csv/.jsonl; import perftest -U output; to Perfetto"},
     {"gen", trace_gen_cmd, "generate a synthetic workload trace"},
     {"workloads", trace_workloads_cmd, "list the generator's workloads"},
     {"audit", cmd_trace_audit, "compare the effective hints of per-process traces; merge them"},

@@ -268,7 +268,28 @@ struct hs_afile {
     FILE *fp;
     char *path;
     char *tmp;
+    int direct; /* written in place: "-" (stdout) or a FIFO, a device (no rename, no fsync) */
 };
+
+/* "-", or a path naming something that is not a regular file (a FIFO, /dev/stdout, a
+ * terminal): written in place, since a temporary renamed over it would replace it. */
+static hs_status_t afile_open_direct(hs_afile_t *af, const char *path)
+{
+    af->direct = 1;
+    af->fp = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+    if (af->fp)
+        return HS_OK;
+    hs_log_error("%s: cannot open for writing: %s", path, strerror(errno));
+    return HS_ERR_IO;
+}
+
+static int afile_is_direct(const char *path)
+{
+    struct stat sb;
+
+    return strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
+                                      !S_ISDIR(sb.st_mode));
+}
 
 #define AFILE_TMP ".tmp." /* hs_afile_open's temporary: "<path>.tmp.<pid>" */
 
@@ -297,6 +318,14 @@ hs_status_t hs_afile_open(const char *path, hs_afile_t **out)
     if (!af)
         return HS_ERR_NOMEM;
     af->path = strdup(path);
+    if (af->path && afile_is_direct(path)) {
+        if (afile_open_direct(af, path) != HS_OK) {
+            hs_afile_abort(af);
+            return HS_ERR_IO;
+        }
+        *out = af;
+        return HS_OK;
+    }
     af->tmp = malloc(len);
     if (!af->path || !af->tmp) {
         hs_afile_abort(af);
@@ -320,8 +349,17 @@ FILE *hs_afile_stream(hs_afile_t *af) { return af->fp; }
 hs_status_t hs_afile_commit(hs_afile_t *af)
 {
     hs_status_t st = HS_OK;
-    int bad = ferror(af->fp) || fflush(af->fp) != 0 || fsync(fileno(af->fp)) != 0;
+    int bad = ferror(af->fp) || fflush(af->fp) != 0 || (!af->direct && fsync(fileno(af->fp)) != 0);
 
+    if (af->direct) {
+        if ((af->fp != stdout && fclose(af->fp) != 0) || bad) {
+            hs_log_error("%s: cannot write output: %s", af->path, strerror(errno));
+            st = HS_ERR_IO;
+        }
+        af->fp = NULL;
+        hs_afile_abort(af);
+        return st;
+    }
     if (fclose(af->fp) != 0)
         bad = 1;
     af->fp = NULL;
@@ -341,8 +379,10 @@ void hs_afile_abort(hs_afile_t *af)
 {
     if (!af)
         return;
-    if (af->fp)
+    if (af->fp && af->fp != stdout)
         fclose(af->fp);
+    else if (af->fp)
+        fflush(af->fp);
     if (af->tmp)
         unlink(af->tmp);
     free(af->tmp);
@@ -400,6 +440,8 @@ hs_status_t hs_check_out_path(const char *path)
     const char *slash = strrchr(path, '/');
     struct stat sb;
 
+    if (afile_is_direct(path)) /* "-", a FIFO, a device: written in place (hs_afile) */
+        return HS_OK;
     if (!*path || (slash && slash[1] == '\0') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))) {
         hs_log_error("%s: cannot write the output there: it is a directory, not a file name",
                      path);
@@ -423,10 +465,12 @@ hs_status_t hs_check_out_path(const char *path)
 
 /* Open path for hs_read_file without blocking on a FIFO that has no writer: opened
  * non-blocking, then blocking again, so a read returns what a writer sends, or end of file
- * at once when there is none. Devices, sockets and directories are refused. */
+ * at once when there is none. Devices, sockets and directories are refused. "-" is
+ * standard input. */
 static FILE *read_open(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO)
+                                    : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
     const char *why = NULL;
     FILE *fp;

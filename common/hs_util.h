@@ -85,7 +85,10 @@ uint64_t hs_hash64(const void *buf, size_t len, uint64_t seed);
 /* An output file that appears under its final name only when complete.
  * hs_afile_open creates "<path>.tmp.<pid>" next to path; hs_afile_commit fsyncs, closes and
  * renames it over path; hs_afile_abort closes and removes the temporary. Exactly one of
- * commit/abort must be called; both free the object. Errors are logged with the path. */
+ * commit/abort must be called; both free the object. Errors are logged with the path.
+ * "-" is standard output, and a path that names something other than a regular file (a
+ * FIFO, /dev/stdout, a terminal) is written in place: neither can be made atomic, so an
+ * abort leaves what was written there. */
 typedef struct hs_afile hs_afile_t;
 hs_status_t hs_afile_open(const char *path, hs_afile_t **out);
 /* The pid of the writer whose temporary name is name ("<path>.tmp.<pid>", where the last
@@ -103,7 +106,8 @@ hs_status_t hs_write_file_atomic(const char *path, const char *text);
 hs_status_t hs_hash_file(const char *path, uint64_t seed, uint64_t *hash_out, size_t *len_out);
 
 /* Read a whole file into a malloc'ed NUL-terminated buffer (caller frees). Logs on error.
- * A regular file or a pipe (a FIFO without a writer reads as empty, never waits); devices,
+ * A regular file or a pipe, "-" for standard input (a FIFO without a writer reads as empty,
+ * never waits); devices,
  * sockets and directories are refused (HS_ERR_IO), and so is a file larger than
  * HS_READ_FILE_MAX bytes (HS_ERR_INVALID). */
 #define HS_READ_FILE_MAX ((size_t)256 << 20)

@@ -130,7 +130,7 @@ bash completion
 .nf
 hintsim trace gen \-\-workload kv \-\-count 100000 \-o kv.hst
 hintsim recommend kv.hst \-\-profile generic \-o report/
-hintsim trace convert kv.hst \-o kv.json \-\-to perfetto
+hintsim trace convert kv.hst \-o kv.pftrace
 hintsim capture run \-o traces/ \-\- ./my_app
 .fi
 .SH "SEE ALSO"

@@ -405,12 +405,14 @@ hs_status_t profile_load(const char *name_or_path, profile_t **out)
 
     if (b)
         return load_builtin(b, out);
-    if (access(name_or_path, F_OK) != 0 &&
+    int is_stdin = strcmp(name_or_path, "-") == 0; /* "-": standard input */
+
+    if (!is_stdin && access(name_or_path, F_OK) != 0 &&
         (strchr(name_or_path, '/') || strstr(name_or_path, ".json"))) {
         hs_log_error("%s: cannot read the profile file: %s", name_or_path, strerror(errno));
         return HS_ERR_IO;
     }
-    if (access(name_or_path, F_OK) != 0) {
+    if (!is_stdin && access(name_or_path, F_OK) != 0) {
         const char *const *n = profile_builtin_names();
         hs_log_error("profile '%s' is neither a built-in (%s, %s, %s) nor a .json file",
                      name_or_path, n[0], n[1] ? n[1] : "", n[2] ? n[2] : "");

@@ -1,5 +1,7 @@
-# Tests in Python: the Perfetto export checked against the Trace Event Format and the CSV
-# (test_perfetto.py), the numpy reader of .hst against the C reader (test_py_trace.py).
+# Tests in Python: the Chrome JSON export checked against the Trace Event Format and the CSV
+# (test_perfetto.py), the Perfetto protobuf export read back by a wire-format decoder of its
+# own (test_perfetto_pb.py; also by protoc --decode_raw where installed), the numpy reader
+# of .hst against the C reader (test_py_trace.py).
 # They run with a python3 that imports numpy (Debian's python3-numpy, in setup.sh's
 # packages), else the first python3 found; without numpy the reader test skips (exit 77).
 set(HS_PYTHON "")
@@ -27,7 +29,17 @@ add_test(NAME test_perfetto
           ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_perfetto PROPERTIES LABELS unit TIMEOUT 120)
 
+add_test(NAME test_perfetto_pb
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_perfetto_pb.py $<TARGET_FILE:hintsim>
+          ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_perfetto_pb PROPERTIES LABELS unit TIMEOUT 300)
+
 add_test(NAME test_py_trace
   COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_py_trace.py $<TARGET_FILE:hintsim>
           ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_py_trace PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# No function of the model's engine takes more than 6 parameters (a context struct instead).
+add_test(NAME test_param_count
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_param_count.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_param_count PROPERTIES LABELS unit TIMEOUT 60)

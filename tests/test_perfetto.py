@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""test_perfetto.py - `hintsim trace convert --to perfetto` against the Trace Event Format.
+"""test_perfetto.py - `hintsim trace convert --to chrome-json` against the Trace Event Format
+(the protobuf export, `--to perfetto`, is test_perfetto_pb.py's).
 
 For every sample trace (and a small CSV with paths, a path switch, an unknown completion,
-an error and two QPs), convert to Perfetto JSON and to CSV with the hintsim under test,
+an error and two QPs), convert to trace-event JSON and to CSV with the hintsim under test,
 then check, independently of the writer:
   - strict JSON (no NaN/Infinity), an object with a traceEvents array, each event of a
     phase the format defines with the fields that phase needs (pid, ts, cat/name/id for
@@ -51,6 +52,14 @@ def read_csv(path):
             "path": {1: "LL", 2: "BW"}.get(flags & 3, "unknown"),
         })
     return recs
+
+
+def queue_depth(recs, qp):
+    """t (ns) -> QP qp's messages with a known completion posted at or before t and not
+    completed by t, counted from the CSV's records."""
+    known = [r for r in recs if r["qp"] == qp and r["done"] is not None]
+    posts, dones = sorted(r["post"] for r in known), sorted(r["done"] for r in known)
+    return lambda t: bisect.bisect_right(posts, t) - bisect.bisect_right(dones, t)
 
 
 def reject_constant(name):
@@ -136,16 +145,13 @@ def check_counters(name, evs, recs):
     for e in evs:
         if e.get("ph") == "C":
             last[(e["name"], e["ts"])] = e["args"]["messages"]
-    qps = {r["qp"] for r in recs}
     counted = 0
-    for qp in qps:
-        posts = sorted(r["post"] for r in recs if r["qp"] == qp and r["done"] is not None)
-        dones = sorted(r["done"] for r in recs if r["qp"] == qp and r["done"] is not None)
+    for qp in {r["qp"] for r in recs}:
+        depth = queue_depth(recs, qp)
         for (cname, ts), v in last.items():
             if cname != f"QP {qp} in flight":
                 continue
-            t = ns(ts)
-            want = bisect.bisect_right(posts, t) - bisect.bisect_right(dones, t)
+            want = depth(ns(ts))
             counted += 1
             if v != want:
                 fail(f"{name}: {cname} at {ts} us = {v}, the CSV says {want}")
@@ -166,7 +172,7 @@ def check_one(hs, src, tmp):
     name = os.path.basename(src)
     out_json = os.path.join(tmp, name + ".json")
     out_csv = os.path.join(tmp, name + ".csv")
-    run(hs, "trace", "convert", src, "-o", out_json, "--to", "perfetto")
+    run(hs, "trace", "convert", src, "-o", out_json, "--to", "chrome-json")
     run(hs, "trace", "convert", src, "-o", out_csv)
     with open(out_json) as f:
         doc = json.load(f, parse_constant=reject_constant)
@@ -203,7 +209,7 @@ def main():
         for n in names:
             total += check_one(hs, os.path.join(samples, n), tmp)
         total += check_one(hs, mixed, tmp)
-        # .json alone means perfetto; a name that says another format is refused
+        # .json alone means chrome-json; a name that says another format is refused
         j = os.path.join(tmp, "by-ext.json")
         run(hs, "trace", "convert", mixed, "-o", j)
         with open(j) as f:
@@ -213,9 +219,13 @@ def main():
                              "--to", "jsonl"], stderr=subprocess.DEVNULL).returncode
         if rc != 2:
             fail(f"--to jsonl with a .csv name: exit {rc}, want 2")
+        rc = subprocess.run([hs, "trace", "convert", mixed, "-o", j, "--to", "perfetto"],
+                            stderr=subprocess.DEVNULL).returncode
+        if rc != 2:
+            fail(f"--to perfetto (protobuf) with a .json name: exit {rc}, want 2")
     if len(names) < 8:
         fail(f"only {len(names)} samples")
-    checks = len(names) + 3
+    checks = len(names) + 4
     print(f"{total} records in {len(names) + 1} traces checked")
     print(f"{checks - min(len(FAILS), checks)} passed, {len(FAILS)} failed")
     return 1 if FAILS else 0

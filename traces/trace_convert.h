@@ -22,6 +22,10 @@ trace_fmt_t trace_fmt_sniff(const char *head, size_t len);
 /* The output format for a path's extension (.hst, .csv, .jsonl), or TRACE_FMT_UNKNOWN. */
 trace_fmt_t trace_fmt_from_ext(const char *path);
 
+/* trace_save in format fmt (HST, CSV or JSONL) whatever path's name: for "-" (standard
+ * output), a FIFO, a name without the extension. */
+hs_status_t trace_save_as(const char *path, trace_fmt_t fmt, const trace_t *tr);
+
 /* Parse from an open stream; path is only used in messages. *out is a new trace. The
  * _flags forms take TRACE_READ_* flags (trace.h). */
 hs_status_t trace_csv_read(FILE *fp, const char *path, trace_t **out);

@@ -473,13 +473,16 @@ static void gen_seed(trace_gen_ctx_t *g, const trace_gen_workload_t *wl, uint64_
 }
 
 static hs_status_t gen_output(trace_gen_ctx_t *g, const trace_gen_workload_t *wl,
-                              const trace_hdr_t *h, const char *path)
+                              const trace_hdr_t *h, trace_fmt_t fmt, const char *path)
 {
-    trace_fmt_t fmt = trace_fmt_from_ext(path);
     hs_status_t st;
 
+    if (fmt == TRACE_FMT_UNKNOWN)
+        fmt = trace_fmt_from_ext(path);
+
     if (fmt == TRACE_FMT_UNKNOWN) {
-        hs_log_error("%s: unknown output format: the name must end in .hst, .csv or .jsonl", path);
+        hs_log_error("%s: unknown output format: the name must end in .hst, .csv or .jsonl, or "
+                     "--to names the format", path);
         return HS_ERR_USAGE;
     }
     if (fmt == TRACE_FMT_HST) {
@@ -498,7 +501,7 @@ static hs_status_t gen_output(trace_gen_ctx_t *g, const trace_gen_workload_t *wl
     st = trace_hdr_copy(&g->tr->hdr, h);
     if (st == HS_OK) {
         wl->run(g);
-        st = g->st != HS_OK ? g->st : trace_save(path, g->tr);
+        st = g->st != HS_OK ? g->st : trace_save_as(path, fmt, g->tr);
     }
     trace_free(g->tr);
     return st;
@@ -506,6 +509,13 @@ static hs_status_t gen_output(trace_gen_ctx_t *g, const trace_gen_workload_t *wl
 
 hs_status_t trace_gen_run(const char *name, uint64_t count, uint64_t seed,
                           const char *const *sets, size_t nsets, const char *path)
+{
+    return trace_gen_run_as(name, count, seed, sets, nsets, TRACE_FMT_UNKNOWN, path);
+}
+
+hs_status_t trace_gen_run_as(const char *name, uint64_t count, uint64_t seed,
+                             const char *const *sets, size_t nsets, trace_fmt_t fmt,
+                             const char *path)
 {
     const trace_gen_workload_t *wl = trace_gen_find(name);
     trace_gen_ctx_t g = {.count = count};
@@ -524,7 +534,7 @@ hs_status_t trace_gen_run(const char *name, uint64_t count, uint64_t seed,
     g.jitter = cp[2];
     gen_seed(&g, wl, seed);
     if ((st = gen_header(&h, wl, count, seed, g.p, cp)) == HS_OK)
-        st = gen_output(&g, wl, &h, path);
+        st = gen_output(&g, wl, &h, fmt, path);
     trace_hdr_release(&h);
     return st;
 }

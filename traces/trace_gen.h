@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "traces/trace.h"
+#include "traces/trace_convert.h"
 
 typedef enum { TRACE_GEN_SIZE, TRACE_GEN_U64, TRACE_GEN_DOUBLE } trace_gen_ptype_t;
 
@@ -45,6 +46,11 @@ const trace_gen_param_t *trace_gen_common_params(void);
  * value is logged naming it and returns HS_ERR_INVALID. */
 hs_status_t trace_gen_run(const char *name, uint64_t count, uint64_t seed,
                           const char *const *sets, size_t nsets, const char *path);
+/* The same in format fmt (HST, CSV, JSONL) whatever path's name ("-": standard output);
+ * TRACE_FMT_UNKNOWN: by path's extension, as trace_gen_run. */
+hs_status_t trace_gen_run_as(const char *name, uint64_t count, uint64_t seed,
+                             const char *const *sets, size_t nsets, trace_fmt_t fmt,
+                             const char *path);
 
 /* Print the workload list, one line each, to fp; with verbose also every parameter. */
 void trace_gen_print_workloads(FILE *fp, int verbose);

@@ -220,13 +220,17 @@ static hs_status_t save_hst(const char *path, const trace_t *tr)
 
 hs_status_t trace_save(const char *path, const trace_t *tr)
 {
-    trace_fmt_t fmt = trace_fmt_from_ext(path);
+    return trace_save_as(path, trace_fmt_from_ext(path), tr);
+}
+
+hs_status_t trace_save_as(const char *path, trace_fmt_t fmt, const trace_t *tr)
+{
     hs_afile_t *af;
     hs_status_t st;
 
     if (fmt == TRACE_FMT_HST)
         return save_hst(path, tr);
-    if (fmt == TRACE_FMT_UNKNOWN) {
+    if (fmt != TRACE_FMT_CSV && fmt != TRACE_FMT_JSONL) {
         hs_log_error("%s: unknown output format: the name must end in .hst, .csv or .jsonl", path);
         return HS_ERR_USAGE;
     }

@@ -1,333 +1,436 @@
-/* trace_perfetto.c - Chrome/Perfetto trace-event JSON (trace_perfetto.h says what a viewer
- * shows). The events are written in post order; the in-flight counters merge the posts with
- * the completions through a min-heap of pending completion times. */
+/* trace_perfetto.c - a trace as a Perfetto trace: protobuf TracePackets carrying
+ * TrackDescriptors and TrackEvents (trace_perfetto.h says what a viewer shows). The field
+ * numbers are those of Perfetto's protos/perfetto/trace/ (trace_packet.proto, clock_snapshot,
+ * trace_packet_defaults, interned_data/, track_event/{track_event, track_descriptor,
+ * counter_descriptor, process_descriptor, debug_annotation}.proto); the bytes are written by
+ * the small encoder of trace_perfetto_pb.c. One packet sequence: its first packet clears the
+ * incremental state and carries the defaults (the clock) and the interned annotation names,
+ * every later one says it needs them. Descriptors come before the events that use them (a
+ * lane's when the lane is first taken); events come in time order (the walk). */
 #include "traces/trace_perfetto.h"
 
-#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/hs_util.h"
 #include "traces/trace_format.h"
+#include "traces/trace_perfetto_pb.h"
+#include "traces/trace_perfetto_walk.h"
 
-#define PF_PID 1
+/* Field numbers, by message. */
+enum {
+    F_TRACE_PACKET = 1,                 /* Trace.packet */
+    F_PKT_CLOCK_SNAPSHOT = 6,           /* TracePacket */
+    F_PKT_TIMESTAMP = 8,
+    F_PKT_SEQUENCE_ID = 10,             /* trusted_packet_sequence_id */
+    F_PKT_TRACK_EVENT = 11,
+    F_PKT_INTERNED_DATA = 12,
+    F_PKT_SEQUENCE_FLAGS = 13,
+    F_PKT_DEFAULTS = 59,                /* trace_packet_defaults */
+    F_PKT_TRACK_DESCRIPTOR = 60,
+    F_PKT_FIRST_ON_SEQUENCE = 87,       /* first_packet_on_sequence */
+    F_DEFAULTS_CLOCK_ID = 58,           /* TracePacketDefaults.timestamp_clock_id */
+    F_SNAPSHOT_CLOCKS = 1,              /* ClockSnapshot */
+    F_SNAPSHOT_PRIMARY = 2,             /* primary_trace_clock */
+    F_CLOCK_ID = 1,                     /* ClockSnapshot.Clock */
+    F_CLOCK_TIMESTAMP = 2,
+    F_INTERNED_ANNOTATION_NAMES = 3,    /* InternedData.debug_annotation_names */
+    F_INTERNED_IID = 1,                 /* DebugAnnotationName */
+    F_INTERNED_NAME = 2,
+    F_TD_UUID = 1,                      /* TrackDescriptor */
+    F_TD_NAME = 2,
+    F_TD_PROCESS = 3,
+    F_TD_PARENT_UUID = 5,
+    F_TD_COUNTER = 8,
+    F_TD_DESCRIPTION = 14,
+    F_PROCESS_PID = 1,                  /* ProcessDescriptor */
+    F_PROCESS_NAME = 6,
+    F_COUNTER_UNIT = 3,                 /* CounterDescriptor */
+    F_TE_ANNOTATIONS = 4,               /* TrackEvent.debug_annotations */
+    F_TE_TYPE = 9,
+    F_TE_TRACK_UUID = 11,
+    F_TE_NAME = 23,
+    F_TE_COUNTER_VALUE = 30,
+    F_DA_NAME_IID = 1,                  /* DebugAnnotation */
+    F_DA_BOOL = 2,
+    F_DA_UINT = 3,
+    F_DA_STRING = 6,
+};
 
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+enum { UNIT_COUNT = 2 };
+enum { PF_SEQUENCE = 1, PF_PROCESS_UUID = 1, PF_NPATHS = 3 };
+
+/* Interned debug annotation names: iid = index + 1. */
+#define PF_ANNOTATIONS(X)                                                                      \
+    X(AN_SIZE, "size") X(AN_QP, "qp") X(AN_PATH, "path") X(AN_OP, "op") X(AN_RECORD, "record") \
+    X(AN_STATUS, "status") X(AN_INLINE, "inline") X(AN_SIGNALED, "signaled")                   \
+    X(AN_COLD, "cold") X(AN_IMPLICIT, "implicit_completion") X(AN_TO, "to")
+#define PF_AN_ENUM(id, name) id,
+#define PF_AN_NAME(id, name) name,
+enum { AN_NONE, PF_ANNOTATIONS(PF_AN_ENUM) AN_COUNT };
+static const char *const g_an_names[] = {PF_ANNOTATIONS(PF_AN_NAME)};
+
+/* Perfetto's built-in clocks (ClockSnapshot.BuiltinClocks) by the trace's clock name. */
+static const struct {
+    const char *name;
+    uint32_t id;
+} g_clocks[] = {
+    {"CLOCK_REALTIME", 1}, {"CLOCK_REALTIME_COARSE", 2}, {"CLOCK_MONOTONIC", 3},
+    {"CLOCK_MONOTONIC_COARSE", 4}, {"CLOCK_MONOTONIC_RAW", 5}, {"CLOCK_BOOTTIME", 6},
+};
+
+/* The sibling tracks ("lanes") of one QP and path: when each is free again, its uuid. */
 typedef struct {
-    uint64_t t;
-    uint32_t slot;
-} pf_pending_t;
+    uint64_t *free_ns, *uuid;
+    size_t n, cap;
+} pf_lanes_t;
 
 typedef struct {
     FILE *fp;
     const trace_t *tr;
-    size_t *order;         /* record indices in post order; NULL = file order is */
-    uint32_t *qps;         /* distinct QP indices, ascending */
-    size_t nqp;
-    uint64_t *inflight;    /* per QP slot */
-    pf_pending_t *heap;    /* pending completions, earliest first */
-    size_t nheap;
-    unsigned long events;
-} pf_ctx_t;
+    pb_buf_t pkt, msg, sub, item; /* a packet, its payload, nested parts */
+    pf_lanes_t *lanes;            /* [slot * PF_NPATHS + path] */
+    uint64_t *rec_track;          /* the lane each record's slice is on */
+    uint64_t next_uuid;
+    uint32_t clock_id;            /* 0: Perfetto's default clock */
+    unsigned long packets;
+    hs_status_t st;
+} pb_ctx_t;
 
-static const char *pf_path(uint16_t flags)
+/* ---- packets ---------------------------------------------------------------------- */
+
+static void pkt_write(pb_ctx_t *c)
 {
-    switch (flags & TRACE_F_PATH_MASK) {
-    case TRACE_F_PATH_LL:
-        return "LL";
-    case TRACE_F_PATH_BW:
-        return "BW";
-    default:
-        return "unknown";
+    uint8_t key[24];
+    pb_buf_t head = {.b = key, .cap = sizeof(key)}; /* never grows: 20 bytes at most */
+
+    if (c->pkt.oom || c->msg.oom || c->sub.oom || c->item.oom) {
+        c->st = HS_ERR_NOMEM;
+        return;
+    }
+    pb_len_prefix(&head, F_TRACE_PACKET, c->pkt.n); /* Trace.packet: key and length */
+    if (fwrite(key, 1, head.n, c->fp) != head.n || fwrite(c->pkt.b, 1, c->pkt.n, c->fp) != c->pkt.n)
+        c->st = HS_ERR_IO;
+    c->packets++;
+}
+
+/* The interned annotation names and the clock default, for the sequence's first packet. */
+static void pkt_sequence_state(pb_ctx_t *c)
+{
+    pb_reset(&c->sub);
+    for (int i = AN_NONE + 1; i < AN_COUNT; i++) {
+        pb_reset(&c->item);
+        pb_uint(&c->item, F_INTERNED_IID, (uint64_t)i);
+        pb_str(&c->item, F_INTERNED_NAME, g_an_names[i - 1]);
+        pb_msg(&c->sub, F_INTERNED_ANNOTATION_NAMES, &c->item);
+    }
+    pb_msg(&c->pkt, F_PKT_INTERNED_DATA, &c->sub);
+    if (c->clock_id) {
+        pb_reset(&c->sub);
+        pb_uint(&c->sub, F_DEFAULTS_CLOCK_ID, c->clock_id);
+        pb_msg(&c->pkt, F_PKT_DEFAULTS, &c->sub);
+    }
+    pb_uint(&c->pkt, F_PKT_FIRST_ON_SEQUENCE, 1);
+}
+
+/* Start a packet: timestamp (when has_ts), sequence, flags; the first packet also carries
+ * the sequence's state. */
+static void pkt_start(pb_ctx_t *c, int has_ts, uint64_t t_ns)
+{
+    pb_reset(&c->pkt);
+    if (has_ts)
+        pb_uint(&c->pkt, F_PKT_TIMESTAMP, t_ns);
+    pb_uint(&c->pkt, F_PKT_SEQUENCE_ID, PF_SEQUENCE);
+    if (c->packets == 0) {
+        pb_uint(&c->pkt, F_PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+        pkt_sequence_state(c);
+    } else {
+        pb_uint(&c->pkt, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     }
 }
 
-/* QP n's thread id (0 is no thread to some viewers). */
-static uint64_t pf_tid(uint32_t qp)
-{
-    return (uint64_t)qp + 1;
-}
+/* ---- descriptors ------------------------------------------------------------------ */
 
-/* ns as the format's microseconds, exactly: "12.345". */
-static void pf_put_ts(FILE *fp, uint64_t ns)
-{
-    fprintf(fp, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
-}
-
-/* The separator before every event but the first. */
-static void pf_next(pf_ctx_t *c)
-{
-    fputs(c->events++ ? ",\n" : "\n", c->fp);
-}
-
-/* ---- QP slots --------------------------------------------------------------------- */
-
-static int pf_cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static hs_status_t pf_qps_build(pf_ctx_t *c)
+static void clock_snapshot(pb_ctx_t *c)
 {
     const trace_t *tr = c->tr;
-    size_t n = 0;
+    uint64_t t0 = tr->n ? tr->recs[0].t_post_ns : 0;
 
-    if ((c->qps = malloc((tr->n ? tr->n : 1) * sizeof(*c->qps))) == NULL)
-        return HS_ERR_NOMEM;
     for (size_t i = 0; i < tr->n; i++)
-        c->qps[i] = tr->recs[i].qp;
-    qsort(c->qps, tr->n, sizeof(*c->qps), pf_cmp_u32);
-    for (size_t i = 0; i < tr->n; i++)
-        if (n == 0 || c->qps[n - 1] != c->qps[i])
-            c->qps[n++] = c->qps[i];
-    c->nqp = n;
-    if ((c->inflight = calloc(n ? n : 1, sizeof(*c->inflight))) == NULL)
-        return HS_ERR_NOMEM;
-    return HS_OK;
+        if (tr->recs[i].t_post_ns < t0)
+            t0 = tr->recs[i].t_post_ns;
+    pkt_start(c, 0, 0);
+    pb_reset(&c->msg);
+    pb_reset(&c->sub);
+    pb_uint(&c->sub, F_CLOCK_ID, c->clock_id);
+    pb_uint(&c->sub, F_CLOCK_TIMESTAMP, t0);
+    pb_msg(&c->msg, F_SNAPSHOT_CLOCKS, &c->sub);
+    pb_uint(&c->msg, F_SNAPSHOT_PRIMARY, c->clock_id);
+    pb_msg(&c->pkt, F_PKT_CLOCK_SNAPSHOT, &c->msg);
+    pkt_write(c);
 }
 
-static uint32_t pf_slot(const pf_ctx_t *c, uint32_t qp)
+/* A TrackDescriptor packet; the caller has put the kind-specific fields in c->sub
+ * (sub_field, or 0 for none). Not the sequence's first packet (that one uses c->sub). */
+static void track_descriptor(pb_ctx_t *c, uint64_t uuid, uint64_t parent, const char *name,
+                             uint32_t sub_field)
 {
-    size_t lo = 0, hi = c->nqp;
+    pkt_start(c, 0, 0);
+    pb_reset(&c->msg);
+    pb_uint(&c->msg, F_TD_UUID, uuid);
+    if (parent)
+        pb_uint(&c->msg, F_TD_PARENT_UUID, parent);
+    pb_str(&c->msg, F_TD_NAME, name);
+    if (sub_field)
+        pb_msg(&c->msg, sub_field, &c->sub);
+    pb_msg(&c->pkt, F_PKT_TRACK_DESCRIPTOR, &c->msg);
+    pkt_write(c);
+}
 
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->qps[mid] <= qp)
-            lo = mid;
-        else
-            hi = mid;
+static void process_track(pb_ctx_t *c, const char *source)
+{
+    const trace_hdr_t *h = &c->tr->hdr;
+    char desc[512];
+
+    pkt_start(c, 0, 0);
+    pb_reset(&c->msg);
+    pb_reset(&c->sub);
+    pb_uint(&c->sub, F_PROCESS_PID, h->pid > 0 && h->pid <= INT32_MAX ? (uint64_t)h->pid : 1);
+    pb_str(&c->sub, F_PROCESS_NAME, source);
+    pb_uint(&c->msg, F_TD_UUID, PF_PROCESS_UUID);
+    pb_msg(&c->msg, F_TD_PROCESS, &c->sub);
+    snprintf(desc, sizeof(desc), "hintsim trace of %zu records: producer %s, mode %s, host %s, "
+             "device %s, clock %s, hint %" PRIu64 " bytes", c->tr->n, h->producer,
+             trace_mode_str(h->mode), h->host, h->device[0] ? h->device : "-", h->clock_source,
+             h->hint_bytes);
+    pb_str(&c->msg, F_TD_DESCRIPTION, desc);
+    pb_msg(&c->pkt, F_PKT_TRACK_DESCRIPTOR, &c->msg);
+    pkt_write(c);
+}
+
+/* QP slot s: its track (uuid 2 + 2s) and its in-flight counter (3 + 2s). */
+static uint64_t qp_uuid(uint32_t slot) { return 2 + 2 * (uint64_t)slot; }
+static uint64_t counter_uuid(uint32_t slot) { return 3 + 2 * (uint64_t)slot; }
+
+static void qp_tracks(pb_ctx_t *c, const pf_walk_t *w)
+{
+    char name[64];
+
+    for (uint32_t s = 0; s < w->nqp; s++) {
+        snprintf(name, sizeof(name), "QP %" PRIu32, w->qps[s]);
+        track_descriptor(c, qp_uuid(s), PF_PROCESS_UUID, name, 0);
+        snprintf(name, sizeof(name), "QP %" PRIu32 " in flight", w->qps[s]);
+        pb_reset(&c->sub);
+        pb_uint(&c->sub, F_COUNTER_UNIT, UNIT_COUNT);
+        track_descriptor(c, counter_uuid(s), qp_uuid(s), name, F_TD_COUNTER);
     }
-    return (uint32_t)lo;
+    c->next_uuid = 2 + 2 * (uint64_t)w->nqp;
 }
 
-/* ---- post order ------------------------------------------------------------------- */
-
-static const trace_rec_t *g_sort_recs; /* qsort has no context argument in C11 */
-
-static int pf_cmp_post(const void *a, const void *b)
+static int path_index(uint16_t flags)
 {
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    uint64_t x = g_sort_recs[i].t_post_ns, y = g_sort_recs[j].t_post_ns;
-
-    if (x != y)
-        return (x > y) - (x < y);
-    return (i > j) - (i < j); /* ties in file order */
+    return (flags & TRACE_F_PATH_MASK) == TRACE_F_PATH_LL ? 0
+           : (flags & TRACE_F_PATH_MASK) == TRACE_F_PATH_BW ? 1 : 2;
 }
 
-static hs_status_t pf_order_build(pf_ctx_t *c)
+/* The lowest lane of r's QP and path free at r's post (a new one, described now, when none
+ * is); it is then busy until until_ns. 0 when memory ran out. */
+static uint64_t lane_take(pb_ctx_t *c, const trace_rec_t *r, uint32_t slot, uint64_t until_ns)
 {
-    if (trace_unordered(c->tr) == 0)
-        return HS_OK;
-    if ((c->order = malloc(c->tr->n * sizeof(*c->order))) == NULL)
-        return HS_ERR_NOMEM;
-    for (size_t i = 0; i < c->tr->n; i++)
-        c->order[i] = i;
-    g_sort_recs = c->tr->recs;
-    qsort(c->order, c->tr->n, sizeof(*c->order), pf_cmp_post);
-    g_sort_recs = NULL;
-    return HS_OK;
-}
+    pf_lanes_t *l = &c->lanes[(size_t)slot * PF_NPATHS + (size_t)path_index(r->flags)];
+    char name[64];
+    size_t k = 0;
 
-/* ---- pending completions (binary min-heap on t) ----------------------------------- */
-
-static void pf_heap_push(pf_ctx_t *c, uint64_t t, uint32_t slot)
-{
-    size_t i = c->nheap++;
-
-    while (i > 0 && c->heap[(i - 1) / 2].t > t) {
-        c->heap[i] = c->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
+    while (k < l->n && l->free_ns[k] > r->t_post_ns)
+        k++;
+    if (k == l->n) {
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 4;
+            uint64_t *f = realloc(l->free_ns, cap * sizeof(*f)), *u;
+            if (f)
+                l->free_ns = f;
+            if (!f || (u = realloc(l->uuid, cap * sizeof(*u))) == NULL) {
+                c->st = HS_ERR_NOMEM;
+                return 0;
+            }
+            l->uuid = u;
+            l->cap = cap;
+        }
+        l->uuid[l->n++] = c->next_uuid++;
+        snprintf(name, sizeof(name), "QP %" PRIu32 " %s", r->qp, pf_path_str(r->flags));
+        track_descriptor(c, l->uuid[k], qp_uuid(slot), name, 0);
     }
-    c->heap[i] = (pf_pending_t){t, slot};
-}
-
-static pf_pending_t pf_heap_pop(pf_ctx_t *c)
-{
-    pf_pending_t top = c->heap[0], last = c->heap[--c->nheap];
-    size_t i = 0;
-
-    for (;;) {
-        size_t k = 2 * i + 1;
-        if (k >= c->nheap)
-            break;
-        if (k + 1 < c->nheap && c->heap[k + 1].t < c->heap[k].t)
-            k++;
-        if (c->heap[k].t >= last.t)
-            break;
-        c->heap[i] = c->heap[k];
-        i = k;
-    }
-    if (c->nheap)
-        c->heap[i] = last;
-    return top;
+    l->free_ns[k] = until_ns;
+    return l->uuid[k];
 }
 
 /* ---- events ----------------------------------------------------------------------- */
 
-static void pf_counter(pf_ctx_t *c, uint32_t slot, uint64_t t)
+static void an_uint(pb_ctx_t *c, int name, uint64_t v)
 {
-    pf_next(c);
-    fprintf(c->fp, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"QP %" PRIu32 " in flight\",\"ts\":",
-            PF_PID, c->qps[slot]);
-    pf_put_ts(c->fp, t);
-    fprintf(c->fp, ",\"args\":{\"messages\":%" PRIu64 "}}", c->inflight[slot]);
+    pb_reset(&c->item);
+    pb_uint(&c->item, F_DA_NAME_IID, (uint64_t)name);
+    pb_uint(&c->item, F_DA_UINT, v);
+    pb_msg(&c->msg, F_TE_ANNOTATIONS, &c->item);
 }
 
-/* Completions at or before t leave the in-flight counters. */
-static void pf_complete_until(pf_ctx_t *c, uint64_t t)
+static void an_str(pb_ctx_t *c, int name, const char *v)
 {
-    while (c->nheap && c->heap[0].t <= t) {
-        pf_pending_t p = pf_heap_pop(c);
-        c->inflight[p.slot]--;
-        pf_counter(c, p.slot, p.t);
-    }
+    pb_reset(&c->item);
+    pb_uint(&c->item, F_DA_NAME_IID, (uint64_t)name);
+    pb_str(&c->item, F_DA_STRING, v);
+    pb_msg(&c->msg, F_TE_ANNOTATIONS, &c->item);
 }
 
-static void pf_args(pf_ctx_t *c, const trace_rec_t *r, size_t file_idx)
+static void an_flag(pb_ctx_t *c, const trace_rec_t *r, uint16_t flag, int name)
 {
-    fprintf(c->fp,
-            ",\"args\":{\"size\":%" PRIu64 ",\"path\":\"%s\",\"qp\":%" PRIu32
-            ",\"op\":\"%s\",\"record\":%zu",
-            r->size_bytes, pf_path(r->flags), r->qp, trace_opcode_str(r->opcode), file_idx);
+    if (!(r->flags & flag))
+        return;
+    pb_reset(&c->item);
+    pb_uint(&c->item, F_DA_NAME_IID, (uint64_t)name);
+    pb_uint(&c->item, F_DA_BOOL, 1);
+    pb_msg(&c->msg, F_TE_ANNOTATIONS, &c->item);
+}
+
+/* A TrackEvent's common fields into c->msg (reset). */
+static void event_start(pb_ctx_t *c, int type, uint64_t track, const char *name)
+{
+    pb_reset(&c->msg);
+    pb_uint(&c->msg, F_TE_TYPE, (uint64_t)type);
+    pb_uint(&c->msg, F_TE_TRACK_UUID, track);
+    if (name)
+        pb_str(&c->msg, F_TE_NAME, name);
+}
+
+static void event_write(pb_ctx_t *c, uint64_t t_ns)
+{
+    pkt_start(c, 1, t_ns); /* leaves c->msg, the event, alone */
+    pb_msg(&c->pkt, F_PKT_TRACK_EVENT, &c->msg);
+    pkt_write(c);
+}
+
+static void message_annotations(pb_ctx_t *c, const trace_rec_t *r, size_t i)
+{
+    an_uint(c, AN_SIZE, r->size_bytes);
+    an_uint(c, AN_QP, r->qp);
+    an_str(c, AN_PATH, pf_path_str(r->flags));
+    an_str(c, AN_OP, trace_opcode_str(r->opcode));
+    an_uint(c, AN_RECORD, trace_file_index(c->tr, i));
     if (r->status || (r->flags & TRACE_F_ERROR))
-        fprintf(c->fp, ",\"status\":%u", (unsigned)r->status);
-    if (r->flags & TRACE_F_INLINE)
-        fputs(",\"inline\":true", c->fp);
-    if (r->flags & TRACE_F_SIGNALED)
-        fputs(",\"signaled\":true", c->fp);
-    if (r->flags & TRACE_F_COLD)
-        fputs(",\"cold\":true", c->fp);
-    if (r->flags & TRACE_F_IMPLICIT)
-        fputs(",\"implicit_completion\":true", c->fp);
-    if (r->t_done_ns == TRACE_TIME_UNKNOWN)
-        fputs(",\"completion\":\"unknown\"", c->fp);
-    fputs("}}", c->fp);
+        an_uint(c, AN_STATUS, r->status);
+    an_flag(c, r, TRACE_F_INLINE, AN_INLINE);
+    an_flag(c, r, TRACE_F_SIGNALED, AN_SIGNALED);
+    an_flag(c, r, TRACE_F_COLD, AN_COLD);
+    an_flag(c, r, TRACE_F_IMPLICIT, AN_IMPLICIT);
 }
 
-/* One async event of the record's QP/path track: ph b, e or n at t. */
-static void pf_async(pf_ctx_t *c, const trace_rec_t *r, size_t file_idx, char ph, uint64_t t)
+static void counter(pb_ctx_t *c, const pf_walk_t *w, uint32_t slot, uint64_t t_ns)
 {
-    const char *path = pf_path(r->flags);
-
-    pf_next(c);
-    fprintf(c->fp,
-            "{\"ph\":\"%c\",\"pid\":%d,\"tid\":%" PRIu64 ",\"cat\":\"%s\",\"name\":\"QP %" PRIu32
-            " %s\",\"id\":\"0x%zx\",\"ts\":",
-            ph, PF_PID, pf_tid(r->qp), path, r->qp, path, file_idx);
-    pf_put_ts(c->fp, t);
-    if (ph == 'e')
-        fputs("}", c->fp);
-    else
-        pf_args(c, r, file_idx);
+    event_start(c, TYPE_COUNTER, counter_uuid(slot), NULL);
+    pb_int(&c->msg, F_TE_COUNTER_VALUE, (int64_t)w->inflight[slot]);
+    event_write(c, t_ns);
 }
 
-static void pf_message(pf_ctx_t *c, size_t i)
+static void on_post(void *ctx, const pf_walk_t *w, size_t i, uint32_t slot)
 {
+    pb_ctx_t *c = ctx;
     const trace_rec_t *r = &c->tr->recs[i];
-    size_t fi = trace_file_index(c->tr, i);
-    uint32_t slot = pf_slot(c, r->qp);
+    int known = r->t_done_ns != TRACE_TIME_UNKNOWN;
+    uint64_t lane;
+    char name[96];
 
-    pf_complete_until(c, r->t_post_ns);
+    if (c->st != HS_OK)
+        return;
     if (r->flags & TRACE_F_SWITCH) {
-        pf_next(c);
-        fprintf(c->fp, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%" PRIu64
-                ",\"name\":\"path switch\",\"ts\":", PF_PID, pf_tid(r->qp));
-        pf_put_ts(c->fp, r->t_post_ns);
-        fprintf(c->fp, ",\"args\":{\"to\":\"%s\",\"record\":%zu}}", pf_path(r->flags), fi);
+        snprintf(name, sizeof(name), "path switch to %s", pf_path_str(r->flags));
+        event_start(c, TYPE_INSTANT, qp_uuid(slot), name);
+        an_str(c, AN_TO, pf_path_str(r->flags));
+        an_uint(c, AN_RECORD, trace_file_index(c->tr, i));
+        event_write(c, r->t_post_ns);
     }
-    if (r->t_done_ns == TRACE_TIME_UNKNOWN) {
-        pf_async(c, r, fi, 'n', r->t_post_ns);
+    /* an instant takes its lane only at its post */
+    if ((lane = lane_take(c, r, slot, known ? pf_done_ns(r) : r->t_post_ns)) == 0)
         return;
-    }
-    pf_async(c, r, fi, 'b', r->t_post_ns);
-    /* a completion before its post (trace_rec_check refuses it) is drawn as an instant */
-    pf_async(c, r, fi, 'e', r->t_done_ns > r->t_post_ns ? r->t_done_ns : r->t_post_ns);
-    c->inflight[slot]++;
-    pf_counter(c, slot, r->t_post_ns);
-    pf_heap_push(c, r->t_done_ns > r->t_post_ns ? r->t_done_ns : r->t_post_ns, slot);
+    snprintf(name, sizeof(name), "%s %" PRIu64 " B%s", trace_opcode_str(r->opcode),
+             r->size_bytes, known ? "" : " (completion unknown)");
+    event_start(c, known ? TYPE_SLICE_BEGIN : TYPE_INSTANT, lane, name);
+    message_annotations(c, r, i);
+    event_write(c, r->t_post_ns);
+    if (!known)
+        return;
+    c->rec_track[i] = lane;
+    counter(c, w, slot, r->t_post_ns);
 }
 
-static void pf_metadata(pf_ctx_t *c, const char *source)
+static void on_done(void *ctx, const pf_walk_t *w, size_t i, uint32_t slot)
 {
-    cJSON *name = cJSON_CreateString(source ? source : "trace");
-    char *q = name ? cJSON_PrintUnformatted(name) : NULL;
+    pb_ctx_t *c = ctx;
+    uint64_t t = pf_done_ns(&c->tr->recs[i]);
 
-    pf_next(c);
-    fprintf(c->fp, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":%s}}",
-            PF_PID, q ? q : "\"trace\"");
-    for (size_t s = 0; s < c->nqp; s++) {
-        pf_next(c);
-        fprintf(c->fp, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRIu64
-                ",\"name\":\"thread_name\",\"args\":{\"name\":\"QP %" PRIu32 "\"}}",
-                PF_PID, pf_tid(c->qps[s]), c->qps[s]);
-    }
-    free(q);
-    cJSON_Delete(name);
+    if (c->st != HS_OK)
+        return;
+    event_start(c, TYPE_SLICE_END, c->rec_track[i], NULL);
+    event_write(c, t);
+    counter(c, w, slot, t);
 }
 
-static void pf_other_data(pf_ctx_t *c)
-{
-    const trace_hdr_t *h = &c->tr->hdr;
-    cJSON *o = cJSON_CreateObject();
-    char *text;
+/* ---- the whole trace -------------------------------------------------------------- */
 
-    if (o == NULL)
-        return;
-    cJSON_AddStringToObject(o, "producer", h->producer);
-    cJSON_AddStringToObject(o, "mode", trace_mode_str(h->mode));
-    cJSON_AddStringToObject(o, "host", h->host);
-    cJSON_AddStringToObject(o, "device", h->device);
-    cJSON_AddStringToObject(o, "workload", h->workload);
-    cJSON_AddStringToObject(o, "clock_source", h->clock_source);
-    cJSON_AddNumberToObject(o, "hint_bytes", (double)h->hint_bytes);
-    cJSON_AddNumberToObject(o, "records", (double)c->tr->n);
-    cJSON_AddStringToObject(o, "converter", "hintsim trace convert --to perfetto");
-    if ((text = cJSON_PrintUnformatted(o)) != NULL)
-        fprintf(c->fp, ",\n\"otherData\":%s", text);
-    free(text);
-    cJSON_Delete(o);
+static uint32_t clock_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof(g_clocks) / sizeof(g_clocks[0]); i++)
+        if (strcmp(name, g_clocks[i].name) == 0)
+            return g_clocks[i].id;
+    return 0;
+}
+
+static void ctx_free(pb_ctx_t *c, size_t nlanes)
+{
+    for (size_t k = 0; c->lanes && k < nlanes; k++) {
+        free(c->lanes[k].free_ns);
+        free(c->lanes[k].uuid);
+    }
+    free(c->lanes);
+    free(c->rec_track);
+    pb_free(&c->pkt);
+    pb_free(&c->msg);
+    pb_free(&c->sub);
+    pb_free(&c->item);
 }
 
 hs_status_t trace_perfetto_write(FILE *fp, const trace_t *tr, const char *source)
 {
-    pf_ctx_t c = {.fp = fp, .tr = tr};
+    static const pf_walk_ops_t ops = {on_post, on_done};
+    pb_ctx_t c = {.fp = fp, .tr = tr, .clock_id = clock_of(tr->hdr.clock_source)};
+    size_t nlanes = 0;
+    pf_walk_t w;
     hs_status_t st;
 
-    if ((st = pf_qps_build(&c)) != HS_OK || (st = pf_order_build(&c)) != HS_OK)
-        goto free_ctx;
-    if ((c.heap = malloc((tr->n ? tr->n : 1) * sizeof(*c.heap))) == NULL) {
+    if ((st = pf_walk_init(&w, tr)) != HS_OK)
+        return st;
+    nlanes = (w.nqp ? w.nqp : 1) * PF_NPATHS;
+    c.lanes = calloc(nlanes, sizeof(*c.lanes));
+    c.rec_track = calloc(tr->n ? tr->n : 1, sizeof(*c.rec_track));
+    if (!c.lanes || !c.rec_track) {
         st = HS_ERR_NOMEM;
         goto free_ctx;
     }
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", fp);
-    pf_metadata(&c, source);
-    for (size_t k = 0; k < tr->n; k++)
-        pf_message(&c, c.order ? c.order[k] : k);
-    pf_complete_until(&c, UINT64_MAX);
-    fputs("\n]", fp);
-    pf_other_data(&c);
-    fputs("}\n", fp);
-    st = ferror(fp) ? HS_ERR_IO : HS_OK;
+    if (c.clock_id)
+        clock_snapshot(&c);
+    process_track(&c, source ? source : "trace");
+    qp_tracks(&c, &w);
+    pf_walk_run(&w, &ops, &c);
+    st = c.st != HS_OK ? c.st : ferror(fp) ? HS_ERR_IO : HS_OK;
 free_ctx:
-    free(c.heap);
-    free(c.order);
-    free(c.inflight);
-    free(c.qps);
+    ctx_free(&c, nlanes);
+    pf_walk_free(&w);
     return st;
 }
 
 hs_status_t trace_perfetto_save(const char *path, const trace_t *tr, const char *source)
 {
-    hs_afile_t *af;
-    hs_status_t st;
-
-    if ((st = hs_afile_open(path, &af)) != HS_OK)
-        return st;
-    if ((st = trace_perfetto_write(hs_afile_stream(af), tr, source)) != HS_OK) {
-        hs_log_error("%s: write failed", path);
-        hs_afile_abort(af);
-        return st;
-    }
-    return hs_afile_commit(af);
+    return pf_save(path, trace_perfetto_write, tr, source);
 }
