@@ -560,51 +560,17 @@ typedef struct {
     calib_meas_t *m;
 } live_exec_t;
 
-static void add_emulated(calib_meas_t *m, const char *pfx, const char *key, double v)
-{
-    char kv[48];
-
-    snprintf(kv, sizeof(kv), "%s.%s=%.0f", pfx, key, v);
-    for (size_t i = 0; i < m->nemulated; i++)
-        if (strcmp(m->emulated[i], kv) == 0)
-            return;
-    if (m->nemulated < sizeof(m->emulated) / sizeof(m->emulated[0]))
-        snprintf(m->emulated[m->nemulated++], sizeof(m->emulated[0]), "%s", kv);
-}
-
-/* A path whose moderation was emulated (the device has none) signals one WR every
- * signal_every and never waits on a timer: the fit must replay that, not the profile's
- * count and period, or it attributes the batch wait of unsignalled WRs to the link. */
-void calib_note_emulated(const cJSON *rep, calib_meas_t *m)
-{
-    const cJSON *paths = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "config"), "paths");
-    static const char *const name[2] = {"LL", "BW"}, *const pfx[2] = {"ll", "bw"};
-
-    for (int i = 0; i < 2; i++) {
-        const cJSON *p = cJSON_GetObjectItem(paths, name[i]);
-        const cJSON *mod = cJSON_GetObjectItem(p, "moderation");
-        const cJSON *sig = cJSON_GetObjectItem(p, "signal_every");
-        if (!cJSON_IsString(mod) || strcmp(mod->valuestring, "emulated") != 0 ||
-            !cJSON_IsNumber(sig))
-            continue;
-        add_emulated(m, pfx[i], "coal_count", 1);
-        add_emulated(m, pfx[i], "coal_period_us", 0);
-        add_emulated(m, pfx[i], "signal_every", sig->valuedouble);
-    }
-}
-
-/* What the connection is: device, host, peer, and the paths' moderation. Only connections
- * at the profile's own depths note the emulation (a depth override caps signal_every). */
+/* What the connection is: device, host, peer, and the paths as the device applied them.
+ * Only a connection at the profile's own depths gives the paths (a depth override caps
+ * signal_every). */
 static void live_note(live_exec_t *x, const calib_bench_t *b, const cap_conn_t *c)
 {
     calib_meas_t *m = x->m;
-    cJSON *rep = cJSON_CreateObject();
 
-    if (rep && !b->set[0]) {
-        cJSON_AddItemToObject(rep, "config", cap_live_config_json(&x->live, c));
-        calib_note_emulated(rep, m);
+    if (!b->set[0] && !m->have_cfg) {
+        memcpy(m->cfg, c->cfg, sizeof(m->cfg));
+        m->have_cfg = 1;
     }
-    cJSON_Delete(rep);
     if (m->device[0])
         return;
     snprintf(m->device, sizeof(m->device), "%s", x->live.dev->name);

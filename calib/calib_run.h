@@ -90,11 +90,11 @@ typedef struct {
     size_t nswitches;
     char device[64], firmware[64], host[64];
     char peer[64];          /* the --server end's address as measured against; "" loopback */
-    /* What the device did where the profile asked for more than it has: a path whose CQ
-     * moderation was emulated (no ibv_modify_cq) signals every N WRs and has no timer.
-     * "KEY=VALUE" overrides the fit must replay with (count nemulated). */
-    char emulated[6][48];
-    size_t nemulated;
+    /* The paths as the device applied the profile (cap_conn_make_cfg of a connection at
+     * the profile's own depths): the fit predicts what they run (cap_profile_effective),
+     * as validate does. have_cfg 0: no such connection (the model executor). */
+    cap_path_cfg_t cfg[CAP_NPATHS];
+    int have_cfg;
     /* the live replay's own cost over each class's replays (cap_replay_overhead_merge):
      * how late it stamped completions and posted, beside what it measured */
     cap_replay_overhead_t overhead[CALIB_NCLASSES];
@@ -111,11 +111,6 @@ uint64_t calib_run_steps(const calib_run_opts_t *o);
 /* --server: answer a calibrate client's connections (validate's server loop). */
 hs_status_t calib_serve(const calib_run_opts_t *o);
 void calib_meas_release(calib_meas_t *m);
-
-/* From a report holding "config"."paths" (cap_live_config_json under "config"): for each
- * path whose CQ moderation was emulated, add "P.coal_count=1", "P.coal_period_us=0",
- * "P.signal_every=N" to m->emulated (once each; at most 6). The report stays the caller's. */
-void calib_note_emulated(const cJSON *rep, calib_meas_t *m);
 
 /* An executor that replays through a prediction engine (ctx: calib_model_exec_t): what a
  * device described by prof would measure. */

@@ -529,6 +529,7 @@ hs_status_t cap_conn_make_cfg(const profile_t *p, uint64_t hint_bytes, const cap
         st = cap_path_cfg_apply_limits((cap_path_id_t)i, &cfg[i], &dev->lim);
         if (st != HS_OK)
             return st;
+        cfg[i].mtu_bytes = cap_dev_mtu_bytes(dev);
     }
     return HS_OK;
 }

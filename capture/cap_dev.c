@@ -100,6 +100,13 @@ static void gid_list(const cap_dev_t *d, int tbl_len, char *buf, size_t len)
     }
 }
 
+uint32_t cap_dev_mtu_bytes(const cap_dev_t *d)
+{
+    int m = (int)d->active_mtu;
+
+    return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
+}
+
 static hs_status_t query_limits(cap_dev_t *d)
 {
     struct ibv_device_attr_ex ax;

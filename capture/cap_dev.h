@@ -32,6 +32,8 @@ typedef struct {
  * HS_ERR_ENV saying so and how to get one (soft-RoCE). Caller frees with cap_dev_close. */
 hs_status_t cap_dev_open(const char *name, int gid_index, cap_dev_t **out);
 void cap_dev_close(cap_dev_t *d);
+/* The port's active MTU in bytes (IBV_MTU_256..IBV_MTU_4096 -> 256..4096; 0 if unknown). */
+uint32_t cap_dev_mtu_bytes(const cap_dev_t *d);
 /* A GID as IPv6 text in buf ("::ffff:10.0.0.1" for a RoCE v2 IPv4 one, "?" if it cannot be
  * written); returns buf, of CAP_GID_TEXT bytes at least (INET6_ADDRSTRLEN). */
 #define CAP_GID_TEXT 46

@@ -150,6 +150,8 @@ hs_status_t cap_profile_effective(profile_t *p, const cap_path_cfg_t cfg[CAP_NPA
     }
     if (st == HS_OK)
         st = effective_set(&e, "switch.perturb_window_us", 0);
+    if (st == HS_OK && cfg[0].mtu_bytes)
+        st = effective_set(&e, "link.mtu_bytes", cfg[0].mtu_bytes);
     return st;
 }
 

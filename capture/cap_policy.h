@@ -48,6 +48,7 @@ typedef struct {
     double coal_period_us;   /* CQ moderation period (0 = off) */
     uint64_t seg_bytes;      /* split larger messages into segments of this size (0 = no) */
     int moderation_hw;       /* 1: ibv_modify_cq applied; 0: emulated by signal interval */
+    uint32_t mtu_bytes;      /* the path MTU the QP runs with (0 = not known) */
 } cap_path_cfg_t;
 
 /* What the device allows, as queried (cap_dev). */
@@ -71,7 +72,8 @@ hs_status_t cap_path_cfg_apply_limits(cap_path_id_t id, cap_path_cfg_t *cfg,
 
 /* The profile a live replay on these paths runs, in the model's terms (model/MODEL.md
  * section 7b): the replay polls, so a path's batch is its applied signal interval
- * (coal_count 1, no timer, completions seen by polling: irq 0), and a switch has no
+ * (coal_count 1, no timer, completions seen by polling: irq 0), its packets are the
+ * QP's path MTU (link.mtu_bytes, where cfg knows it), and a switch has no
  * perturbation window (switch.drain_fixed_us stays: calibrate measures the live drain's
  * own cost, the fence WR, into it). cfg: the
  * paths as cap_path_cfg_apply_limits left them. Writes into p (a copy the caller owns);

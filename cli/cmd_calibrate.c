@@ -20,6 +20,7 @@
 #include "calib/calib_forward.h"
 #include "calib/calib_run.h"
 #include "capture/cap_bench.h"
+#include "capture/cap_policy.h"
 #include "cli/cli.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
@@ -132,6 +133,7 @@ typedef struct {
     profile_t *start, *fitted;
     calib_meas_t meas;
     char date[32];
+    char eff_changes[512]; /* what apply_effective moved, "key old->new; ..." */
     uint64_t seed;
 } calib_outcome_t;
 
@@ -300,22 +302,15 @@ static hs_status_t finish_profile(calib_outcome_t *c)
     return profile_set_value(p, "switch.drain_fixed_us", c->meas.drain_us_median, src);
 }
 
-/* The moderation the replays really ran with (emulated: signalling only, no timer). */
-static hs_status_t apply_emulated(calib_outcome_t *c)
+/* The fit predicts what the replays ran: the paths as the device applied the profile
+ * (signalling without moderation, no timer, the QP's MTU), as validate predicts them. */
+static hs_status_t apply_effective(calib_outcome_t *c)
 {
     hs_status_t st = HS_OK;
 
-    for (size_t i = 0; st == HS_OK && i < c->meas.nemulated; i++) {
-        char key[48], src[200];
-        const char *kv = c->meas.emulated[i], *eq = strchr(kv, '=');
-        double v = 0;
-        if (!eq || hs_parse_double(eq + 1, &v) != HS_OK)
-            return HS_ERR_INTERNAL;
-        snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
-        snprintf(src, sizeof(src), "calibrate: device %s has no CQ moderation; capture "
-                 "emulated it (signalling only)", c->meas.device);
-        st = profile_set_value(c->start, key, v, src);
-    }
+    if (c->meas.have_cfg)
+        st = cap_profile_effective(c->start, c->meas.cfg, c->eff_changes,
+                                   sizeof(c->eff_changes));
     return st;
 }
 
@@ -340,7 +335,7 @@ static hs_status_t run_fit(calib_outcome_t *c)
 {
     void *eng = (void *)&model_engine_ops;
     double orig[NFIT_PARAMS];
-    hs_status_t st = apply_emulated(c);
+    hs_status_t st = apply_effective(c);
 
     calib_terms(c->start, c->params);
     for (size_t j = 0; j < NFIT_PARAMS; j++)
@@ -415,8 +410,9 @@ static void print_params(const calib_outcome_t *c, FILE *fp)
     fprintf(fp, "  %-21s %12.4g %12.4g %-5s (median over replays of %zu forced switches)\n",
             "switch.drain_fixed_us", c->start->switch_drain_fixed_us,
             c->fitted->switch_drain_fixed_us, "us", c->meas.nswitches);
-    for (size_t i = 0; i < c->meas.nemulated; i++)
-        fprintf(fp, "  %-21s (device has no CQ moderation: emulated)\n", c->meas.emulated[i]);
+    if (c->eff_changes[0])
+        fprintf(fp, "  the live paths' effective configuration (model/MODEL.md 7b): %s\n",
+                c->eff_changes);
 }
 
 /* One line per class: "held-out CLASS: N figures, median error E% (bound B%): ok|OVER". */

@@ -438,36 +438,6 @@ static void test_cli_errors(void **state)
     free(dir);
 }
 
-/* rxe has no CQ moderation: the BW path's emulation (signalling only) is what the fit must
- * replay; a path with ibv_modify_cq or no moderation keeps the profile's settings. */
-static void test_note_emulated(void **state)
-{
-    const char *rep_text =
-        "{\"config\":{\"paths\":{"
-        "\"LL\":{\"signal_every\":1,\"moderation\":\"off\"},"
-        "\"BW\":{\"signal_every\":16,\"moderation\":\"emulated\"}}}}";
-    const char *hw_text = "{\"config\":{\"paths\":{\"BW\":{\"signal_every\":16,"
-                          "\"moderation\":\"ibv_modify_cq\"}}}}";
-    cJSON *rep = cJSON_Parse(rep_text), *hw = cJSON_Parse(hw_text);
-    calib_meas_t m = {0};
-
-    (void)state;
-    assert_non_null(rep);
-    assert_non_null(hw);
-    calib_note_emulated(hw, &m);
-    assert_int_equal(m.nemulated, 0);
-    calib_note_emulated(rep, &m);
-    calib_note_emulated(rep, &m); /* a second benchmark adds nothing new */
-    assert_int_equal(m.nemulated, 3);
-    assert_string_equal(m.emulated[0], "bw.coal_count=1");
-    assert_string_equal(m.emulated[1], "bw.coal_period_us=0");
-    assert_string_equal(m.emulated[2], "bw.signal_every=16");
-    calib_note_emulated(NULL, &m); /* no report: nothing */
-    assert_int_equal(m.nemulated, 3);
-    cJSON_Delete(rep);
-    cJSON_Delete(hw);
-}
-
 /* A figure the device could not repeat weighs less: an outlier three times its true value
  * pulls the fit off when its replays agreed, hardly at all when they differed by 500%. */
 static void test_noisy_figure_weighs_less(void **state)
@@ -708,7 +678,6 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_replay_with_override),
         cmocka_unit_test(test_cli_errors),
-        cmocka_unit_test(test_note_emulated),
         cmocka_unit_test(test_noisy_figure_weighs_less),
         cmocka_unit_test(test_pipeline_recovers_terms),
         cmocka_unit_test(test_held_check_names_term),

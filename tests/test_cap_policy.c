@@ -163,11 +163,15 @@ static void test_profile_effective(void **state)
     assert_int_equal(profile_set(p, "bw.coal_count=16"), HS_OK);
     assert_int_equal(profile_set(p, "bw.coal_period_us=8"), HS_OK);
     cap_path_cfg_from_profile(p, 0, cfg);
-    for (int i = 0; i < CAP_NPATHS; i++)
+    for (int i = 0; i < CAP_NPATHS; i++) {
         assert_int_equal(cap_path_cfg_apply_limits((cap_path_id_t)i, &cfg[i], &lim), HS_OK);
+        cfg[i].mtu_bytes = 1024; /* soft-RoCE on a 1500-byte netdev */
+    }
     assert_int_equal(profile_clone(p, &eff), HS_OK);
     assert_int_equal(cap_profile_effective(eff, cfg, changes, sizeof(changes)), HS_OK);
     assert_non_null(strstr(changes, "bw.signal_every 4->16"));
+    assert_non_null(strstr(changes, "link.mtu_bytes 4096->1024"));
+    assert_int_equal(eff->link_mtu_bytes, 1024);
     assert_non_null(strstr(changes, "bw.coal_count 16->1"));
     assert_non_null(strstr(changes, "bw.coal_period_us 8->0"));
     /* the timer reports the first message within microseconds as given; the live

@@ -57,9 +57,15 @@ else
     grep -q '"ok":[[:space:]]*true' "$OUT/rxe0.json" || fail "within the bounds, yet the JSON says not ok"
 fi
 
-# rxe has no CQ moderation: the fit must replay the emulation the replays ran (signalling only)
-grep -q "bw.coal_period_us=0 .*emulated" "$OUT/calibrate.txt" ||
-    fail "the BW path's emulated moderation is not what the fit replayed"
+# rxe has no CQ moderation and runs 1024-byte packets on the guest's 1500-byte netdev: the fit
+# must replay what the replays ran (signalling only, no timer, the QP's MTU), as validate does
+eff=$(grep "effective configuration (model/MODEL.md 7b):" "$OUT/calibrate.txt") ||
+    fail "calibrate does not say which effective configuration the fit replayed"
+echo "$eff" | grep -q "bw.coal_period_us [0-9.e+]*->0" ||
+    fail "the BW path's emulated moderation is not what the fit replayed: $eff"
+mtu=$(cat /sys/class/net/d0/mtu 2>/dev/null || echo 1500)
+[ "$mtu" -ge 1100 ] && [ "$mtu" -lt 2100 ] && { echo "$eff" | grep -q "link.mtu_bytes [0-9]*->1024" ||
+    fail "netdev MTU $mtu: the fit did not replay the QP's 1024-byte path MTU: $eff"; }
 
 # two sizes, one stream: some terms have no data or a huge std err; those keep the start
 # profile's value (generic: bw.fixed_ns 0), said as not fitted, never "fit start"
