@@ -10,7 +10,7 @@
 #
 # One retry, for one failure only: the client's send queue getting no completion at all
 # within its timeout ("no completion within"), which soft-RoCE between two TCG guests did
-# once in a clean-clone CI run (2026-12-02, calibrate's BW phase; with retransmission on, a
+# once in a clean-clone CI run (in calibrate's BW phase; with retransmission on, a
 # lost packet gives an error completion within ~0.5 s, so the device stalled). The failed
 # attempt's logs stay in OUTDIR/attempt1 and the retry says so; any other failure, or the
 # same one twice, fails the test.
