@@ -321,22 +321,16 @@ static void write_cost_table(FILE *fp, const plot_input_t *in)
 static hs_status_t write_figure(FILE *fp, const char *dir, const plot_input_t *in,
                                 const plot_fig_t *f)
 {
-    char path[4096], sub[512], *png = NULL, *b64;
-    size_t len = 0;
+    char path[4096], sub[512];
     hs_status_t st;
 
     snprintf(path, sizeof(path), "%s/%s.png", dir, f->name);
-    st = hs_read_file(path, &png, &len);
+    fprintf(fp, "<figure id=\"%s\">\n", f->name);
+    st = rep_html_png(fp, path, f->title);
     if (st != HS_OK)
         return st;
-    b64 = rep_base64((const unsigned char *)png, len);
-    free(png);
-    if (!b64)
-        return HS_ERR_NOMEM;
     plot_subtitle(in, f->source, sub, sizeof(sub));
-    fprintf(fp, "<figure id=\"%s\">\n<img alt=\"", f->name);
-    esc(fp, f->title);
-    fprintf(fp, "\" src=\"data:image/png;base64,%s\">\n<figcaption><b>", b64);
+    fputs("<figcaption><b>", fp);
     esc(fp, f->title);
     fputs(".</b> ", fp);
     esc(fp, f->caption);
@@ -344,7 +338,6 @@ static hs_status_t write_figure(FILE *fp, const char *dir, const plot_input_t *i
     esc(fp, sub);
     fprintf(fp, " &middot; <a href=\"%s.svg\">SVG</a> &middot; <a href=\"%s.dat\">data</a>"
             "</span></figcaption>\n</figure>\n", f->name, f->name);
-    free(b64);
     return HS_OK;
 }
 
@@ -367,18 +360,51 @@ static hs_status_t write_figures(FILE *fp, const char *dir, const plot_input_t *
     return st;
 }
 
-static void write_head(FILE *fp, const plot_input_t *in)
+void rep_html_head(FILE *fp, const char *title)
 {
     char date[64];
     time_t now = time(NULL);
     struct tm tm;
 
     strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&now, &tm));
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", fp);
-    fprintf(fp, "<title>hintsim %s report</title>\n<style>%s</style>\n</head>\n<body>\n",
-            in->command ? in->command : "", g_css);
-    fprintf(fp, "<h1>hintsim %s report</h1>\n<p class=\"src\">hintsim %s, generated %s"
-            "</p>\n", in->command ? in->command : "", HINTSIM_VERSION, date);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
+    esc(fp, title);
+    fprintf(fp, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", g_css);
+    esc(fp, title);
+    fprintf(fp, "</h1>\n<p class=\"src\">hintsim %s, generated %s</p>\n", HINTSIM_VERSION,
+            date);
+}
+
+void rep_html_esc(FILE *fp, const char *s)
+{
+    esc(fp, s);
+}
+
+hs_status_t rep_html_png(FILE *fp, const char *png_path, const char *alt)
+{
+    char *png = NULL, *b64;
+    size_t len = 0;
+    hs_status_t st = hs_read_file(png_path, &png, &len);
+
+    if (st != HS_OK)
+        return st;
+    b64 = rep_base64((const unsigned char *)png, len);
+    free(png);
+    if (!b64)
+        return HS_ERR_NOMEM;
+    fputs("<img alt=\"", fp);
+    esc(fp, alt);
+    fprintf(fp, "\" src=\"data:image/png;base64,%s\">\n", b64);
+    free(b64);
+    return HS_OK;
+}
+
+static void write_head(FILE *fp, const plot_input_t *in)
+{
+    char title[64];
+
+    snprintf(title, sizeof(title), "hintsim %s report", in->command ? in->command : "");
+    rep_html_head(fp, title);
 }
 
 hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_figset_t *figs)

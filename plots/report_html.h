@@ -9,6 +9,7 @@
 #define HS_REPORT_HTML_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "plots/plot_figs.h"
 #include "plots/plot_input.h"
@@ -22,6 +23,13 @@ hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_f
  * written (tables, and a line saying the plots need gnuplot-nox), a warning naming the
  * package is printed, and the result is HS_ERR_ENV. */
 hs_status_t rep_write_report(const char *dir, const plot_input_t *in);
+
+/* The pieces every hintsim page is made of, for other reports (the sweep's): the head with
+ * the shared CSS, title and generator line (the body is left open); text escaped for HTML;
+ * a PNG embedded as a data URI (HS_ERR_IO when it cannot be read, logged). */
+void rep_html_head(FILE *fp, const char *title);
+void rep_html_esc(FILE *fp, const char *s);
+hs_status_t rep_html_png(FILE *fp, const char *png_path, const char *alt);
 
 /* Base64 (RFC 4648, padded) of buf into a malloc'ed NUL-terminated string (caller frees);
  * NULL when out of memory. */

@@ -15,6 +15,7 @@
 
 #include "common/hs_util.h"
 #include "sweep/sweep_out.h"
+#include "sweep/sweep_report.h"
 
 /* Point index with the given values on axes a and b, every other dimension at 0, and the
  * best hint. */
@@ -109,29 +110,35 @@ static hs_status_t plot_heatmap(const sweep_grid_t *g, const sweep_plan_t *plan,
     if (!(gp = open_in(pdir, "heatmap.gp", "w")))
         return HS_ERR_IO;
     snprintf(tmp, sizeof(tmp), "heatmap.png.tmp.%ld", (long)getpid());
-    /* Colour: how much worse than the best cell, in %, on a scale of at least 0-10% (auto-
-     * ranged absolute values made a 2% spread fill the whole palette, with no unit); each
-     * cell's own value, with its unit in the title, on an opaque white box that reads on
-     * dark cells too. */
+    /* Colour: how much worse than the best cell, in %, on a scale of 0 to the spread, at
+     * least 10% (auto-ranged absolute values made a 2% spread fill the whole palette, with
+     * no unit) and at most 100% (one cell 1000x worse made every other cell the palest
+     * shade; cells past 100% take the darkest). Each cell's own value, in a humanised unit,
+     * on an opaque white box that reads on dark cells too. Plain text: a key's "_n" is not a
+     * subscript. */
     fprintf(gp, "# hintsim sweep: %s over %s and %s (best over hints; other dimensions at "
-                "their first value)\nset terminal pngcairo size 900,700\nset output '%s'\n"
-                "set title '%s (%s; %s) by %s and %s'\nset xlabel '%s'\nset ylabel '%s'\n"
-                "set cblabel '%% worse than the best cell'\n"
+                "their first value)\nset terminal pngcairo size 900,700 noenhanced\n"
+                "set output '%s'\nset title '%s (%s) by %s and %s'\nset xlabel '%s'\n"
+                "set ylabel '%s'\nset cblabel '%% worse than the best cell (100: 100%% or more)'\n"
                 "set palette defined (0 '#f7fbff', 0.5 '#6baed6', 1 '#08306b')\n"
                 "set style textbox opaque noborder\nset view map\nunset key\n"
                 "stats 'heatmap.dat' using 3 nooutput\nhigher_better = %d\n"
                 "best = higher_better ? STATS_max : STATS_min\n"
                 "worse(v) = best == 0 ? 0 : (higher_better ? 1 - v / best : v / best - 1) * 100\n"
                 "spread = worse(higher_better ? STATS_min : STATS_max)\n"
-                "set cbrange [0:(spread > 10 ? spread : 10)]\n",
-            g->objective, g->axes[0].key, g->axes[1].key, tmp, g->objective,
-            strcmp(g->objective, "throughput") == 0 ? "Gb/s" : "us", g->engine,
+                "set cbrange [0:(spread < 10 ? 10 : (spread > 100 ? 100 : spread))]\n",
+            g->objective, g->axes[0].key, g->axes[1].key, tmp, g->objective, g->engine,
             g->axes[0].key, g->axes[1].key, g->axes[0].key, g->axes[1].key,
             strcmp(g->objective, "throughput") == 0);
+    if (strcmp(g->objective, "throughput") == 0)
+        fprintf(gp, "label(v) = sprintf('%%.4g Gb/s', v)\n");
+    else
+        fprintf(gp, "label(v) = abs(v) >= 1e6 ? sprintf('%%.4g s', v / 1e6) : abs(v) >= 1e3 ? "
+                    "sprintf('%%.4g ms', v / 1e3) : sprintf('%%.4g us', v)\n");
     gp_tics(gp, "x", &g->axes[0]);
     gp_tics(gp, "y", &g->axes[1]);
     fprintf(gp, "plot 'heatmap.dat' using 1:2:(worse($3)) with image, \\\n"
-                "     '' using 1:2:(sprintf('%%.4g', $3)) with labels boxed\n");
+                "     '' using 1:2:(label($3)) with labels boxed\n");
     fclose(gp);
     snprintf(final, sizeof(final), "%s/heatmap.png", pdir);
     return gp_run(pdir, "heatmap.gp", tmp, final);
@@ -159,7 +166,7 @@ static hs_status_t plot_best(const sweep_grid_t *g, const sweep_plan_t *plan,
         return HS_ERR_IO;
     snprintf(tmp, sizeof(tmp), "best_hint_%s.png.tmp.%ld", key, (long)getpid());
     fprintf(gp, "# hintsim sweep: best hint (by %s) against %s, other dimensions at their "
-                "first value\nset terminal pngcairo size 900,600\nset output '%s'\n"
+                "first value\nset terminal pngcairo size 900,600 noenhanced\nset output '%s'\n"
                 "set title 'best hint by %s (%s) against %s'\nset xlabel '%s'\n"
                 "set ylabel 'best hint (bytes)'\nset grid\nunset key\nset offsets 0.3,0.3,0,0\n"
                 "set yrange [0:*]\n",
@@ -173,18 +180,12 @@ static hs_status_t plot_best(const sweep_grid_t *g, const sweep_plan_t *plan,
     return gp_run(pdir, name, tmp, final);
 }
 
-hs_status_t sweep_plot_all(const sweep_grid_t *g, const sweep_plan_t *plan,
-                           const sweep_result_t *res, const char *dir, int *nplots)
+/* The images, into DIR/plots. */
+static hs_status_t draw_all(const sweep_grid_t *g, const sweep_plan_t *plan,
+                            const sweep_result_t *res, const char *pdir, int *nplots)
 {
-    char pdir[4096];
     hs_status_t st;
 
-    *nplots = 0;
-    if (g->naxes == 0)
-        return HS_OK;
-    snprintf(pdir, sizeof(pdir), "%s/plots", dir);
-    if ((st = hs_mkdir_p(pdir)) != HS_OK)
-        return st;
     if (g->naxes >= 2) {
         if ((st = plot_heatmap(g, plan, res, pdir)) != HS_OK)
             return st;
@@ -196,4 +197,24 @@ hs_status_t sweep_plot_all(const sweep_grid_t *g, const sweep_plan_t *plan,
         (*nplots)++;
     }
     return HS_OK;
+}
+
+hs_status_t sweep_plot_all(const sweep_grid_t *g, const sweep_plan_t *plan,
+                           const sweep_result_t *res, const char *dir, int *nplots)
+{
+    char pdir[4096];
+    hs_status_t st = HS_OK, rep_st;
+
+    *nplots = 0;
+    if (g->naxes > 0) {
+        snprintf(pdir, sizeof(pdir), "%s/plots", dir);
+        st = hs_mkdir_p(pdir);
+        if (st == HS_OK)
+            st = draw_all(g, plan, res, pdir, nplots);
+    }
+    if (st != HS_OK && st != HS_ERR_ENV) /* a failed gnuplot: no page with holes */
+        return st;
+    /* without gnuplot the page has the tables and says why there is no figure */
+    rep_st = sweep_report_write(g, plan, res, dir, st == HS_OK);
+    return rep_st != HS_OK ? rep_st : st;
 }

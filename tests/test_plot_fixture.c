@@ -31,7 +31,7 @@ static hs_status_t fake_replay(const trace_t *tr, const profile_t *p, const pred
     return HS_OK;
 }
 
-const pred_engine_ops_t fixture_engine_ops = {"model", fake_replay};
+const pred_engine_ops_t fixture_engine_ops = {.name = "model", .replay = fake_replay};
 
 static int cmp_float(const void *a, const void *b)
 {

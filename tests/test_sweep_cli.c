@@ -140,6 +140,52 @@ static double csv_num(const char *csv, int row, int col)
     return p ? strtod(p, NULL) : -1.0;
 }
 
+/* The sweep's own report.html: the generic profile's caveat first, then the best points,
+ * whose #1 is the lowest p99 of the merged CSV (found here from the CSV), every image
+ * embedded; the heatmap's colour has a unit and a range of at least 0-10% and at most 100%,
+ * with plain-text labels (a key's "_n" is no subscript); without gnuplot the page is
+ * written all the same, with the tables and a line saying why there is no figure. */
+static void test_sweep_report(void **state)
+{
+    cfix_t *f = *state;
+    char *html = read_text(f->dir, "local/report.html"), *gp = read_text(f->dir,
+                                                                          "local/plots/heatmap.gp");
+    char best[64], *out = NULL;
+    double lo = INFINITY;
+
+    assert_non_null(html);
+    assert_non_null(gp);
+    const char *caveat = strstr(html, "defaults only"), *bp = strstr(html, "Best points");
+    assert_non_null(caveat);
+    assert_non_null(bp);
+    assert_true(caveat < bp);
+    assert_int_equal(count_str(html, "src=\"data:image/png;base64,"), 3);
+    for (int row = 1; row <= 12; row++) /* column 11: value */
+        lo = fmin(lo, csv_num(f->local_csv, row, 11));
+    snprintf(best, sizeof(best), "%.4g us</td>", lo);
+    const char *first = strstr(bp, "<tr class=\"best\">");
+    assert_non_null(first);
+    assert_non_null(strstr(first, best));
+    assert_true(strstr(first, best) < strstr(first, "</tr>"));
+    assert_non_null(strstr(gp, "set cblabel '% worse than the best cell"));
+    assert_non_null(strstr(gp, "spread < 10 ? 10 : (spread > 100 ? 100 : spread)"));
+    assert_non_null(strstr(gp, "noenhanced"));
+    free(html);
+    free(gp);
+    int rc = hs_test_run(&out, "cd '%s' && PATH=/nonexistent '%s' sweep --grid grid.json "
+                         "--trace '%s' -o nogp --quiet", f->dir, hs_test_bin(),
+                         hs_test_src("traces/samples/kv.hst"));
+    assert_int_equal(rc, 3);
+    assert_non_null(strstr(out, "gnuplot"));
+    free(out);
+    html = read_text(f->dir, "nogp/report.html");
+    assert_non_null(html);
+    assert_non_null(strstr(html, "Best points"));
+    assert_non_null(strstr(html, "No figure was drawn"));
+    assert_null(strstr(html, "data:image/png"));
+    free(html);
+}
+
 /* The "auto" point is what `hintsim recommend` says for the same profile and overrides. */
 static void test_auto_matches_recommend(void **state)
 {
@@ -554,7 +600,9 @@ static void test_grid_path_typed(void **state)
 
     assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local typed && rm typed/sweep.* && "
                                  "touch -d '2 hours ago' typed/points/0.json.tmp.4242 && "
-                                 "touch typed/points/1.json.tmp.4242", f->dir), 0);
+                                 "touch typed/points/1.json.tmp.4242 && mkdir -p typed/plots && "
+                                 "touch -d '2 hours ago' typed/plots/heatmap.png.tmp.77",
+                                 f->dir), 0);
     for (int i = 0; i < 4; i++) {
         assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid \"%s\" --trace '%s' "
                                      "-o typed --no-plots --json", f->dir, hs_test_bin(),
@@ -568,6 +616,7 @@ static void test_grid_path_typed(void **state)
     }
     assert_false(exists(f->dir, "typed/points/0.json.tmp.4242"));
     assert_true(exists(f->dir, "typed/points/1.json.tmp.4242"));
+    assert_false(exists(f->dir, "typed/plots/heatmap.png.tmp.77"));
     /* the trace typed relative, the grid from standard input */
     assert_int_equal(hs_test_run(&out, "cd \"$(dirname '%s')\" && '%s' sweep --grid - --trace "
                                  "kv.hst -o '%s/typed' --no-plots --quiet < '%s'",
@@ -585,6 +634,12 @@ static void test_grid_path_typed(void **state)
     assert_int_equal(hs_test_run(&out, "'%s' sweep --grid - -o '%s' --mpi < '%s'",
                                  hs_test_bin(), path, f->grid), 2);
     assert_non_null(strstr(out, "--grid -: only one MPI rank"));
+    free(out);
+    /* a trace cannot come from standard input: it is read again for every point */
+    assert_int_equal(hs_test_run(&out, "'%s' sweep --grid '%s' --trace - -o '%s' < '%s'",
+                                 hs_test_bin(), f->grid, path,
+                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_non_null(strstr(out, "--trace: '-': a sweep reads each trace again"));
     free(out);
 }
 
@@ -703,6 +758,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_outputs),
+        cmocka_unit_test(test_sweep_report),
         cmocka_unit_test(test_auto_matches_recommend),
         cmocka_unit_test(test_sim_engine),
         cmocka_unit_test(test_mpi_identical),
