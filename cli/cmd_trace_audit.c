@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "common/hs_util.h"
 #include "traces/trace.h"
+#include "traces/trace_convert.h"
 #include "traces/trace_format.h"
 
 struct audit_opts {
@@ -25,7 +26,8 @@ struct audit_opts {
 
 static const hs_opt_t g_audit_opts[] = {
     {"output", 'o', HS_OPT_STR, offsetof(struct audit_opts, out), "MERGED.hst", NULL,
-     "write all processes' records as one trace"},
+     "write all processes' records as one trace ('-': .hst on standard output, the report on "
+     "stderr)"},
     {"json", 0, HS_OPT_FLAG, offsetof(struct audit_opts, json), NULL, NULL, "JSON output"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -131,31 +133,33 @@ static uint64_t majority_hint(const audit_set_t *s)
     return best;
 }
 
-static void print_text(const audit_set_t *s, uint64_t major, int differ)
+static void print_text(FILE *fp, const audit_set_t *s, uint64_t major, int differ)
 {
     size_t i;
 
-    printf("%-40s %8s %5s %-10s %10s %-7s %10s %8s\n", "trace", "pid", "rank", "device", "hint",
-           "source", "records", "dropped");
+    fprintf(fp, "%-40s %8s %5s %-10s %10s %-7s %10s %8s\n", "trace", "pid", "rank", "device",
+            "hint", "source", "records", "dropped");
     for (i = 0; i < s->n; i++) {
         const trace_hdr_t *h = &s->v[i].tr->hdr;
         const char *base = strrchr(s->v[i].path, '/');
         char hint[32];
 
         hs_format_size(h->hint_bytes, hint, sizeof(hint));
-        printf("%-40s %8lld %5d %-10s %10s %-7s %10zu %8llu%s\n", base ? base + 1 : s->v[i].path,
-               (long long)h->pid, (int)h->rank, h->device[0] ? h->device : "-", hint,
-               trace_hint_src_str(h->hint_source), s->v[i].tr->n,
-               (unsigned long long)h->dropped, h->hint_bytes != major ? "  <- differs" : "");
+        fprintf(fp, "%-40s %8lld %5d %-10s %10s %-7s %10zu %8llu%s\n",
+                base ? base + 1 : s->v[i].path, (long long)h->pid, (int)h->rank,
+                h->device[0] ? h->device : "-", hint, trace_hint_src_str(h->hint_source),
+                s->v[i].tr->n, (unsigned long long)h->dropped,
+                h->hint_bytes != major ? "  <- differs" : "");
     }
     if (differ)
-        printf("effective hints DIFFER between processes (seed 000, pitfall 3): check which "
-               "module or config file sets them\n");
+        fprintf(fp, "effective hints DIFFER between processes (seed 000, pitfall 3): check which "
+                "module or config file sets them\n");
     else
-        printf("all %zu processes use the same effective hint\n", s->n);
+        fprintf(fp, "all %zu processes use the same effective hint\n", s->n);
 }
 
-static void print_json(const audit_set_t *s, uint64_t major, int differ, const char *merged)
+static void print_json(FILE *fp, const audit_set_t *s, uint64_t major, int differ,
+                       const char *merged)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "processes");
     char *text;
@@ -185,7 +189,7 @@ static void print_json(const audit_set_t *s, uint64_t major, int differ, const c
         cJSON_AddStringToObject(root, "merged", merged);
     text = cJSON_Print(root);
     if (text)
-        printf("%s\n", text);
+        fprintf(fp, "%s\n", text);
     free(text);
     cJSON_Delete(root);
 }
@@ -234,7 +238,8 @@ static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char 
     m->hdr.hint_source = s->v[0].tr->hdr.hint_source;
     if (asprintf(&m->hdr.extra_json, "{\"merged_processes\": %zu}", s->n) < 0)
         m->hdr.extra_json = NULL;
-    st = trace_save(path, m);
+    /* "-": the merged trace as .hst on standard output */
+    st = trace_save_as(path, strcmp(path, "-") == 0 ? TRACE_FMT_HST : trace_fmt_from_ext(path), m);
     trace_free(m);
     return st;
 no_memory:
@@ -269,10 +274,11 @@ int cmd_trace_audit(int argc, char **argv)
         rc = hs_status_exit_code(st);
         goto out;
     }
-    if (o.json)
-        print_json(&set, major, differ, o.out);
+    if (o.json) /* the report on stderr when the merged trace takes stdout ("-o -") */
+        print_json(o.out && strcmp(o.out, "-") == 0 ? stderr : stdout, &set, major, differ,
+                   o.out);
     else
-        print_text(&set, major, differ);
+        print_text(o.out && strcmp(o.out, "-") == 0 ? stderr : stdout, &set, major, differ);
     rc = differ ? 1 : 0;
 out:
     audit_set_free(&set);

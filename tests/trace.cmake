@@ -77,3 +77,9 @@ if(HS_CLANG)
 else()
   message(STATUS "hintsim: clang not found, fuzz_trace_reader not built")
 endif()
+
+# '-' (standard input, output), pipes and FIFOs through every command that reads or writes a
+# file without a device, each compared with the same command on files.
+add_test(NAME test_pipes
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_pipes.sh $<TARGET_FILE:hintsim> ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_pipes PROPERTIES LABELS unit TIMEOUT 300)
