@@ -223,15 +223,17 @@ out:
     return st;
 }
 
-/* Remove the temporaries that killed writers left in DIR and DIR/points. */
+/* Remove the temporaries that killed writers left in DIR, DIR/points and DIR/plots. */
 static hs_status_t sweep_stale(const char *dir)
 {
-    char sub[4200];
-    hs_status_t st = sweep_file_sweep_stale(dir, SWEEP_TMP_STALE_S, NULL);
+    static const char *const sub[] = {"", "/points", "/plots"};
+    char path[4200];
+    hs_status_t st = HS_OK;
 
-    snprintf(sub, sizeof(sub), "%s/points", dir);
-    if (st == HS_OK)
-        st = sweep_file_sweep_stale(sub, SWEEP_TMP_STALE_S, NULL);
+    for (size_t i = 0; i < 3 && st == HS_OK; i++) {
+        snprintf(path, sizeof(path), "%s%s", dir, sub[i]);
+        st = sweep_file_sweep_stale(path, SWEEP_TMP_STALE_S, NULL);
+    }
     return st;
 }
 

@@ -202,6 +202,12 @@ static hs_status_t grid_add_trace(sweep_grid_t *g, const char *where, const char
 
     if (!path)
         return HS_ERR_NOMEM;
+    if (strcmp(label, "-") == 0) { /* not stdin: every point (and Slurm task) reads it again */
+        hs_log_error("%s: '-': a sweep reads each trace again for every point: give it as a "
+                     "file (hintsim trace convert - -o FILE.hst)", where);
+        free(path);
+        return HS_ERR_INVALID;
+    }
     st = check_file(where, path);
     if (st == HS_OK && !base) /* from --trace: named by its canonical path */
         st = canon_path(&path);
