@@ -52,6 +52,7 @@ dirty=$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null | head
     echo
     echo "Generated $(date -u '+%Y-%m-%d %H:%M UTC') by \`bench/gen-benchmarks.sh\`" \
          "(\`make benchmarks\`) at commit $commit${dirty:+ with local changes}."
+    [ -r /proc/loadavg ] && echo "Load average when it started: $(cut -d' ' -f1-3 /proc/loadavg)."
     [ "$quick" = 1 ] && echo "Quick run (--quick): small inputs, figures not to be compared."
     echo "Each table is a benchmark's own output, its first line the host it ran on;"
     echo "what each measures and its goal: bench/README.md. Compare figures only within"
@@ -64,7 +65,7 @@ section() {
     case $only in ''|*,$name,*) ;; *) return 0 ;; esac
     [ -x "$1" ] || { echo "gen-benchmarks.sh: $1 not built, left out" >&2; return 0; }
     echo "gen-benchmarks.sh: running $name" >&2
-    shown=$(echo "$*" | sed "s|$build/||g; s|$src/||g")
+    shown=$(echo "$*" | sed "s|$build/||g; s|$src|.|g")
     {
         echo
         echo "## $name"
