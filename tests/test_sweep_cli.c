@@ -50,6 +50,14 @@ static char *read_text(const char *dir, const char *rel)
     return text;
 }
 
+/* Run `hintsim sweep --trace kv.hst ARGS` in the fixture's folder; its exit status, its
+ * output in *out. */
+static int sweep_in(const cfix_t *f, char **out, const char *args)
+{
+    return hs_test_run(out, "cd '%s' && '%s' sweep --trace '%s' %s", f->dir, hs_test_bin(),
+                       hs_test_src("traces/samples/kv.hst"), args);
+}
+
 static int setup(void **state)
 {
     cfix_t *f = calloc(1, sizeof(*f));
@@ -486,9 +494,8 @@ static void test_slurm_slices(void **state)
     size_t total = 0;
 
     snprintf(script, sizeof(script), "%s/job.sbatch", f->dir);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o slurm --emit-slurm job.sbatch --slices 4", f->dir,
-                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o slurm --emit-slurm job.sbatch "
+                              "--slices 4"), 0);
     free(out);
     assert_int_equal(hs_test_run(&out, "bash -n '%s'", script), 0);
     free(out);
@@ -538,19 +545,15 @@ static void test_slurm_default_slices(void **state)
     cfix_t *f = *state;
     char *out = NULL;
 
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o slurmdef --emit-slurm - 2>/dev/null", f->dir,
-                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o slurmdef --emit-slurm - "
+                              "2>/dev/null"), 0);
     assert_int_equal(strncmp(out, "#!/bin/bash\n", 12), 0);
     assert_non_null(strstr(out, "#SBATCH --array=0-1\n")); /* 12 points: 2 tasks */
     free(out);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid big.json --trace '%s' "
-                                 "-o slurmdef --emit-slurm - | bash -n", f->dir,
-                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid big.json -o slurmdef --emit-slurm - | bash -n"), 0);
     free(out);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid big.json --trace '%s' "
-                                 "-o slurmdef --emit-slurm - 2>&1 | grep -c '^#SBATCH --array=0-2$'",
-                                 f->dir, hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid big.json -o slurmdef --emit-slurm - 2>&1 | grep -c "
+                              "'^#SBATCH --array=0-2$'"), 0);
     assert_int_equal(atoi(out), 1); /* 24 points: 3 tasks */
     free(out);
 }
@@ -563,9 +566,7 @@ static void test_not_shared(void **state)
     char *out = NULL, script[4300];
 
     snprintf(script, sizeof(script), "%s/ns.sbatch", f->dir);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o ns --emit-slurm ns.sbatch", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o ns --emit-slurm ns.sbatch"), 0);
     free(out);
     assert_true(exists(f->dir, "ns/.hintsim-sweep"));
     /* what a node that does not share the folder sees: no marker */
@@ -576,13 +577,9 @@ static void test_not_shared(void **state)
     assert_false(exists(f->dir, "ns/points"));
     free(out);
     /* results that stayed on the nodes: the merge finds them missing */
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o ns --slice 1/3 --no-plots --quiet", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o ns --slice 1/3 --no-plots --quiet"), 0);
     free(out);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o ns --merge --no-plots --json", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o ns --merge --no-plots --json"), 1);
     assert_non_null(strstr(out, "merge incomplete: 8 of 12 points"));
     assert_non_null(strstr(out, "not on a file system shared"));
     assert_non_null(strstr(out, "\"merged\": true, \"complete\": false"));
@@ -595,7 +592,8 @@ static void test_not_shared(void **state)
 static void test_grid_path_typed(void **state)
 {
     cfix_t *f = *state;
-    const char *typed[] = {"grid.json", "./grid.json", f->grid, "../$(basename \"$PWD\")/grid.json"};
+    const char *typed[] = {"grid.json", "./grid.json", f->grid,
+                           "../$(basename \"$PWD\")/grid.json"};
     char *out = NULL, *json, path[4400];
 
     assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local typed && rm typed/sweep.* && "
@@ -659,9 +657,8 @@ static void test_stale_merge_dropped(void **state)
     assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local stale && mkdir -p stale/plots && "
                                  "touch stale/plots/heatmap.png stale/plots/best_hint_bw.depth.dat "
                                  "stale/plots/notes.txt", f->dir), 0);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
-                                 "-o stale --slice 0/2 --json --no-plots", f->dir,
-                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid2.json -o stale --slice 0/2 --json "
+                              "--no-plots"), 0);
     assert_non_null(strstr(out, "\"complete\": false"));
     assert_non_null(strstr(out, "\"csv\": null, \"json\": null"));
     free(out);
@@ -673,14 +670,10 @@ static void test_stale_merge_dropped(void **state)
     assert_false(exists(path, "plots/best_hint_bw.depth.dat"));
     assert_false(exists(path, "plots/best_hint_ll.depth.png"));
     assert_true(exists(path, "plots/notes.txt"));
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
-                                 "-o stale --slice 0/2 --no-plots", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid2.json -o stale --slice 0/2 --no-plots"), 0);
     assert_non_null(strstr(out, "slice 0/2 done"));
     free(out);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid2.json --trace '%s' "
-                                 "-o stale --merge --no-plots", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_int_equal(sweep_in(f, &out, "--grid grid2.json -o stale --merge --no-plots"), 1);
     assert_non_null(strstr(out, "merge incomplete: 3 of 18 points"));
     free(out);
 }
@@ -695,9 +688,8 @@ static void test_own_merge_kept(void **state)
     assert_non_null(row);
     assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local keep && rm keep/points/%.16s.json",
                                  f->dir, row + 3), 0);
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o keep --slice 0/12 --json --no-plots", f->dir,
-                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o keep --slice 0/12 --json "
+                              "--no-plots"), 0);
     assert_non_null(strstr(out, "\"complete\": false"));
     free(out);
     snprintf(dir, sizeof(dir), "%s/keep", f->dir);
@@ -714,9 +706,7 @@ static void test_bad_profile_option(void **state)
     cfix_t *f = *state;
     char *out = NULL;
 
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o badopt --profile nope", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o badopt --profile nope"), 1);
     assert_non_null(strstr(out, "--profile nope: "));
     assert_null(strstr(out, "profiles[1]"));
     free(out);
@@ -728,9 +718,8 @@ static void test_slices_needs_emit_slurm(void **state)
     cfix_t *f = *state;
     char *out = NULL;
 
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o local --slices 5 --no-plots --quiet", f->dir,
-                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 2);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o local --slices 5 --no-plots "
+                              "--quiet"), 2);
     assert_non_null(strstr(out, "--slices 5: needs --emit-slurm"));
     free(out);
 }
@@ -742,9 +731,7 @@ static void test_bad_profile(void **state)
     struct stat sb;
 
     test_sweep_write(f->grid, "{\"profiles\": [\"generic\", \"no_such_profile\"]}");
-    assert_int_equal(hs_test_run(&out, "cd '%s' && '%s' sweep --grid grid.json --trace '%s' "
-                                 "-o badp", f->dir, hs_test_bin(),
-                                 hs_test_src("traces/samples/kv.hst")), 1);
+    assert_int_equal(sweep_in(f, &out, "--grid grid.json -o badp"), 1);
     assert_non_null(strstr(out, "profiles[1]"));
     snprintf(path, sizeof(path), "%s/badp/points", f->dir);
     assert_int_not_equal(stat(path, &sb), 0);
