@@ -204,8 +204,8 @@ static void process_track(pb_ctx_t *c, const char *source)
     pb_msg(&c->msg, F_TD_PROCESS, &c->sub);
     snprintf(desc, sizeof(desc), "hintsim trace of %zu records: producer %s, mode %s, host %s, "
              "device %s, clock %s, hint %" PRIu64 " bytes", c->tr->n, h->producer,
-             trace_mode_str(h->mode), h->host, h->device[0] ? h->device : "-", h->clock_source,
-             h->hint_bytes);
+             trace_mode_str(h->mode), h->host[0] ? h->host : "-", h->device[0] ? h->device : "-",
+             h->clock_source, h->hint_bytes);
     pb_str(&c->msg, F_TD_DESCRIPTION, desc);
     pb_msg(&c->pkt, F_PKT_TRACK_DESCRIPTOR, &c->msg);
     pkt_write(c);
