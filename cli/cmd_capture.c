@@ -108,15 +108,15 @@ static int cmd_capture_bench(int argc, char **argv)
     hs_status_t st;
 
     if (rc >= 0)
-        goto out;
+        goto free_all;
     if (!a.device) {
         fprintf(stderr, "hintsim: capture bench: --device is required\n");
         rc = 2;
-        goto out;
+        goto free_all;
     }
     rc = bench_parse_lists(&a, &o, &sizes, &hints);
     if (rc >= 0)
-        goto out;
+        goto free_all;
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
                                a.timeout_s, a.mem, a.profile, &a.set,
                                a.bind, a.token};
@@ -128,15 +128,15 @@ static int cmd_capture_bench(int argc, char **argv)
         fprintf(stderr, "hintsim: capture bench: -o %s: expected a .hst, .csv or .jsonl file "
                 "name\n", a.out);
         rc = 2;
-        goto out;
+        goto free_all;
     }
     if (a.out && hs_check_out_path(a.out) != HS_OK) {
         rc = 1;
-        goto out;
+        goto free_all;
     }
     st = cap_bench_run(&o, &rep);
     if ((rc = hs_status_exit_code(st)) != 0)
-        goto out;
+        goto free_all;
     if (a.json) {
         char *txt = cJSON_Print(rep);
         if (txt)
@@ -145,7 +145,7 @@ static int cmd_capture_bench(int argc, char **argv)
     } else {
         cap_bench_print(rep, stdout);
     }
-out:
+free_all:
     cJSON_Delete(rep);
     free(sizes);
     free(hints);

@@ -447,10 +447,10 @@ int cmd_capture_run(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     rc = hs_cli_parse(&g_run_spec, argc, argv, &o, &pos, &npos);
     if (rc >= 0)
-        goto out;
+        goto free_opts;
     rc = check_opts(&o);
     if (rc != 0)
-        goto out;
+        goto free_opts;
     if (find_lib(o.lib, lib, sizeof(lib)) != 0) {
         const char *env = getenv("HINTCAP_LIB");
         if (o.lib || env) /* the path given is the only one tried */
@@ -461,7 +461,7 @@ int cmd_capture_run(int argc, char **argv)
                     "the hintsim binary, in the build tree and in ../lib/hintsim); build the "
                     "'hintcap' target or pass --lib PATH\n");
         rc = o.lib || env ? 1 : 3;
-        goto out;
+        goto free_opts;
     }
     if (!o.no_audit) {
         if (find_audit(lib, audit, sizeof(audit)) == 0)
@@ -485,7 +485,7 @@ int cmd_capture_run(int argc, char **argv)
         salvage_orphans(dir);
         report_run(dir, run_id, audit_p != NULL);
     }
-out:
+free_opts:
     hs_opt_free(&g_run_spec, &o, pos);
     return rc;
 }

@@ -149,10 +149,10 @@ int cmd_validate(int argc, char **argv)
     hs_status_t st;
 
     if (rc >= 0)
-        goto out;
+        goto free_all;
     rc = parse_rest(&a, npos, &o, &hints);
     if (rc >= 0)
-        goto out;
+        goto free_all;
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
                                a.timeout_s, a.mem, a.profile, &a.set,
                                a.bind, a.token};
@@ -165,7 +165,7 @@ int cmd_validate(int argc, char **argv)
     if ((st = cap_validate_run(&o, &rep)) == HS_OK)
         st = emit(&a, rep);
     rc = hs_status_exit_code(st);
-out:
+free_all:
     cJSON_Delete(rep);
     free(hints);
     hs_opt_free(&g_spec, &a, pos);

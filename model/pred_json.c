@@ -1,6 +1,5 @@
 /* pred_json.c - prediction results and their provenance as the JSON of CLI.md, each
  * written from the field tables of predict.h. */
-#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -87,14 +86,9 @@ cJSON *pred_result_to_json(const pred_result_t *r)
 cJSON *pred_profile_json(const profile_t *p)
 {
     cJSON *o = cJSON_CreateObject();
-    char hash[32];
 
-    if (!o)
-        return NULL;
-    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
-    cJSON_AddStringToObject(o, "name", p->name);
-    cJSON_AddStringToObject(o, "origin", p->origin);
-    cJSON_AddStringToObject(o, "hash", hash);
+    if (o)
+        profile_ident_json(o, p);
     return o;
 }
 

@@ -133,6 +133,9 @@ const char *profile_source(const profile_t *p, prof_param_id_t id);
 /* The profile as the JSON of model/MODEL.md (name, notes, params with value/unit/source,
  * factors). The caller owns the result (cJSON_Delete); NULL on allocation failure. */
 struct cJSON *profile_to_json(const profile_t *p);
+/* Add p's identity to the JSON object o: "name", "origin" and "hash" (profile_hash, 16 hex
+ * digits): what profile_to_json starts with and what an output names as its provenance. */
+void profile_ident_json(struct cJSON *o, const profile_t *p);
 /* Parse the JSON of profile_to_json (text read from path, which errors name) and validate
  * it; the caller owns *out (profile_free). */
 hs_status_t profile_json_parse(const char *path, const char *text, profile_t **out);

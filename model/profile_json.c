@@ -174,17 +174,23 @@ static cJSON *factors_to_json(const profile_t *p)
     return arr;
 }
 
+void profile_ident_json(cJSON *o, const profile_t *p)
+{
+    char hash[32];
+
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
+    cJSON_AddStringToObject(o, "name", p->name);
+    cJSON_AddStringToObject(o, "origin", p->origin);
+    cJSON_AddStringToObject(o, "hash", hash);
+}
+
 cJSON *profile_to_json(const profile_t *p)
 {
     cJSON *root = cJSON_CreateObject(), *params, *fac;
-    char hash[32];
 
     if (!root)
         return NULL;
-    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)profile_hash(p));
-    cJSON_AddStringToObject(root, "name", p->name);
-    cJSON_AddStringToObject(root, "origin", p->origin);
-    cJSON_AddStringToObject(root, "hash", hash);
+    profile_ident_json(root, p);
     cJSON_AddStringToObject(root, "notes", p->notes ? p->notes : "");
     params = cJSON_AddObjectToObject(root, "params");
     for (size_t i = 0; params && i < PROF_NPARAMS; i++) {
