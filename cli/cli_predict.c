@@ -171,10 +171,14 @@ static void print_result_text(const pred_result_t *r, const char *flow)
     rec_label_hint(r->hint_bytes, h, sizeof(h));
     if (flow)
         printf("%-10s ", flow);
-    printf("%-16s %9.3f %9.3f %9.3f %9.3f %10.3f %9.3f %8.3f %5.1f%% %8llu %10.1f %8llu\n", h,
-           r->p50_us, r->p90_us, r->p99_us, r->p999_us, r->max_us, r->mean_us,
-           r->throughput_gbps, 100 * r->ll_fraction, (unsigned long long)r->switches,
-           r->drain_us_total, (unsigned long long)r->sq_full_stalls);
+    char c[8][32]; /* cells that fit their columns (rec_fmt_cell): none runs into the next */
+    printf("%-16s %9s %9s %9s %9s %10s %9s %8s %5.1f%% %8llu %10s %8llu\n", h,
+           rec_fmt_cell(r->p50_us, 9, c[0], 32), rec_fmt_cell(r->p90_us, 9, c[1], 32),
+           rec_fmt_cell(r->p99_us, 9, c[2], 32), rec_fmt_cell(r->p999_us, 9, c[3], 32),
+           rec_fmt_cell(r->max_us, 10, c[4], 32), rec_fmt_cell(r->mean_us, 9, c[5], 32),
+           rec_fmt_cell(r->throughput_gbps, 8, c[6], 32), 100 * r->ll_fraction,
+           (unsigned long long)r->switches, rec_fmt_cell(r->drain_us_total, 10, c[7], 32),
+           (unsigned long long)r->sq_full_stalls);
 }
 
 static void print_classes_text(const pred_result_t *r, unsigned flows)
@@ -188,8 +192,10 @@ static void print_classes_text(const pred_result_t *r, unsigned flows)
         const pred_class_t *c = &r->classes[i];
         rec_format_hint(c->min_bytes, lo, sizeof(lo));
         rec_format_hint(c->max_bytes, hi, sizeof(hi));
-        printf("  %8s - %-8s %14llu %10.3f %10.3f\n", lo, hi, (unsigned long long)c->count,
-               c->p50_us, c->p99_us);
+        char c50[32], c99[32];
+        printf("  %8s - %-8s %14llu %10s %10s\n", lo, hi, (unsigned long long)c->count,
+               rec_fmt_cell(c->p50_us, 10, c50, sizeof(c50)),
+               rec_fmt_cell(c->p99_us, 10, c99, sizeof(c99)));
     }
     if (r->cold_count)
         printf("  cold start (apart): %llu messages, p50 %.3f us, p99 %.3f us, max %.3f us\n",

@@ -88,9 +88,12 @@ static void print_text(const rec_report_t *r, const profile_t *p, const char *en
         if (k == 1 && r->runner_up == r->winner) /* one candidate: no runner-up */
             continue;
         rec_label_hint(x->hint_bytes, h, sizeof(h));
-        printf("%-12s %-16s %12.4g %10.3f %10.3f %9.3f %5.0f%% %8llu\n", label[k], h,
-               obj_value(r->objective, x), x->p50_us, x->p99_us, x->throughput_gbps,
-               100 * x->ll_fraction, (unsigned long long)x->switches);
+        char c[3][32]; /* cells that fit their columns: none runs into the next */
+        printf("%-12s %-16s %12.4g %10s %10s %9s %5.0f%% %8llu\n", label[k], h,
+               obj_value(r->objective, x), rec_fmt_cell(x->p50_us, 10, c[0], 32),
+               rec_fmt_cell(x->p99_us, 10, c[1], 32),
+               rec_fmt_cell(x->throughput_gbps, 9, c[2], 32), 100 * x->ll_fraction,
+               (unsigned long long)x->switches);
     }
     printf("\npolicy: %s\nwhy: %s\n", r->policy, r->why);
     for (size_t i = 0; i < r->nwarnings; i++)

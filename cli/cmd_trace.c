@@ -267,6 +267,7 @@ static trace_fmt_t trace_fmt_of(out_fmt_t f)
 
 struct convert_opts {
     const char *out, *to;
+    int quiet;
 };
 
 static const hs_opt_t g_convert_opts[] = {
@@ -274,6 +275,8 @@ static const hs_opt_t g_convert_opts[] = {
      "output file, '-' for standard output (required; a file is written atomically)"},
     {"to", 0, HS_OPT_STR, offsetof(struct convert_opts, to), "hst|csv|jsonl|perfetto|chrome-json",
      NULL, "output format (default: by OUT's extension: .hst .csv .jsonl .pftrace .json)"},
+    {"quiet", 'q', HS_OPT_FLAG, offsetof(struct convert_opts, quiet), NULL, NULL,
+     "no summary line (errors still print)"},
     END_OPTS,
 };
 
@@ -341,7 +344,7 @@ static int trace_convert_cmd(int argc, char **argv)
     if (st == HS_OK)
         st = convert_write(fmt, o.out, tr, pos[0]);
     rc = exit_of(st);
-    if (st == HS_OK)
+    if (st == HS_OK && !o.quiet)
         fprintf(note_fp(o.out), "%s: %zu records written to %s\n", pos[0], tr->n, o.out);
 out:
     trace_free(tr);
@@ -355,6 +358,8 @@ struct gen_opts {
     const char *workload, *out, *to;
     uint64_t count, seed;
     hs_strlist_t set;
+    int all, quiet;
+    uint64_t min_bytes, max_bytes, factor;
 };
 
 static const hs_opt_t g_gen_opts[] = {
@@ -368,15 +373,65 @@ static const hs_opt_t g_gen_opts[] = {
      "output .hst/.csv/.jsonl, '-' for standard output (required)"},
     {"to", 0, HS_OPT_STR, offsetof(struct gen_opts, to), "hst|csv|jsonl", NULL,
      "output format (default: by FILE's extension; needed for '-' or a FIFO)"},
+    {"all", 'a', HS_OPT_FLAG, offsetof(struct gen_opts, all), NULL, NULL,
+     "every size from 2 B to 8 MB, doubling (perftest -a; stream, pingpong)"},
+    {"minbytes", 'b', HS_OPT_SIZE, offsetof(struct gen_opts, min_bytes), "SIZE", NULL,
+     "the smallest size of a range (nccl-tests -b; --set size=)"},
+    {"maxbytes", 'e', HS_OPT_SIZE, offsetof(struct gen_opts, max_bytes), "SIZE", NULL,
+     "the largest size of a range (nccl-tests -e; --set size_max=)"},
+    {"stepfactor", 'f', HS_OPT_U64, offsetof(struct gen_opts, factor), "F", NULL,
+     "each size of the range the previous times F (nccl-tests -f; --set size_factor=)"},
+    {"quiet", 'q', HS_OPT_FLAG, offsetof(struct gen_opts, quiet), NULL, NULL,
+     "no summary line (errors still print)"},
     END_OPTS,
 };
 static const hs_cmd_spec_t g_gen_spec = {
-    "hintsim trace gen --workload NAME [--count N] [--seed S] [--set KEY=VALUE ...] -o FILE "
+    "hintsim trace gen --workload NAME [--count N] [--seed S] [--set KEY=VALUE ...] "
+    "[-a | -b SIZE -e SIZE -f F] [-q] -o FILE "
     "[--to hst|csv|jsonl]",
     "Generate a synthetic trace; the same seed gives a byte-identical file.",
     g_gen_opts, 0, 0,
     "Parameters and their defaults: 'hintsim trace workloads --verbose'. The effective values\n"
-    "are recorded in the header's extra JSON."};
+    "are recorded in the header's extra JSON. A size range (-a, or -b/-e/-f as nccl-tests)\n"
+    "splits the records evenly over its sizes, smallest first: `trace gen -w stream -a -n\n"
+    "23000` is 1000 messages each of 2 B, 4 B, ... 8 MB, as ib_write_bw -a runs them."};
+
+/* The --set list with -a, -b, -e, -f turned into the workload's size range parameters
+ * (after the user's own --set, so they win); into sets (cap 3 more than o->set), whose
+ * strings live in buf. Returns how many, or -1 (said, usage) when the workload has no
+ * size range. */
+static int gen_sets(const struct gen_opts *o, const char **sets, char buf[3][48])
+{
+    const trace_gen_workload_t *w = trace_gen_find(o->workload);
+    uint64_t lo = o->all ? 2 : o->min_bytes, hi = o->all ? 8u << 20 : o->max_bytes;
+    int n = 0, ranged = 0;
+
+    for (size_t i = 0; i < o->set.n; i++)
+        sets[n++] = o->set.v[i];
+    if (!o->all && !lo && !hi && !o->factor)
+        return n;
+    for (const trace_gen_param_t *p = w->params; p->key; p++)
+        ranged |= strcmp(p->key, "size_max") == 0;
+    if (!ranged) {
+        fprintf(stderr, "hintsim: -a, -b, -e and -f make a size range, which workload '%s' "
+                "has not (stream and pingpong have)\nusage: %s\n", o->workload,
+                g_gen_spec.usage);
+        return -1;
+    }
+    if (o->min_bytes) /* -b and -e with -a: the range from/to there */
+        lo = o->min_bytes;
+    if (o->max_bytes)
+        hi = o->max_bytes;
+    const char *keys[3] = {"size", "size_max", "size_factor"};
+    const uint64_t vals[3] = {lo, hi, o->factor};
+    for (int k = 0; k < 3; k++) {
+        if (!vals[k])
+            continue;
+        snprintf(buf[k], sizeof(buf[k]), "%s=%" PRIu64, keys[k], vals[k]);
+        sets[n++] = buf[k];
+    }
+    return n;
+}
 
 static int trace_gen_cmd(int argc, char **argv)
 {
@@ -408,10 +463,19 @@ static int trace_gen_cmd(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    st = trace_gen_run_as(o.workload, o.count, o.seed, o.set.v, o.set.n, trace_fmt_of(fmt),
+    const char **sets = calloc(o.set.n + 3, sizeof(*sets));
+    char range[3][48];
+    int nsets = sets ? gen_sets(&o, sets, range) : -1;
+    if (nsets < 0) {
+        free(sets);
+        rc = sets ? 2 : 1;
+        goto out;
+    }
+    st = trace_gen_run_as(o.workload, o.count, o.seed, sets, (size_t)nsets, trace_fmt_of(fmt),
                           o.out);
+    free(sets);
     rc = exit_of(st);
-    if (st == HS_OK)
+    if (st == HS_OK && !o.quiet)
         fprintf(note_fp(o.out), "%s: %" PRIu64 " records of workload %s (seed %" PRIu64 ")\n",
                 o.out, o.count, o.workload, o.seed);
 out:

@@ -40,6 +40,15 @@ void rec_label_hint(uint64_t b, char *buf, size_t len)
         snprintf(buf, len, "%llu", (unsigned long long)b);
 }
 
+const char *rec_fmt_cell(double v, int width, char *buf, size_t len)
+{
+    for (int d = 3; d >= 0; d--)
+        if (snprintf(buf, len, "%.*f", d, v) <= width)
+            return buf;
+    snprintf(buf, len, "%.*e", width > 8 ? width - 7 : 1, v);
+    return buf;
+}
+
 /* ---- candidates ------------------------------------------------------------------- */
 
 /* Sorted sample of at most REC_SAMPLE_MAX sizes, evenly strided. */

@@ -104,6 +104,11 @@ int rec_path_load_warning(const rec_path_load_t *l, char *buf, size_t len);
  * figures that mean nothing for a real host. */
 const char *rec_profile_caveat(const profile_t *p);
 
+/* v for a text table column of width characters: 3 decimals, fewer when the number is
+ * wider (4406702.0 in 9), an exponent when even none fits, so that no cell runs into the
+ * next. Returns buf. */
+const char *rec_fmt_cell(double v, int width, char *buf, size_t len);
+
 /* Evaluate every candidate (in parallel) with eng, pick winner and runner-up, explain,
  * warn. The caller releases *out with rec_report_release. */
 hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,

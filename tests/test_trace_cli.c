@@ -1010,11 +1010,58 @@ static void test_info_qps_and_help(void **state)
     free(dir);
 }
 
+/* perftest-style size ranges in `trace gen` (-a: 2 B..8 MB doubling, as ib_write_bw -a;
+ * -b/-e/-f as nccl-tests), the records split evenly, smallest first; a workload without a
+ * size range refuses them (usage, exit 2); -q leaves gen and convert silent. */
+static void test_gen_size_range(void **state)
+{
+    (void)state;
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    trace_t *tr = NULL;
+
+    snprintf(path, sizeof(path), "%s/a.hst", dir);
+    assert_int_equal(hs_test_run(&out, "%s trace gen -w stream -a -n 2300 -q -o %s",
+                                 hs_test_bin(), path), 0);
+    assert_string_equal(out, ""); /* -q */
+    free(out);
+    assert_int_equal(trace_load(path, &tr), HS_OK);
+    assert_int_equal(tr->n, 2300);
+    for (size_t i = 0; i < tr->n; i++) /* 23 sizes, 100 records each, in order */
+        assert_int_equal(tr->recs[i].size_bytes, 2ull << (i / 100));
+    trace_free(tr);
+    assert_int_equal(hs_test_run(&out, "%s trace gen -w pingpong -b 8 -e 128M -f 4 -n 130 -o %s "
+                                 "--quiet", hs_test_bin(), path), 0);
+    free(out);
+    assert_int_equal(trace_load(path, &tr), HS_OK);
+    uint64_t want = 8;
+    for (size_t i = 0; i < tr->n; i++) { /* 8, 32, ... 128M: 13 sizes, 10 each */
+        if (i && i % 10 == 0)
+            want *= 4;
+        assert_int_equal(tr->recs[i].size_bytes, want);
+    }
+    assert_int_equal(want, 128u << 20);
+    trace_free(tr);
+    assert_int_equal(hs_test_run(&out, "%s trace gen -w kv -a -o %s", hs_test_bin(), path), 2);
+    assert_non_null(strstr(out, "size range"));
+    free(out);
+    snprintf(path, sizeof(path), "%s/a.csv", dir);
+    assert_int_equal(hs_test_run(&out, "%s trace convert %s -o %s -q", hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst"), path), 0);
+    assert_string_equal(out, "");
+    free(out);
+    assert_int_equal(hs_test_run(&out, "%s trace convert %s -o %s", hs_test_bin(),
+                                 hs_test_src("traces/samples/kv.hst"), path), 0);
+    assert_non_null(strstr(out, "records written"));
+    free(out);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_intact),
         cmocka_unit_test(test_info_qps_and_help),
+        cmocka_unit_test(test_gen_size_range),
         cmocka_unit_test(test_validate_opcode_line),
         cmocka_unit_test(test_damage_kinds),
         cmocka_unit_test(test_damage_crafted),

@@ -100,18 +100,36 @@ static uint64_t paced(const trace_gen_ctx_t *g, uint64_t size, uint64_t gap_ns, 
 
 /* ---- workloads -------------------------------------------------------------------- */
 
+/* The size of the next record under a perftest-style range (ib_write_bw -a, nccl-tests
+ * -b/-e/-f): lo, lo x f, lo x f^2, ... up to hi, the trace's count split evenly over them,
+ * smallest first; lo alone when hi is 0 or below lo, or lo is 0. */
+static uint64_t range_size(const trace_gen_ctx_t *g, double lo_d, double hi_d, double f_d)
+{
+    uint64_t lo = (uint64_t)lo_d, hi = (uint64_t)hi_d, f = (uint64_t)f_d, n = 1, s = lo;
+
+    if (lo == 0 || hi <= lo)
+        return lo;
+    for (uint64_t x = lo; x <= hi / f; x *= f)
+        n++;
+    for (uint64_t k = g->emitted * n / g->count; k > 0; k--)
+        s *= f;
+    return s;
+}
+
 static void wl_pingpong(trace_gen_ctx_t *g)
 {
     uint64_t t = 0;
     while (!gen_done(g))
-        t = emit(g, t, (uint64_t)g->p[0], 0, TRACE_OP_WRITE, SIG, 1.0) + gap(g, g->p[1]);
+        t = emit(g, t, range_size(g, g->p[0], g->p[2], g->p[3]), 0, TRACE_OP_WRITE, SIG, 1.0) +
+            gap(g, g->p[1]);
 }
 
 static void wl_stream(trace_gen_ctx_t *g)
 {
     uint64_t t = 0, every = (uint64_t)g->p[2];
     for (uint64_t i = 0; !gen_done(g); i++) {
-        emit(g, t, (uint64_t)g->p[0], 0, TRACE_OP_WRITE, (i + 1) % every == 0 ? SIG : 0, 1.0);
+        emit(g, t, range_size(g, g->p[0], g->p[3], g->p[4]), 0, TRACE_OP_WRITE,
+             (i + 1) % every == 0 ? SIG : 0, 1.0);
         t += gap(g, g->p[1]);
     }
 }
@@ -211,15 +229,23 @@ static const trace_gen_param_t g_common[] = {
     P_END,
 };
 
+#define SIZE_MAX_HELP "with size_factor, sizes from size up to this, the records split " \
+                      "evenly (perftest -a, nccl-tests -b/-e/-f); 0: size alone"
+#define SIZE_FACTOR_HELP "each size of the range is the previous one times this"
+
 static const trace_gen_param_t g_p_pingpong[] = {
-    {"size", TRACE_GEN_SIZE, 8, 0, BIG, "message size"},
+    {"size", TRACE_GEN_SIZE, 8, 0, BIG, "message size (the first of a range)"},
     {"think_ns", TRACE_GEN_DOUBLE, 1000, 0, BIG, "time between a completion and the next post"},
+    {"size_max", TRACE_GEN_SIZE, 0, 0, BIG, SIZE_MAX_HELP},
+    {"size_factor", TRACE_GEN_U64, 2, 2, 1 << 20, SIZE_FACTOR_HELP},
     P_END,
 };
 static const trace_gen_param_t g_p_stream[] = {
-    {"size", TRACE_GEN_SIZE, 4096, 0, BIG, "message size"},
+    {"size", TRACE_GEN_SIZE, 4096, 0, BIG, "message size (the first of a range)"},
     {"post_gap_ns", TRACE_GEN_DOUBLE, 100, 0, BIG, "time between posts"},
     {"signal_every", TRACE_GEN_U64, 1, 1, 65536, "every k-th WR signalled (others: t_done unknown)"},
+    {"size_max", TRACE_GEN_SIZE, 0, 0, BIG, SIZE_MAX_HELP},
+    {"size_factor", TRACE_GEN_U64, 2, 2, 1 << 20, SIZE_FACTOR_HELP},
     P_END,
 };
 static const trace_gen_param_t g_p_allreduce[] = {
