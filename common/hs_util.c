@@ -366,11 +366,11 @@ hs_status_t hs_afile_commit(hs_afile_t *af)
     if (bad || rename(af->tmp, af->path) != 0) {
         hs_log_error("%s: cannot write output: %s", af->path, strerror(errno));
         st = HS_ERR_IO;
+        goto remove_tmp;
     }
-    if (st == HS_OK) {
-        free(af->tmp);
-        af->tmp = NULL;
-    }
+    free(af->tmp); /* in place: nothing for hs_afile_abort to remove */
+    af->tmp = NULL;
+remove_tmp:
     hs_afile_abort(af);
     return st;
 }
@@ -706,6 +706,27 @@ static int name_in(char (*names)[256], size_t n, const char *name)
     return 0;
 }
 
+/* Remove dir's files that owns() claims and that are not among the n names: an earlier
+ * run's files of the set that this one did not write. */
+static void drop_earlier(const char *dir, int (*owns)(const char *name), char (*names)[256],
+                         size_t n)
+{
+    char to[4400];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (!owns(e->d_name) || name_in(names, n, e->d_name))
+            continue;
+        snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
+        if (unlink(to) != 0 && errno != ENOENT)
+            hs_log_warn("%s: an earlier run's, not removed: %s", to, strerror(errno));
+    }
+    closedir(d);
+}
+
 #define HS_STAGE_MAX 256 /* files a stage holds at most */
 
 hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(const char *name))
@@ -722,7 +743,7 @@ hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(cons
         free(names);
         return names ? HS_ERR_IO : HS_ERR_NOMEM;
     }
-    while (st == HS_OK && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(from, sizeof(from), "%s/%s", stage, e->d_name);
@@ -732,20 +753,13 @@ hs_status_t hs_stage_commit(const char *stage, const char *dir, int (*owns)(cons
         if (rename(from, to) != 0) {
             hs_log_error("%s: cannot put it in place from %s: %s", to, from, strerror(errno));
             st = HS_ERR_IO;
+            goto close_stage;
         }
     }
+    if (owns && n < HS_STAGE_MAX)
+        drop_earlier(dir, owns, names, n);
+close_stage:
     closedir(d);
-    /* an earlier run's files of the set that this one did not write */
-    if (st == HS_OK && owns && n < HS_STAGE_MAX && (d = opendir(dir)) != NULL) {
-        while ((e = readdir(d)) != NULL) {
-            if (!owns(e->d_name) || name_in(names, n, e->d_name))
-                continue;
-            snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
-            if (unlink(to) != 0 && errno != ENOENT)
-                hs_log_warn("%s: an earlier run's, not removed: %s", to, strerror(errno));
-        }
-        closedir(d);
-    }
     free(names);
     hs_stage_abort(stage);
     return st;
