@@ -371,6 +371,28 @@ static void add_platform(cJSON *root, const pred_job_t *j)
     }
 }
 
+/* Beside the link's overload warning, each hint's paths that cannot carry what the trace
+ * offers them (open loop; model/recommend.h, rec_path_load): into the JSON warnings w, or
+ * to stderr when w is NULL. A sender's paths are its own, whatever the flows. */
+static void path_warnings(const pred_job_t *j, cJSON *w)
+{
+    char buf[600];
+
+    for (size_t i = 0; j->po.mode == PRED_OPEN && i < j->nhints; i++) {
+        rec_path_load_t l[2];
+        if (rec_path_load(j->tr, j->p, j->hints[i], l) != HS_OK)
+            continue; /* the replay already checked the profile's rules */
+        for (int k = 0; k < 2; k++) {
+            if (!rec_path_load_warning(&l[k], buf, sizeof(buf)))
+                continue;
+            if (w)
+                cJSON_AddItemToArray(w, cJSON_CreateString(buf));
+            else
+                fprintf(stderr, "warning: %s\n", buf);
+        }
+    }
+}
+
 static int emit_json(const pred_print_t *pp)
 {
     const pred_job_t *j = pp->job;
@@ -396,6 +418,7 @@ static int emit_json(const pred_print_t *pp)
     w = cJSON_AddArrayToObject(root, "warnings");
     if (pp->out->warning[0])
         cJSON_AddItemToArray(w, cJSON_CreateString(pp->out->warning));
+    path_warnings(j, w);
     if (pp->curves && (rc = emit_curves(j->p, j->tr, root)) != 0)
         goto delete_root;
     text = cJSON_Print(root);
@@ -430,6 +453,7 @@ static int emit_text(const pred_print_t *pp)
     }
     if (out->warning[0])
         fprintf(stderr, "warning: %s\n", out->warning); /* stdout keeps the tables */
+    path_warnings(j, NULL);
     return pp->curves ? emit_curves(j->p, j->tr, NULL) : 0;
 }
 

@@ -682,6 +682,26 @@ static void test_warn_path_saturated(void **state)
                 cJSON_GetObjectItem(pl, "sustained_gbps")->valuedouble);
     cJSON_Delete(j);
     rec_report_release(&r);
+    /* model and sim say it too, beside the offered-load warning: text on stderr, JSON */
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL;
+    snprintf(path, sizeof(path), "%s/sat.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    const char *verbs[] = {"model", "sim"};
+    for (int v = 0; v < 2; v++) {
+        assert_int_equal(hs_test_run(&out, "( %s %s %s -p seed000 --hint 0,8K >/dev/null )",
+                                     hs_test_bin(), verbs[v], path), 0);
+        assert_non_null(strstr(out, "warning: hint 8192 (8K): the LL path sustains"));
+        assert_null(strstr(out, "hint 0: the"));
+        free(out);
+        assert_int_equal(hs_test_run(&out, "( %s %s %s -p seed000 --hint 8K --json 2>/dev/null )",
+                                     hs_test_bin(), verbs[v], path), 0);
+        j = cJSON_Parse(out);
+        assert_non_null(strstr(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "warnings"), 0)
+                                   ->valuestring, "the LL path sustains"));
+        cJSON_Delete(j);
+        free(out);
+    }
+    free(dir);
     o.pred.mode = PRED_CLOSED; /* no backlog in closed loop: nothing said */
     assert_int_equal(rec_run(&model_engine_ops, tr, p, &o, &r), HS_OK);
     assert_false(has_warning(&r, "cannot carry"));
