@@ -23,7 +23,9 @@ of the same trace (written by the hintsim under test):
     and not yet completed then, counted from the CSV;
   - an instant "path switch ..." on track "QP q" at each record flagged TRACE_F_SWITCH.
 With protoc installed (Debian's protobuf-compiler), `protoc --decode_raw` must read the file
-too and find as many packets.
+too and find as many packets; and where HINTSIM_PERFETTO_PROTOS names a checkout of Perfetto's
+source (the folder holding protos/perfetto/trace/trace.proto), `protoc --decode` with
+Perfetto's own schema must read it with no field it does not know.
 Usage: test_perfetto_pb.py HINTSIM SRC_DIR.  Exit 0 when every check passes.
 """
 import json
@@ -312,6 +314,17 @@ def check_protoc(name, path, npackets):
     if p.returncode != 0 or top != npackets:
         fail(f"{name}: protoc --decode_raw: exit {p.returncode}, {top} packets, want "
              f"{npackets}: {p.stderr.strip()[:200]}")
+    protos = os.environ.get("HINTSIM_PERFETTO_PROTOS")
+    if protos:
+        with open(path, "rb") as f:
+            p = subprocess.run([protoc, "-I", protos, "--decode=perfetto.protos.Trace",
+                                "protos/perfetto/trace/trace.proto"], stdin=f,
+                               capture_output=True, text=True)
+        unknown = [line for line in p.stdout.splitlines() if line.strip()[:1].isdigit()]
+        top = sum(1 for line in p.stdout.splitlines() if line == "packet {")
+        if p.returncode != 0 or unknown or top != npackets:
+            fail(f"{name}: Perfetto's schema: exit {p.returncode}, {top} packets, fields it "
+                 f"does not know: {unknown[:3]} {p.stderr.strip()[:200]}")
     return 1
 
 
