@@ -318,12 +318,13 @@ typedef hs_status_t (*belongs_fn)(const sweep_grid_t *g, const sweep_plan_t *pla
 static hs_status_t drop_one(const sweep_grid_t *g, const sweep_plan_t *plan, const char *dir,
                             const char *name, belongs_fn belongs, int *removed)
 {
-    char path[4096], aside[4200], *text = NULL;
+    char path[4096], owner[512], aside[4700], *text = NULL;
     int ok = 0;
     hs_status_t st;
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    snprintf(aside, sizeof(aside), "%s.stale.%ld", path, (long)getpid());
+    sweep_file_owner(owner, sizeof(owner)); /* unique across the hosts sharing DIR */
+    snprintf(aside, sizeof(aside), "%s.stale.%s", path, owner);
     if (rename(path, aside) != 0) {
         if (errno == ENOENT)
             return HS_OK;
