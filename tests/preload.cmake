@@ -9,7 +9,7 @@ hs_add_unit_test(test_hcap_clock SOURCES test_hcap_clock.c LIBS hs_hcap hs_hcap_
   ${IBVERBS_LIB})
 hs_add_unit_test(test_hcap_cli SOURCES test_hcap_cli.c ${PROJECT_SOURCE_DIR}/cli/cmd_capture_run.c
   ${PROJECT_SOURCE_DIR}/cli/cmd_trace_audit.c ${PROJECT_SOURCE_DIR}/cli/cli.c
-  LIBS hs_trace hs_testlib)
+  LIBS hs_capture hs_trace hs_testlib)
 add_dependencies(test_hcap_cli hintcap)
 
 # In the soft-RoCE VM: ibv_rc_pingpong, ib_write_lat and ib_write_bw captured unmodified;
