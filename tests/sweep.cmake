@@ -15,3 +15,9 @@ set_property(TEST test_sweep_mpi APPEND PROPERTY ENVIRONMENT
 hs_add_unit_test(test_sweep_cli SOURCES test_sweep_cli.c LIBS hs_test_sweep_fake hs_sweep hs_testlib)
 hs_add_valgrind_test(valgrind_test_sweep_grid COMMAND $<TARGET_FILE:test_sweep_grid>)
 hs_add_valgrind_test(valgrind_test_sweep_run COMMAND $<TARGET_FILE:test_sweep_run>)
+# The --emit-slurm script under a real, private one-node Slurm (skipped without slurmctld,
+# slurmd and slurm-client, or when not root).
+add_test(NAME test_sweep_slurm
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_sweep_slurm.sh $<TARGET_FILE:hintsim>
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_sweep_slurm PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77)
