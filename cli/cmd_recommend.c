@@ -70,14 +70,14 @@ static const hs_cmd_spec_t g_rec_spec = {
     "Cold-start messages (flagged in the trace) are reported apart and not ranked unless "
     "--include-cold. Figures are modelled or simulated, never measured."};
 
-static void print_text(const rec_report_t *r, const profile_t *p, const char *engine)
+static void print_text(const rec_report_t *r, const profile_t *p, const pred_engine_ops_t *eng)
 {
     const size_t idx[3] = {r->winner, r->runner_up, r->baseline};
     const char *label[3] = {"recommended", "runner-up", "no hint"};
     char h[48];
 
     printf("engine %s (figures are %s), profile %s (%s), objective %s, %zu candidate%s\n",
-           engine, strcmp(engine, "sim") == 0 ? "simulated" : "modelled", p->name, p->origin,
+           eng->name, pred_engine_figures(eng), p->name, p->origin,
            obj_name(r->objective), r->n, r->n == 1 ? "" : "s");
     if (r->engine_detail)
         printf("network model: %s\n", r->engine_detail);
@@ -145,7 +145,7 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
 
 /* report.html and the PNG/SVG plots beside report.json/report.md (plots/report_rec.h). */
 static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_cli_opts *o,
-                                       const char *dir, const char *engine,
+                                       const char *dir, const pred_engine_ops_t *eng,
                                        const profile_t *p, const char *path,
                                        const trace_t *tr)
 {
@@ -153,17 +153,16 @@ static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_c
 
     if (pred_mode_parse(o->mode, &po.mode) != HS_OK)
         return HS_ERR_USAGE;
-    return rep_write_recommend(dir, r, strcmp(engine, "sim") == 0 ? &sim_engine_ops
-                                                                         : &model_engine_ops,
-                               &po, p, path, tr);
+    return rep_write_recommend(dir, r, eng, &po, p, path, tr);
 }
 
 /* Write the report files (-o), then print the result whatever became of them: a report
  * that could not be written is said on stderr and sets the exit code; without gnuplot the
  * report has tables only (warned) and the exit code is 3 (CLI.md: an environment problem;
  * validate -o exits 0 there, its live measurements being what it keeps). */
-static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char *engine,
-                const profile_t *p, const char *path, const trace_t *tr)
+static int emit(const rec_report_t *r, const struct rec_cli_opts *o,
+                const pred_engine_ops_t *eng, const profile_t *p, const char *path,
+                const trace_t *tr)
 {
     hs_status_t st = HS_OK;
     int plots = 1;
@@ -174,9 +173,9 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
         char stage[4200] = "";
         st = hs_stage_open(o->out_dir, stage, sizeof(stage));
         if (st == HS_OK)
-            st = rec_report_write(r, engine, p, path, tr, stage);
+            st = rec_report_write(r, eng, p, path, tr, stage);
         if (st == HS_OK)
-            st = write_visual_report(r, o, stage, engine, p, path, tr);
+            st = write_visual_report(r, o, stage, eng, p, path, tr);
         if (st == HS_ERR_ENV) {
             plots = 0;
             st = HS_OK;
@@ -190,7 +189,7 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
         }
     }
     if (o->json) {
-        cJSON *j = rec_report_to_json(r, engine, p, path, tr);
+        cJSON *j = rec_report_to_json(r, eng, p, path, tr);
         char *text = j ? cJSON_Print(j) : NULL;
         cJSON_Delete(j);
         if (!text)
@@ -198,7 +197,7 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o, const char 
         printf("%s\n", text);
         free(text);
     } else {
-        print_text(r, p, engine);
+        print_text(r, p, eng);
         if (o->out_dir && st == HS_OK)
             printf("\nwrote %s/report.json, %s/report.md, %s/report.html%s\n", o->out_dir,
                    o->out_dir, o->out_dir, plots ? " and plots" : " (tables only: no gnuplot)");
@@ -235,7 +234,7 @@ int cmd_recommend(int argc, char **argv)
         goto out;
     }
     rep.engine_detail = pred_engine_detail(eng);
-    rc = emit(&rep, &o, eng->name, p, pos[0], tr);
+    rc = emit(&rep, &o, eng, p, pos[0], tr);
     rec_report_release(&rep);
 out:
     free(cands);

@@ -8,11 +8,6 @@
 #include "common/hs_util.h"
 #include "model/recommend.h"
 
-static const char *provenance(const char *engine)
-{
-    return strcmp(engine, "sim") == 0 ? "simulated" : "modelled";
-}
-
 static cJSON *pick_json(const rec_report_t *r, size_t i)
 {
     cJSON *o = cJSON_CreateObject();
@@ -62,17 +57,17 @@ static cJSON *path_load_json(const rec_path_load_t *l)
     return o;
 }
 
-cJSON *rec_report_to_json(const rec_report_t *r, const char *engine, const profile_t *p,
+cJSON *rec_report_to_json(const rec_report_t *r, const pred_engine_ops_t *eng, const profile_t *p,
                           const char *trace_path, const trace_t *tr)
 {
     cJSON *root = cJSON_CreateObject(), *arr, *w, *ev;
 
     if (!root)
         return NULL;
-    cJSON_AddStringToObject(root, "engine", engine);
+    cJSON_AddStringToObject(root, "engine", eng->name);
     if (r->engine_detail)
         cJSON_AddStringToObject(root, "engine_detail", r->engine_detail);
-    cJSON_AddStringToObject(root, "provenance", provenance(engine));
+    cJSON_AddStringToObject(root, "provenance", pred_engine_figures(eng));
     cJSON_AddStringToObject(root, "hintsim_version", HINTSIM_VERSION);
     cJSON_AddItemToObject(root, "profile", pred_profile_json(p));
     cJSON_AddItemToObject(root, "trace", pred_trace_json(trace_path, tr));
@@ -143,7 +138,7 @@ static void md_all(FILE *f, const rec_report_t *r, size_t nmsg)
     }
 }
 
-static hs_status_t write_md(const rec_report_t *r, const char *engine, const profile_t *p,
+static hs_status_t write_md(const rec_report_t *r, const pred_engine_ops_t *eng, const profile_t *p,
                             const char *trace_path, const trace_t *tr, const char *path)
 {
     hs_afile_t *af = NULL;
@@ -159,7 +154,8 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
             (unsigned long long)r->results[r->winner].hint_bytes);
     fprintf(f, "All figures below are **%s** (engine `%s`), not measured. Profile `%s` (%s, "
                "hash %016llx); trace `%s` (%zu records); objective **%s**; hintsim %s.\n\n",
-            provenance(engine), engine, p->name, p->origin, (unsigned long long)profile_hash(p),
+            pred_engine_figures(eng), eng->name, p->name, p->origin,
+            (unsigned long long)profile_hash(p),
             trace_path, tr->n, obj_name(r->objective), HINTSIM_VERSION);
     if (rec_profile_caveat(p))
         fprintf(f, "> **Profile `%s`:** %s.\n\n", p->name, rec_profile_caveat(p));
@@ -187,8 +183,9 @@ static hs_status_t write_md(const rec_report_t *r, const char *engine, const pro
     return hs_afile_commit(af);
 }
 
-hs_status_t rec_report_write(const rec_report_t *r, const char *engine, const profile_t *p,
-                             const char *trace_path, const trace_t *tr, const char *dir)
+hs_status_t rec_report_write(const rec_report_t *r, const pred_engine_ops_t *eng,
+                             const profile_t *p, const char *trace_path, const trace_t *tr,
+                             const char *dir)
 {
     char path[4096];
     cJSON *j;
@@ -197,7 +194,7 @@ hs_status_t rec_report_write(const rec_report_t *r, const char *engine, const pr
 
     if (st != HS_OK)
         return st;
-    j = rec_report_to_json(r, engine, p, trace_path, tr);
+    j = rec_report_to_json(r, eng, p, trace_path, tr);
     text = j ? cJSON_Print(j) : NULL;
     cJSON_Delete(j);
     if (!text)
@@ -208,5 +205,5 @@ hs_status_t rec_report_write(const rec_report_t *r, const char *engine, const pr
     if (st != HS_OK)
         return st;
     snprintf(path, sizeof(path), "%s/report.md", dir);
-    return write_md(r, engine, p, trace_path, tr, path);
+    return write_md(r, eng, p, trace_path, tr, path);
 }

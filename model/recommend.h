@@ -117,11 +117,12 @@ void rec_report_release(rec_report_t *r);
 
 /* The report as JSON: engine, profile, trace, objective, results, "recommended" (CLI.md),
  * warnings. The caller owns it. */
-struct cJSON *rec_report_to_json(const rec_report_t *r, const char *engine,
+struct cJSON *rec_report_to_json(const rec_report_t *r, const pred_engine_ops_t *eng,
                                  const profile_t *p, const char *trace_path,
                                  const trace_t *tr);
 /* Write report.json and report.md into dir (created), each atomically. */
-hs_status_t rec_report_write(const rec_report_t *r, const char *engine, const profile_t *p,
-                             const char *trace_path, const trace_t *tr, const char *dir);
+hs_status_t rec_report_write(const rec_report_t *r, const pred_engine_ops_t *eng,
+                             const profile_t *p, const char *trace_path, const trace_t *tr,
+                             const char *dir);
 
 #endif

@@ -168,7 +168,7 @@ static void test_p99_tie_and_why(void **state)
     assert_int_equal(r.n, 1);
     assert_int_equal(r.runner_up, r.winner);
     assert_string_equal(r.why_term, "none");
-    cJSON *j = rec_report_to_json(&r, "model", p, "t.hst", tr);
+    cJSON *j = rec_report_to_json(&r, &model_engine_ops, p, "t.hst", tr);
     const cJSON *rec = cJSON_GetObjectItem(j, "recommended");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(rec, "runner_up")));
     cJSON_Delete(j);
@@ -675,7 +675,7 @@ static void test_warn_path_saturated(void **state)
                             "8192 (8K)"));
     assert_true(r.npath_load >= 1);
     assert_true(r.path_load[0].hint_bytes == 8192 && r.path_load[0].path == 0);
-    cJSON *j = rec_report_to_json(&r, "model", p, "t.hst", tr);
+    cJSON *j = rec_report_to_json(&r, &model_engine_ops, p, "t.hst", tr);
     const cJSON *pl = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "path_load"), 0);
     assert_string_equal(cJSON_GetObjectItem(pl, "path")->valuestring, "LL");
     assert_true(cJSON_GetObjectItem(pl, "offered_gbps")->valuedouble >
