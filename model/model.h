@@ -7,6 +7,20 @@
 
 extern const pred_engine_ops_t model_engine_ops;
 
+/* The replay's accelerators (model/engine/README.md): each gives what the chunk-by-chunk
+ * replay gives, faster, where its condition holds. pred_opts_t.model_off leaves the ones
+ * named off (with those that need them: ENTRY needs SKIP, STEADY needs BOUND);
+ * pred_opts_t.every_chunk leaves all off. */
+enum {
+    MODEL_ACCEL_SKIP = 1 << 0,   /* the steady-state skip over a message's full chunks */
+    MODEL_ACCEL_ENTRY = 1 << 1,  /* a long message's start on an idle path, kept */
+    MODEL_ACCEL_MEMO = 1 << 2,   /* a segmented message's replay, applied again shifted */
+    MODEL_ACCEL_BOUND = 1 << 3,  /* a link-bound message in closed form */
+    MODEL_ACCEL_STEADY = 1 << 4, /* the ring a link-bound message left, by formulas */
+    MODEL_ACCEL_SERIAL = 1 << 5, /* a window of one batch in closed form */
+    MODEL_ACCEL_ALL = (1 << 6) - 1
+};
+
 /* One point of the isolated cost curves (the analogue of UCX_PROTO_INFO). */
 typedef struct {
     uint64_t size_bytes;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/model_memo.h"
+#include "model/engine/mdl_memo.h"
 #include "tests/hs_test.h"
 
 #define T0 5.0e6
@@ -65,11 +65,11 @@ static void teardown(fix_t *f)
     profile_free(f->p);
 }
 
-/* Keep f's BW path as seen from T0 in m (as memo_keep would). */
+/* Keep f's BW path as seen from T0 in m (as mdl_memo_keep would). */
 static void keep(fix_t *f, mdl_memo_t *m)
 {
     memset(m, 0, sizeof(*m));
-    assert_true(memo_view_key(&f->s, &f->s.path[1], T0, &m->key));
+    assert_true(mdl_view_key(&f->s, &f->s.path[1], T0, &m->key));
     m->valid = 1;
     m->size = SIZE;
     m->k = 1;
@@ -77,9 +77,16 @@ static void keep(fix_t *f, mdl_memo_t *m)
     m->span_ns = 1000;
 }
 
+static int match_msg(fix_t *f, const mdl_memo_t *m, uint64_t size, int k, double shift)
+{
+    mdl_msg_t msg = {.pa = &f->s.path[1], .k = k, .size = size};
+
+    return mdl_memo_matches(&f->s, m, &msg, T0 + shift);
+}
+
 static int matches(fix_t *f, const mdl_memo_t *m, double shift)
 {
-    return memo_matches(&f->s, m, SIZE, 1, &f->s.path[1], T0 + shift);
+    return match_msg(f, m, SIZE, 1, shift);
 }
 
 static void test_same_and_shifted_match(void **state)
@@ -91,8 +98,8 @@ static void test_same_and_shifted_match(void **state)
     setup(&f, 0);
     keep(&f, &m);
     assert_true(matches(&f, &m, 0));
-    assert_false(memo_matches(&f.s, &m, SIZE + 1, 1, &f.s.path[1], T0)); /* another size */
-    assert_false(memo_matches(&f.s, &m, SIZE, 0, &f.s.path[1], T0));     /* the other path */
+    assert_false(match_msg(&f, &m, SIZE + 1, 1, 0)); /* another size */
+    assert_false(match_msg(&f, &m, SIZE, 0, 0));     /* the other path */
     m.valid = 0;
     assert_false(matches(&f, &m, 0));
     teardown(&f);

@@ -1,9 +1,10 @@
 /* test_model_skip.c - the replay's steady-state skip over the chunks of segmented messages
  * (model/MODEL.md section 3) against the chunk-by-chunk replay it replaces
- * (pred_opts_t.every_chunk): on traces of large messages mixed with small ones, under
- * every built-in profile, several hints, open and closed loop, and with the perturbation
- * window ending inside a message, every message's latency and path, every counter and
- * every cost term must agree, and the skip must actually have jumped over chunks. */
+ * (pred_opts_t.every_chunk), and every other accelerator of model/engine/, all together and
+ * each alone (pred_opts_t.model_off): on traces of large messages mixed with small ones,
+ * under every built-in profile, several hints, open and closed loop, and with the
+ * perturbation window ending inside a message, every message's latency and path, every
+ * counter and every cost term must agree, and each accelerator must actually have run. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,13 @@ static trace_t *mk_trace(size_t n, uint64_t small, uint64_t big, uint64_t gap_ns
 /* Replays without the closed form for link-bound messages, so that the skip alone is seen. */
 static int g_no_bound;
 
+/* Replays tr with the accelerators off leaves off (MODEL_ACCEL_*; every_chunk: all, by
+ * pred_opts_t.every_chunk). */
 static void replay(const trace_t *tr, const profile_t *p, pred_mode_t mode, uint64_t hint,
-                   int every_chunk, pred_raw_t *raw)
+                   int every_chunk, unsigned off, pred_raw_t *raw)
 {
-    pred_opts_t o = {.mode = mode, .every_chunk = every_chunk, .no_bound = g_no_bound};
+    pred_opts_t o = {.mode = mode, .every_chunk = every_chunk, .no_bound = g_no_bound,
+                     .model_off = off};
 
     memset(raw, 0, sizeof(*raw));
     raw->lat_us = calloc(tr->n, sizeof(*raw->lat_us));
@@ -40,6 +44,12 @@ static void replay(const trace_t *tr, const profile_t *p, pred_mode_t mode, uint
     assert_non_null(raw->lat_us);
     assert_non_null(raw->path);
     assert_int_equal(model_engine_ops.replay(tr, p, &o, hint, raw), HS_OK);
+}
+
+static void raw_free(pred_raw_t *r)
+{
+    free(r->lat_us);
+    free(r->path);
 }
 
 static int close_rel(double a, double b, double rel)
@@ -52,13 +62,61 @@ static int close_rel(double a, double b, double rel)
 static uint64_t g_memo_hits, g_entry_hits, g_bound_hits, g_steady_hits, g_serial_hits;
 static uint64_t g_lazy_hits;
 
-/* Replays tr both ways and compares; returns the chunks the skip jumped over. */
+/* Each accelerator on its own (with the one it needs), as compare() replays it besides all
+ * of them, and what it did over every compare() so far (its counter in pred_raw_t). */
+#define N_ALONE 6
+static const struct {
+    const char *name;
+    unsigned on;
+} g_alone[N_ALONE] = {
+    {"skip", MODEL_ACCEL_SKIP},
+    {"entry", MODEL_ACCEL_SKIP | MODEL_ACCEL_ENTRY},
+    {"memo", MODEL_ACCEL_MEMO},
+    {"bound", MODEL_ACCEL_BOUND},
+    {"steady", MODEL_ACCEL_BOUND | MODEL_ACCEL_STEADY},
+    {"serial", MODEL_ACCEL_SERIAL},
+};
+static uint64_t g_alone_hits[N_ALONE];
+
+/* The counter of accelerator a (g_alone's index) in r. */
+static uint64_t alone_hits(size_t a, const pred_raw_t *r)
+{
+    const uint64_t hits[N_ALONE] = {r->chunks_skipped, r->entry_hits, r->memo_hits,
+                                    r->bound_hits, r->steady_hits, r->serial_hits};
+    return hits[a];
+}
+
+/* b (with the accelerators named by what) against a, the chunk-by-chunk replay: every
+ * message's latency and path, every counter and every cost term. */
+static void compare_raw(const trace_t *tr, const profile_t *p, pred_mode_t mode, uint64_t hint,
+                        const pred_raw_t *a, const pred_raw_t *b, const char *what)
+{
+    for (size_t i = 0; i < tr->n; i++) {
+        if (!close_rel(a->lat_us[i], b->lat_us[i], 1e-5) || a->path[i] != b->path[i])
+            fail_msg("%s hint %llu %s: message %zu: latency %.6f us (path %u) chunk by chunk, "
+                     "%.6f us (path %u) with %s", p->name, (unsigned long long)hint,
+                     mode == PRED_OPEN ? "open" : "closed", i, a->lat_us[i], a->path[i],
+                     b->lat_us[i], b->path[i], what);
+    }
+    assert_int_equal(a->switches, b->switches);
+    assert_int_equal(a->sq_full_stalls, b->sq_full_stalls);
+    assert_true(close_rel(a->t_last_done_us, b->t_last_done_us, 1e-9));
+    assert_true(close_rel(a->drain_us_total, b->drain_us_total, 1e-9));
+    assert_true(close_rel(a->costs.queue_us, b->costs.queue_us, 1e-9));
+    assert_true(close_rel(a->costs.drain_us, b->costs.drain_us, 1e-9));
+    assert_true(close_rel(a->costs.coalesce_us, b->costs.coalesce_us, 1e-9));
+    assert_true(close_rel(a->costs.l1_us, b->costs.l1_us, 1e-9));
+    assert_true(close_rel(a->costs.base_us, b->costs.base_us, 1e-7));
+}
+
+/* Replays tr chunk by chunk, with every accelerator, and with each alone, and compares;
+ * returns the chunks the skip jumped over with every accelerator. */
 static uint64_t compare(const trace_t *tr, const profile_t *p, pred_mode_t mode, uint64_t hint)
 {
     pred_raw_t a, b;
 
-    replay(tr, p, mode, hint, 1, &a);
-    replay(tr, p, mode, hint, 0, &b);
+    replay(tr, p, mode, hint, 1, 0, &a);
+    replay(tr, p, mode, hint, 0, 0, &b);
     assert_int_equal(a.chunks_skipped, 0);
     assert_int_equal(a.memo_hits, 0);
     assert_int_equal(a.entry_hits, 0);
@@ -76,26 +134,20 @@ static uint64_t compare(const trace_t *tr, const profile_t *p, pred_mode_t mode,
     g_steady_hits += b.steady_hits;
     g_lazy_hits += b.lazy_hits;
     g_serial_hits += b.serial_hits;
-    for (size_t i = 0; i < tr->n; i++) {
-        if (!close_rel(a.lat_us[i], b.lat_us[i], 1e-5) || a.path[i] != b.path[i])
-            fail_msg("%s hint %llu %s: message %zu: latency %.6f us (path %u) chunk by chunk, "
-                     "%.6f us (path %u) with the skip", p->name, (unsigned long long)hint,
-                     mode == PRED_OPEN ? "open" : "closed", i, a.lat_us[i], a.path[i],
-                     b.lat_us[i], b.path[i]);
+    compare_raw(tr, p, mode, hint, &a, &b, "every accelerator");
+    for (size_t x = 0; x < N_ALONE; x++) {
+        pred_raw_t c;
+        replay(tr, p, mode, hint, 0, MODEL_ACCEL_ALL & ~g_alone[x].on, &c);
+        /* the others did nothing (chunks are counted skipped by the closed forms too) */
+        for (size_t y = 1; y < N_ALONE; y++)
+            if (!(g_alone[y].on & g_alone[x].on))
+                assert_int_equal(alone_hits(y, &c), 0);
+        g_alone_hits[x] += alone_hits(x, &c);
+        compare_raw(tr, p, mode, hint, &a, &c, g_alone[x].name);
+        raw_free(&c);
     }
-    assert_int_equal(a.switches, b.switches);
-    assert_int_equal(a.sq_full_stalls, b.sq_full_stalls);
-    assert_true(close_rel(a.t_last_done_us, b.t_last_done_us, 1e-9));
-    assert_true(close_rel(a.drain_us_total, b.drain_us_total, 1e-9));
-    assert_true(close_rel(a.costs.queue_us, b.costs.queue_us, 1e-9));
-    assert_true(close_rel(a.costs.drain_us, b.costs.drain_us, 1e-9));
-    assert_true(close_rel(a.costs.coalesce_us, b.costs.coalesce_us, 1e-9));
-    assert_true(close_rel(a.costs.l1_us, b.costs.l1_us, 1e-9));
-    assert_true(close_rel(a.costs.base_us, b.costs.base_us, 1e-7));
-    free(a.lat_us);
-    free(a.path);
-    free(b.lat_us);
-    free(b.path);
+    raw_free(&a);
+    raw_free(&b);
     return b.chunks_skipped;
 }
 
@@ -569,6 +621,17 @@ static void test_serial_one_full_chunk(void **state)
     assert_true(serial * 3 > segmented); /* 5 797 of 11 259 measured */
 }
 
+/* Each accelerator on its own replayed some messages in the compares above (run last):
+ * otherwise its comparison against the chunk-by-chunk replay tested nothing. */
+static void test_each_accelerator_alone_ran(void **state)
+{
+    (void)state;
+    for (size_t x = 0; x < N_ALONE; x++) {
+        print_message("%s alone: %llu\n", g_alone[x].name, (unsigned long long)g_alone_hits[x]);
+        assert_true(g_alone_hits[x] > 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -583,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_random_against_every_chunk),
         cmocka_unit_test(test_steady_random),
         cmocka_unit_test(test_serial_one_full_chunk),
+        cmocka_unit_test(test_each_accelerator_alone_ran),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,13 @@
-/* model_memo.c - replaying a segmented message again, shifted: views of a path from a time,
- * their comparison, and applying a kept replay (model_memo.h, MODEL.md section 3). */
-#include "model/model_memo.h"
+/* mdl_memo.c - the memo: replaying a segmented message again, shifted: views of a path
+ * from a time, their comparison, keeping a replay and applying it (the invariant and the
+ * condition: mdl_memo.h; MODEL.md section 3). */
+#include "model/engine/mdl_memo.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
-mdl_memo_t *memo_slot(mdl_state_t *s, int k, uint64_t size)
+mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size)
 {
     return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
 }
@@ -37,7 +38,7 @@ static void view_clamp(mdl_view_t *v)
         v->cpu_ns = 0;
 }
 
-int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+int mdl_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
 {
     if (pa->count > MDL_MEMO_RING || pa->nmem > MDL_MEMO_MEM)
         return 0;
@@ -52,7 +53,7 @@ int memo_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_vie
     return 1;
 }
 
-void memo_view_copy(mdl_view_t *dst, const mdl_view_t *src)
+void mdl_view_copy(mdl_view_t *dst, const mdl_view_t *src)
 {
     memcpy(dst, src, offsetof(mdl_view_t, ring_ns));
     memcpy(dst->ring_ns, src->ring_ns, src->count * sizeof(src->ring_ns[0]));
@@ -60,9 +61,9 @@ void memo_view_copy(mdl_view_t *dst, const mdl_view_t *src)
     memcpy(dst->mem_hw_ns, src->mem_hw_ns, src->nmem * sizeof(src->mem_hw_ns[0]));
 }
 
-int memo_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+int mdl_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
 {
-    if (!memo_view_out(s, pa, t0, v))
+    if (!mdl_view_out(s, pa, t0, v))
         return 0;
     view_clamp(v);
     return 1;
@@ -78,21 +79,22 @@ static int same_head(const mdl_view_t *a, const mdl_view_t *b, double tol)
            mdl_same_time(a->h1_ns, b->h1_ns, tol) && mdl_same_time(a->timer_ns, b->timer_ns, tol);
 }
 
-int memo_edge_free(const mdl_state_t *s, double t0, double span_ns)
+int mdl_memo_edge_free(const mdl_state_t *s, double t0, double span_ns)
 {
     return t0 + span_ns < mdl_next_edge(s, t0);
 }
 
 /* Compared in place, batch by batch: building pa's key first cost as much as the
  * comparison (measured: callgrind, bench_model allreduce). */
-int memo_matches(const mdl_state_t *s, const mdl_memo_t *m, uint64_t size, int k,
-                 const mdl_path_t *pa, double t0)
+int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t *msg,
+                     double t0)
 {
     const mdl_view_t *key = &m->key;
+    const mdl_path_t *pa = msg->pa;
     mdl_view_t head;
 
-    if (!m->valid || m->size != size || m->k != k || m->pert != mdl_in_window(s, t0) ||
-        !memo_edge_free(s, t0, m->span_ns))
+    if (!m->valid || m->size != msg->size || m->k != msg->k || m->pert != mdl_in_window(s, t0) ||
+        !mdl_memo_edge_free(s, t0, m->span_ns))
         return 0;
     view_head(s, pa, t0, &head);
     view_clamp(&head);
@@ -110,7 +112,7 @@ int memo_matches(const mdl_state_t *s, const mdl_memo_t *m, uint64_t size, int k
     return 1;
 }
 
-/* Report member mb of a batch closed at close_ns (as batch_close does). */
+/* Report member mb of a batch closed at close_ns (as mdl_batch_close does). */
 static void report(mdl_state_t *s, const mdl_path_t *pa, const mdl_member_t *mb,
                    double close_ns)
 {
@@ -121,11 +123,12 @@ static void report(mdl_state_t *s, const mdl_path_t *pa, const mdl_member_t *mb,
     s->cost_ns.coalesce += close_ns > mb->hw_ns ? close_ns - mb->hw_ns : 0;
 }
 
-void memo_apply(mdl_state_t *s, mdl_path_t *pa, const mdl_memo_t *m, size_t i, double t0,
-                double tref_ns)
+void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, const mdl_memo_t *m)
 {
     const mdl_view_t *o = &m->out;
-    mdl_member_t self = {i, tref_ns, t0 + m->self_hw_ns};
+    mdl_path_t *pa = g->m.pa;
+    double t0 = g->t0;
+    mdl_member_t self = {g->m.idx, g->m.tref_ns, t0 + m->self_hw_ns};
 
     if (m->key.open_n)
         for (uint32_t j = 0; j < pa->nmem; j++)
@@ -135,11 +138,36 @@ void memo_apply(mdl_state_t *s, mdl_path_t *pa, const mdl_memo_t *m, size_t i, d
         pa->mem[pa->nmem++] = self;
     else
         report(s, pa, &self, t0 + m->self_close_ns);
-    memo_view_restore(s, pa, o, t0);
+    mdl_view_restore(s, pa, o, t0);
     pa->pushes += m->pushes;
     s->cost_ns.queue += m->queue_ns;
     s->cost_ns.drain += m->drain_ns;
     s->stalls += m->stalls;
     s->chunks_skipped += m->skipped;
     s->memo_hits++;
+}
+
+void mdl_memo_keep(mdl_state_t *s, const mdl_seg_t *g, const mdl_view_t *key, mdl_memo_t *m)
+{
+    const mdl_path_t *pa = g->m.pa;
+    double t0 = g->t0;
+
+    m->valid = 0;
+    if (pa->nmem > 1 || !mdl_memo_edge_free(s, t0, g->t_last - t0) ||
+        !mdl_view_out(s, pa, t0, &m->out))
+        return;
+    m->valid = 1;
+    m->size = g->m.size;
+    m->k = g->m.k;
+    m->pert = mdl_in_window(s, t0);
+    mdl_view_copy(&m->key, key);
+    m->span_ns = g->t_last - t0;
+    m->entry_close_ns = g->entry_close - t0;
+    m->self_hw_ns = g->hw - t0;
+    m->self_close_ns = pa->nmem ? 0 : pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns - t0;
+    m->queue_ns = s->cost_ns.queue - g->q0;
+    m->drain_ns = s->cost_ns.drain - g->d0;
+    m->stalls = (uint64_t)g->stalled;
+    m->skipped = s->chunks_skipped - g->sk0;
+    m->pushes = pa->pushes - g->push0;
 }

@@ -1,12 +1,14 @@
-/* model_state.h - the replay engine's state (internal to model/): per-path constants,
- * rings of closed completion batches, the open batch, and the shared CPU and link. */
-#ifndef HS_MODEL_STATE_H
-#define HS_MODEL_STATE_H
+/* mdl_state.h - the replay engine's state (internal to model/engine/): per-path constants,
+ * rings of closed completion batches, the open batch, the shared CPU and link, what each
+ * accelerator keeps, and the per-message contexts (mdl_msg_t, mdl_seg_t). */
+#ifndef HS_MDL_STATE_H
+#define HS_MDL_STATE_H
 
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/model.h"
 #include "model/path_rules.h"
 #include "model/predict.h"
 
@@ -63,26 +65,26 @@ typedef struct {
     double dma_ns;  /* payload DMA: 0 when the payload goes inline */
     /* a message of one chunk (up to a batch of WRs): the CPU to post its WRs, one WR's
      * share of that, and one WR's share of ser_ns (chunk_cost, once per size; not set for
-     * a segmented message: chunks_plan costs its chunks) */
+     * a segmented message: mdl_chunks_plan costs its chunks) */
     double post_ns, post_share_ns, ser_share_ns;
 } mdl_size_t;
 
 /* A chunk's costs: the CPU to post its WRs and one WR's share of it, its link time and one
- * WR's share of that (model.c, chunk_cost). Full chunks of a segmented message share one. */
+ * WR's share of that (mdl_core.h, mdl_chunk_cost). Full chunks of a segmented message share one. */
 typedef struct {
     double post_ns, post_share_ns, ser_ns, ser_share_ns;
     uint32_t nwr;
-} chunk_cost_t;
+} mdl_cost_t;
 
 /* A path's full chunk costs, kept for the link ns per byte they were computed at (it changes
  * with the message's size only under bw factors). */
 typedef struct {
     double npb_ns; /* 0: none kept (a link ns per byte is > 0) */
-    chunk_cost_t cost;
+    mdl_cost_t cost;
 } mdl_full_t;
 
 /* A path's pipeline seen from a time t0 (every time relative to it): what a segmented
- * message's replay reads, and what it leaves (model_memo.c). */
+ * message's replay reads, and what it leaves (mdl_memo.c). */
 #define MDL_MEMO_RING 64 /* closed batches at most */
 #define MDL_MEMO_MEM 16  /* members of the open batch at most */
 typedef struct {
@@ -97,7 +99,7 @@ typedef struct {
 /* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
  * chunk's state relative to its post time, the run of equally spaced batches of this
  * message's full chunks at the ring's tail (pa's whole ring when run > count), and for the
- * roll the ring's head and count after the previous chunk (model.c, chunks_skip). */
+ * roll the ring's head and count after the previous chunk (mdl_skip.c). */
 typedef struct {
     double t_ns;            /* the previous full chunk's post time */
     double link_ns;         /* link free time then, relative to t_ns (the CPU's is always
@@ -127,7 +129,7 @@ typedef struct {
     int regular, stalled;
     uint64_t pushes;
     mdl_track_t track;      /* the skip's tracker before the test */
-    mdl_view_t view;        /* the path, the CPU and the link then (memo_view_out) */
+    mdl_view_t view;        /* the path, the CPU and the link then (mdl_view_out) */
 } mdl_entry_t;
 
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
@@ -145,10 +147,10 @@ typedef struct {
 } mdl_memo_t;
 #define MDL_MEMO_SLOTS 8
 
-/* A path's ring as a link-bound segmented message left it (model.c, steady_note): its own
+/* A path's ring as a link-bound segmented message left it (mdl_steady.c, mdl_steady_note): its own
  * last B - 1 full batches, S apart (B = window / batch), and its last chunk's batch, open
  * under a timer or closed. While the path is as left, the next such message on it is replayed
- * by formulas (chunks_steady). */
+ * by formulas (mdl_steady_walk). */
 typedef struct {
     uint32_t B;    /* window / batch, and whether the window is B >= 3 whole batches (the */
     int shape;     /* only shape kept): the path's, set once (mdl_state_init) */
@@ -158,7 +160,7 @@ typedef struct {
     double S, tail_close_ns, timer_close_ns;
     /* lazy: the ring's first B - 1 batches from its head (the message's own full batches
      * q1, q1 + 1, ..) are not written yet; batch j closes at L0 + (q1 + j) S + lf and holds a
-     * batch of WRs (chunks_steady's commit leaves them so; steady_fill writes them before
+     * batch of WRs (mdl_steady_walk's commit leaves them so; mdl_steady_fill writes them before
      * anything else reads the ring) */
     int lazy;
     double L0, q1, lf;
@@ -186,22 +188,21 @@ typedef struct {
     double t_last_done_ns, sum_lat_ns;
     mdl_costs_ns_t cost_ns;
     mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries per path, LL's first */
-    int every_chunk;        /* pred_opts_t.every_chunk */
-    int no_bound;           /* pred_opts_t.no_bound */
+    unsigned off;           /* MODEL_ACCEL_* bits of the accelerators left off (pred_opts_t) */
     uint64_t chunks_skipped;
     mdl_memo_t *memo;       /* MDL_MEMO_SLOTS per path, direct-mapped by size */
     uint64_t memo_hits;
     mdl_entry_t *entry;     /* one per path */
     uint64_t entry_hits;
-    uint64_t bound_hits;    /* messages chunks_bound replayed */
-    uint64_t steady_hits;   /* of those, by chunks_steady */
+    uint64_t bound_hits;    /* messages mdl_bound replayed */
+    uint64_t steady_hits;   /* of those, by mdl_steady_walk */
     uint64_t lazy_hits;     /* of those, on a ring left lazy (closed_next) */
-    uint64_t serial_hits;   /* messages chunks_serial replayed */
-    mdl_steady_t steady[2]; /* each path's ring as chunks_bound left it */
+    uint64_t serial_hits;   /* messages mdl_serial replayed */
+    mdl_steady_t steady[2]; /* each path's ring as mdl_bound left it */
     uint32_t mtu_shift;     /* log2(mtu) when a power of two, else MDL_NO_SHIFT */
     uint32_t seg_shift[2];  /* log2(each path's seg_bytes) likewise (the size cache's miss
                              * divides by neither then: bench_model phased) */
-    uint32_t batch_shift[2]; /* log2(each path's batch) likewise (chunks_plan) */
+    uint32_t batch_shift[2]; /* log2(each path's batch) likewise (mdl_chunks_plan) */
     mdl_full_t full[2];     /* each path's full chunk costs, last computed */
     uint64_t seg_min[2];    /* sizes above this on path k are segmented (more than a batch
                              * of WRs) and need no size cache (no size-dependent factors:
@@ -210,6 +211,37 @@ typedef struct {
                              * are at most 2^40), or 0 while path k's ring is lazy
                              * (mdl_steady_t), so that every size, 0 too, looks there first */
 } mdl_state_t;
+
+/* One message as the replay posts it (the per-message context): where routing sent it and
+ * when it may go. */
+typedef struct {
+    mdl_path_t *pa;  /* the path it takes */
+    int k;           /* that path's index: 0 LL, 1 BW */
+    size_t idx;      /* its index in the trace: its latency's slot */
+    uint64_t size;   /* bytes */
+    double t_ns;     /* the earliest it may post: ready, or a switch's drain done */
+    double tref_ns;  /* its latency's reference: trace post (open) or ready (closed) */
+} mdl_msg_t;
+
+/* A segmented message (more than a batch of WRs) while its chunks are replayed: the
+ * message, its size's terms, its chunks (mdl_chunks_plan), and what its replay did (what
+ * the memo keeps: mdl_memo_keep). Every time is absolute. */
+typedef struct {
+    mdl_msg_t m;
+    const mdl_size_t *z;    /* its size's terms: DMA, latency, link ns per byte */
+    uint64_t nwr;           /* its WRs */
+    double t0;              /* its start: max(t_ns, CPU free), its first reaping done */
+    const mdl_cost_t *full; /* a full chunk's costs (s->full[k]) */
+    mdl_cost_t last;        /* the last chunk's (the rest of the WRs) */
+    uint64_t nfull;         /* full chunks before the last */
+    /* what the replay did */
+    int stalled;            /* a chunk waited for its slots */
+    double q0, d0;          /* the queue and drain totals at its start */
+    uint64_t sk0, push0;    /* chunks skipped and pa's pushes at its start */
+    int entry_ok;           /* entry_close is known */
+    double entry_close;     /* when the open batch it met closed */
+    double hw, t_last;      /* its last chunk's hardware completion and post */
+} mdl_seg_t;
 
 #define MDL_NO_SHIFT PRULES_NO_SHIFT
 

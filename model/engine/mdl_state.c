@@ -1,5 +1,5 @@
-/* model_state.c - setting up the replay engine's constants and buffers from a profile. */
-#include "model/model_state.h"
+/* mdl_state.c - setting up the replay engine's constants and buffers from a profile. */
+#include "model/engine/mdl_state.h"
 
 #include <float.h>
 #include <math.h>
@@ -68,6 +68,23 @@ static void shared_init(mdl_state_t *s, const prules_t *r)
     s->pert_factor = r->perturb_factor;
 }
 
+/* The accelerators o leaves off, with those that need one left off (the entry needs the
+ * skip, the steady walk the closed form it continues). */
+static unsigned mdl_accel_off(const pred_opts_t *o)
+{
+    unsigned off = o ? o->model_off : 0;
+
+    if (o && o->every_chunk)
+        off |= MODEL_ACCEL_ALL;
+    if (o && o->no_bound)
+        off |= MODEL_ACCEL_BOUND | MODEL_ACCEL_STEADY | MODEL_ACCEL_SERIAL;
+    if (off & MODEL_ACCEL_SKIP)
+        off |= MODEL_ACCEL_ENTRY;
+    if (off & MODEL_ACCEL_BOUND)
+        off |= MODEL_ACCEL_STEADY;
+    return off;
+}
+
 hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p,
                            const pred_opts_t *o, uint64_t hint_bytes, pred_raw_t *raw)
 {
@@ -81,8 +98,7 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     s->lat_us = raw->lat_us;
     s->pathv = raw->path;
     s->mode = o ? o->mode : PRED_OPEN;
-    s->every_chunk = o ? o->every_chunk : 0;
-    s->no_bound = o ? o->no_bound : 0;
+    s->off = mdl_accel_off(o);
     s->hint = hint_bytes;
     s->t0_ns = tr->recs[0].t_post_ns;
     s->pert_from_ns = s->pert_until_ns = -1;
