@@ -1,5 +1,5 @@
 # Tests in Python: the Chrome JSON export checked against the Trace Event Format and the CSV
-# (test_perfetto.py), the Perfetto protobuf export read back by a wire-format decoder of its
+# (test_chrome_json.py), the Perfetto protobuf export read back by a wire-format decoder of its
 # own (test_perfetto_pb.py; also by protoc --decode_raw where installed), the numpy reader
 # of .hst against the C reader (test_py_trace.py).
 # They run with a python3 that imports numpy (Debian's python3-numpy, in setup.sh's
@@ -24,10 +24,10 @@ if(NOT HS_PYTHON)
   return()
 endif()
 
-add_test(NAME test_perfetto
-  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_perfetto.py $<TARGET_FILE:hintsim>
+add_test(NAME test_chrome_json
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_chrome_json.py $<TARGET_FILE:hintsim>
           ${PROJECT_SOURCE_DIR})
-set_tests_properties(test_perfetto PROPERTIES LABELS unit TIMEOUT 120)
+set_tests_properties(test_chrome_json PROPERTIES LABELS unit TIMEOUT 120)
 
 add_test(NAME test_perfetto_pb
   COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_perfetto_pb.py $<TARGET_FILE:hintsim>

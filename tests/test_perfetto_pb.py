@@ -36,7 +36,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_perfetto import MIXED_CSV, queue_depth, read_csv  # noqa: E402  (the CSV side)
+from test_chrome_json import MIXED_CSV, queue_depth, read_csv  # noqa: E402  (CSV side)
 
 FAILS = []
 CLOCKS = {"CLOCK_REALTIME": 1, "CLOCK_REALTIME_COARSE": 2, "CLOCK_MONOTONIC": 3,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_perfetto.py - `hintsim trace convert --to chrome-json` against the Trace Event Format
+"""test_chrome_json.py - `hintsim trace convert --to chrome-json` against the Trace Event Format
 (the protobuf export, `--to perfetto`, is test_perfetto_pb.py's).
 
 For every sample trace (and a small CSV with paths, a path switch, an unknown completion,
@@ -14,7 +14,7 @@ then check, independently of the writer:
   - each QP's in-flight counter, read at the last event of each timestamp, equals the
     records posted and not yet completed then, counted from the CSV;
   - a record flagged as a path switch gives an instant "path switch" on its QP's thread.
-Usage: test_perfetto.py HINTSIM SRC_DIR.  Exit 0 when every check passes.
+Usage: test_chrome_json.py HINTSIM SRC_DIR.  Exit 0 when every check passes.
 """
 import bisect
 import csv
