@@ -177,13 +177,10 @@ static int trace_salvage_cmd(int argc, char **argv)
     trace_salvage_t res;
     char **pos = NULL;
     int npos, rc = hs_cli_parse(&g_salvage_spec, argc, argv, &o, &pos, &npos);
-    hs_status_t st;
 
     if (rc >= 0 || (rc = need_out(&g_salvage_spec, o.out)) != 0)
         goto out;
-    st = trace_salvage(pos[0], o.out, &res);
-    rc = exit_of(st);
-    if (st == HS_OK)
+    if ((rc = exit_of(trace_salvage(pos[0], o.out, &res))) == 0)
         salvage_report(note_fp(o.out), pos[0], o.out, &res);
 out:
     hs_opt_free(&g_salvage_spec, &o, pos);
@@ -338,13 +335,13 @@ static int trace_convert_cmd(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    st = trace_load(pos[0], &tr);
-    if (st == HS_OK)
-        st = convert_check(pos[0], tr);
-    if (st == HS_OK)
-        st = convert_write(fmt, o.out, tr, pos[0]);
-    rc = exit_of(st);
-    if (st == HS_OK && !o.quiet)
+    if ((st = trace_load(pos[0], &tr)) != HS_OK || (st = convert_check(pos[0], tr)) != HS_OK ||
+        (st = convert_write(fmt, o.out, tr, pos[0])) != HS_OK) {
+        rc = exit_of(st);
+        goto out;
+    }
+    rc = 0;
+    if (!o.quiet)
         fprintf(note_fp(o.out), "%s: %zu records written to %s\n", pos[0], tr->n, o.out);
 out:
     trace_free(tr);
@@ -474,8 +471,7 @@ static int trace_gen_cmd(int argc, char **argv)
     st = trace_gen_run_as(o.workload, o.count, o.seed, sets, (size_t)nsets, trace_fmt_of(fmt),
                           o.out);
     free(sets);
-    rc = exit_of(st);
-    if (st == HS_OK && !o.quiet)
+    if ((rc = exit_of(st)) == 0 && !o.quiet)
         fprintf(note_fp(o.out), "%s: %" PRIu64 " records of workload %s (seed %" PRIu64 ")\n",
                 o.out, o.count, o.workload, o.seed);
 out:
