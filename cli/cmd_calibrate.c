@@ -319,16 +319,18 @@ static hs_status_t apply_effective(calib_outcome_t *c)
  * Such a parameter starts at the geometric middle of its bounds instead. */
 static hs_status_t seed_absent(calib_outcome_t *c)
 {
-    hs_status_t st = HS_OK;
+    hs_status_t st;
 
-    for (size_t j = 0; st == HS_OK && j < NFIT_PARAMS; j++) {
+    for (size_t j = 0; j < NFIT_PARAMS; j++) {
         if (pval(c->start, c->params[j].key) > 0)
             continue;
         st = profile_set_value(c->start, c->params[j].key,
                                sqrt(c->params[j].lo * c->params[j].hi),
                                "calibrate: fit start (absent from the start profile)");
+        if (st != HS_OK)
+            return st;
     }
-    return st;
+    return HS_OK;
 }
 
 static hs_status_t run_fit(calib_outcome_t *c)
@@ -340,34 +342,32 @@ static hs_status_t run_fit(calib_outcome_t *c)
     calib_terms(c->start, c->params);
     for (size_t j = 0; j < NFIT_PARAMS; j++)
         orig[j] = pval(c->start, c->params[j].key);
-    if (st == HS_OK)
-        st = seed_absent(c);
-
+    /* what is allocated here is c's, released by outcome_release: nothing to undo */
+    if (st != HS_OK || (st = seed_absent(c)) != HS_OK)
+        return st;
     /* a parameter the data do not determine keeps the start profile's value (orig: as it
      * had it before seed_absent), and the others are fitted again without it */
-    if (st == HS_OK)
-        st = calib_fit_keeping(c->start, c->params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
-                               calib_predict_replay, eng, orig, &c->fitted, &c->res);
-
-    if (st == HS_OK) {
-        c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err));
-        st = c->fit_err ? calib_errors(c->fitted, c->meas.fit, c->meas.nfit,
-                                       calib_predict_replay, eng, c->fit_err, NULL)
-                        : HS_ERR_NOMEM;
+    st = calib_fit_keeping(c->start, c->params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
+                           calib_predict_replay, eng, orig, &c->fitted, &c->res);
+    if (st != HS_OK)
+        return st;
+    if (!(c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err))))
+        return HS_ERR_NOMEM;
+    st = calib_errors(c->fitted, c->meas.fit, c->meas.nfit, calib_predict_replay, eng,
+                      c->fit_err, NULL);
+    if (st != HS_OK)
+        return st;
+    if (c->meas.nheld) {
+        if (!(c->held_err = calloc(c->meas.nheld, sizeof(*c->held_err))))
+            return HS_ERR_NOMEM;
+        st = calib_errors(c->fitted, c->meas.held, c->meas.nheld, calib_predict_replay, eng,
+                          c->held_err, &c->held_median);
+        if (st != HS_OK)
+            return st;
     }
-    if (st == HS_OK && c->meas.nheld) {
-        c->held_err = calloc(c->meas.nheld, sizeof(*c->held_err));
-        st = c->held_err ? calib_errors(c->fitted, c->meas.held, c->meas.nheld,
-                                        calib_predict_replay, eng, c->held_err,
-                                        &c->held_median)
-                         : HS_ERR_NOMEM;
-    }
-    if (st == HS_OK)
-        st = calib_held_check(c->fitted, c->params, NFIT_PARAMS, c->meas.held, c->held_err,
-                              c->meas.nheld, calib_predict_replay, eng, c->cls, &c->nover);
-    if (st == HS_OK)
-        st = finish_profile(c);
-    return st;
+    st = calib_held_check(c->fitted, c->params, NFIT_PARAMS, c->meas.held, c->held_err,
+                          c->meas.nheld, calib_predict_replay, eng, c->cls, &c->nover);
+    return st != HS_OK ? st : finish_profile(c);
 }
 
 /* Each figure, measured against what the fitted profile predicts. */
@@ -534,21 +534,21 @@ static hs_status_t calibrate(const struct calib_opts *a, const calib_run_opts_t 
     time_t now = time(NULL);
     hs_status_t st = profile_load(a->profile, &c->start);
 
-    for (size_t i = 0; st == HS_OK && i < a->set.n; i++)
-        st = profile_set(c->start, a->set.v[i]);
     if (st != HS_OK)
         return st;
+    for (size_t i = 0; i < a->set.n; i++)
+        if ((st = profile_set(c->start, a->set.v[i])) != HS_OK)
+            return st;
     c->seed = o->seed;
     strftime(c->date, sizeof(c->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     hs_progress_start(&pb, "calibrate", calib_run_steps(o) + 1);
-    st = calib_measure(o, &pb, &c->meas);
-    if (st == HS_OK)
-        st = run_fit(c);
+    if ((st = calib_measure(o, &pb, &c->meas)) != HS_OK)
+        goto finish_bar;
+    st = run_fit(c);
+finish_bar:
     hs_progress_update(&pb, calib_run_steps(o) + 1);
     hs_progress_finish(&pb);
-    if (st == HS_OK)
-        st = write_profile(a->out, c);
-    return st;
+    return st != HS_OK ? st : write_profile(a->out, c);
 }
 
 static void outcome_release(calib_outcome_t *c)
@@ -657,12 +657,13 @@ int cmd_calibrate(int argc, char **argv)
                                a.timeout_s, "host", a.profile, &a.set,
                                a.bind, a.token};
     st = a.server ? calib_serve(&o) : calibrate(&a, &o, &c);
-    rc = hs_status_exit_code(st);
-    if (st == HS_OK && !a.server && a.json)
+    if ((rc = hs_status_exit_code(st)) != 0 || a.server)
+        goto out;
+    if (a.json)
         print_json(&c, a.out);
-    else if (st == HS_OK && !a.server)
+    else
         print_outcome(&c, a.out, stdout);
-    if (st == HS_OK && !a.server && c.nover) {
+    if (c.nover) {
         report_over(&c);
         rc = 1;
     }
