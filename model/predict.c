@@ -1,7 +1,7 @@
 /* predict.c - pred_run (one engine, one hint) and the shared summariser.
  *
- * Percentiles come from a log-linear histogram (PRED_BINS_PER_OCTAVE bins per octave, so a
- * reported percentile is within 0.4% of the exact order statistic, clamped to the exact
+ * Percentiles come from the log-linear histogram of model/lat_hist.h (128 bins per octave,
+ * so a reported percentile is within 0.4% of the exact order statistic, clamped to the exact
  * min/max): O(n) per hint, which is what lets recommend evaluate dozens of hints over
  * 10 M messages in seconds. */
 #include "model/predict.h"
@@ -15,12 +15,10 @@
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
+#include "model/lat_hist.h"
 #include "model/path_rules.h"
 
-#define PRED_BINS_PER_OCTAVE 128
-#define PRED_MIN_US (1.0 / 1024.0) /* ~1 ns */
-#define PRED_OCTAVES 64            /* 1 ns .. 2^54 us (~570 years); above, the last bin */
-#define PRED_NBINS (PRED_BINS_PER_OCTAVE * PRED_OCTAVES + 1)
+#define PRED_NBINS LAT_HIST_NBINS
 #define PRED_NCLASSES HS_SIZE_CLASSES
 
 typedef struct {
@@ -37,26 +35,6 @@ static int hist_init(lat_hist_t *h)
     return h->bins ? 0 : -1;
 }
 
-/* Bin = exponent and top 7 mantissa bits of the float us / PRED_MIN_US: log-linear bins,
- * 128 per octave, no log() per message. */
-static inline size_t hist_bin(double us)
-{
-    float f;
-    uint32_t b, idx;
-
-    if (!(us > PRED_MIN_US))
-        return 0;
-    f = (float)(us * (1.0 / PRED_MIN_US));
-    memcpy(&b, &f, sizeof(b));
-    idx = (b >> 16) - (127u << 7);
-    return idx >= PRED_NBINS - 1 ? PRED_NBINS - 1 : idx;
-}
-
-static double bin_centre_us(size_t b)
-{
-    return ldexp(1.0 + ((double)(b & 127) + 0.5) / 128.0, (int)(b >> 7)) * PRED_MIN_US;
-}
-
 static inline void hist_add_bin(lat_hist_t *h, size_t bin, double us)
 {
     h->bins[bin]++;
@@ -68,31 +46,13 @@ static inline void hist_add_bin(lat_hist_t *h, size_t bin, double us)
 
 static void hist_add(lat_hist_t *h, double us)
 {
-    hist_add_bin(h, hist_bin(us), us);
+    hist_add_bin(h, lat_hist_bin(us), us);
 }
 
-/* Nearest-rank percentile q in [0,1]: the centre of the bin holding rank ceil(q*n). */
 static double hist_pct(const lat_hist_t *h, double q)
 {
-    uint64_t rank, cum = 0;
-
-    if (h->n == 0)
-        return 0;
-    rank = (uint64_t)ceil(q * (double)h->n);
-    if (rank < 1)
-        rank = 1;
-    for (size_t b = 0; b < PRED_NBINS; b++) {
-        cum += h->bins[b];
-        if (cum >= rank) {
-            if (b == PRED_NBINS - 1) /* beyond the binned range: no better bound than the max */
-                return h->max_us;
-            double v = bin_centre_us(b);
-            return v < h->min_us ? h->min_us : v > h->max_us ? h->max_us : v;
-        }
-    }
-    return h->max_us;
+    return lat_hist_pct(h->bins, h->n, h->min_us, h->max_us, q);
 }
-
 
 void pred_result_release(pred_result_t *r)
 {
@@ -152,7 +112,7 @@ static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t
             hist_add(cold, us);
             continue;
         }
-        size_t bin = hist_bin(us);
+        size_t bin = lat_hist_bin(us);
         hist_add_bin(h, bin, us);
         hist_add_bin(&cls[hs_size_class(r->size_bytes)], bin, us);
         *bytes += (double)r->size_bytes;

@@ -10,3 +10,4 @@ hs_add_unit_test(test_model_skip SOURCES test_model_skip.c LIBS hs_testlib hs_mo
 hs_add_unit_test(test_model_memo SOURCES test_model_memo.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_hint_class SOURCES test_hint_class.c LIBS hs_testlib hs_model)
 hs_add_unit_test(test_param_sweep SOURCES test_param_sweep.c LIBS hs_testlib hs_model)
+hs_add_unit_test(test_lat_hist SOURCES test_lat_hist.c LIBS hs_testlib hs_model)
