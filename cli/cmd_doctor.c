@@ -18,6 +18,7 @@
 #include "common/hs_util.h"
 #include "plots/plot_gnuplot.h"
 #include "sim/sim.h"
+#include "sweep/sweep_probe.h"
 
 enum { DOC_MAX_CHECKS = 16 };
 
@@ -41,6 +42,7 @@ static void doc_collect(doc_report_t *r)
     cap_probe_rxe_module(doc_next(r));
     cap_probe_cuda(doc_next(r), r->gpus);
     cap_probe_nvcc(doc_next(r));
+    sweep_probe_cuda(doc_next(r));
     sim_probe_simgrid(doc_next(r));
     plot_gnuplot_probe(doc_next(r));
     hs_probe_tool(doc_next(r), "qemu", "qemu-system-x86_64", "--version",

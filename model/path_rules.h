@@ -22,6 +22,14 @@
 
 enum { PRULES_LL = 0, PRULES_BW = 1, PRULES_NPATHS = 2 };
 
+/* The inline rules below are compiled for the host and, under nvcc, for the GPU too (the
+ * CUDA sweep engine, sweep/sweep_eval_cuda.cu, calls them per message): written once. */
+#ifdef __CUDACC__
+#define PRULES_HD __host__ __device__
+#else
+#define PRULES_HD
+#endif
+
 /* The largest window W_P = depth x conn.qps (WRs) an engine replays: the simulator keeps
  * a chunk record per slot of both paths, the model a ring of a power of two above it. */
 #define PRULES_MAX_WINDOW (1u << 22)
@@ -90,20 +98,20 @@ static inline uint32_t prules_log2_exact(uint64_t v)
 
 /* ceil(a / d), with d = 2^sh unless sh is PRULES_NO_SHIFT (a + d - 1 must not wrap:
  * sizes are at most 2^40, pred_check_trace). */
-static inline uint64_t prules_div_up(uint64_t a, uint64_t d, uint32_t sh)
+PRULES_HD static inline uint64_t prules_div_up(uint64_t a, uint64_t d, uint32_t sh)
 {
     return sh != PRULES_NO_SHIFT ? (a + d - 1) >> sh : (a + d - 1) / d;
 }
 
 /* The class of a message: LL (0) if a hint is set and size <= hint, else BW (1). */
-static inline int prules_class(uint64_t hint_bytes, uint64_t size_bytes)
+PRULES_HD static inline int prules_class(uint64_t hint_bytes, uint64_t size_bytes)
 {
     return (hint_bytes > 0 && size_bytes <= hint_bytes) ? PRULES_LL : PRULES_BW;
 }
 
 /* WRs of a message of size bytes on a path of segment seg_bytes (shift: its
  * prules_log2_exact): ceil(size / seg), 1 when seg is 0 or size <= seg. */
-static inline uint64_t prules_nwr(uint64_t seg_bytes, uint32_t seg_shift, uint64_t size_bytes)
+PRULES_HD static inline uint64_t prules_nwr(uint64_t seg_bytes, uint32_t seg_shift, uint64_t size_bytes)
 {
     return seg_bytes && size_bytes > seg_bytes ? prules_div_up(size_bytes, seg_bytes, seg_shift)
                                                : 1;
@@ -111,22 +119,38 @@ static inline uint64_t prules_nwr(uint64_t seg_bytes, uint32_t seg_shift, uint64
 
 /* Packets of a chunk of bytes: max(1, ceil(bytes / mtu)) (as a double: it multiplies a
  * time; exact, chunks are at most 2^40 bytes). */
-static inline double prules_npkt(uint64_t mtu_bytes, uint32_t mtu_shift, uint64_t bytes)
+PRULES_HD static inline double prules_npkt(uint64_t mtu_bytes, uint32_t mtu_shift, uint64_t bytes)
 {
     return bytes > mtu_bytes ? (double)(int64_t)prules_div_up(bytes, mtu_bytes, mtu_shift) : 1.0;
 }
 
+/* The size factor segment of size: the first with size <= max_bytes; NULL when none (then
+ * both factors are 1: profile_bw_factor, profile_lat_factor). */
+PRULES_HD static inline const prof_factor_t *prules_factor_of(const profile_t *p,
+                                                              uint64_t size_bytes)
+{
+    for (size_t i = 0; i < p->nfactors; i++)
+        if (size_bytes <= p->factors[i].max_bytes)
+            return &p->factors[i];
+    return NULL;
+}
+
 /* A per-byte link time (in any unit) at size: divided by the size's bw factor (first
  * segment with size <= max_bytes; unchanged without a factor table). */
-static inline double prules_per_byte(const profile_t *p, double per_byte, uint64_t size_bytes)
+PRULES_HD static inline double prules_per_byte(const profile_t *p, double per_byte,
+                                               uint64_t size_bytes)
 {
-    return p->nfactors ? per_byte / profile_bw_factor(p, size_bytes) : per_byte;
+    const prof_factor_t *f = p->nfactors ? prules_factor_of(p, size_bytes) : NULL;
+
+    return p->nfactors ? per_byte / (f ? f->bw_factor : 1.0) : per_byte;
 }
 
 /* The latency factor of size (1 without a factor table). */
-static inline double prules_lat_factor(const profile_t *p, uint64_t size_bytes)
+PRULES_HD static inline double prules_lat_factor(const profile_t *p, uint64_t size_bytes)
 {
-    return p->nfactors ? profile_lat_factor(p, size_bytes) : 1.0;
+    const prof_factor_t *f = p->nfactors ? prules_factor_of(p, size_bytes) : NULL;
+
+    return f ? f->lat_factor : 1.0;
 }
 
 /* ---- the hysteresis router (MODEL.md section 1) --------------------------------------- */
@@ -138,7 +162,7 @@ typedef struct {
 } prules_router_t;
 
 /* A router before the first message; hysteresis below 1 is 1 (switch at once). */
-static inline void prules_router_init(prules_router_t *r, uint64_t hysteresis)
+PRULES_HD static inline void prules_router_init(prules_router_t *r, uint64_t hysteresis)
 {
     r->cur = -1;
     r->run = 0;
@@ -149,7 +173,7 @@ static inline void prules_router_init(prules_router_t *r, uint64_t hysteresis)
  * current class resets the run; the k-th in a row of the other class switches. Returns 1
  * when the path switches before this message (r->cur is then cls), else 0; the message
  * takes r->cur either way. */
-static inline int prules_route(prules_router_t *r, int cls)
+PRULES_HD static inline int prules_route(prules_router_t *r, int cls)
 {
     if (cls == r->cur) {
         r->run = 0;

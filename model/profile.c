@@ -177,18 +177,14 @@ hs_status_t profile_validate(const profile_t *p)
 
 double profile_bw_factor(const profile_t *p, uint64_t size_bytes)
 {
-    for (size_t i = 0; i < p->nfactors; i++)
-        if (size_bytes <= p->factors[i].max_bytes)
-            return p->factors[i].bw_factor;
-    return 1.0;
+    const prof_factor_t *f = prules_factor_of(p, size_bytes);
+
+    return f ? f->bw_factor : 1.0;
 }
 
 double profile_lat_factor(const profile_t *p, uint64_t size_bytes)
 {
-    for (size_t i = 0; i < p->nfactors; i++)
-        if (size_bytes <= p->factors[i].max_bytes)
-            return p->factors[i].lat_factor;
-    return 1.0;
+    return prules_lat_factor(p, size_bytes);
 }
 
 static hs_status_t load_builtin(const prof_builtin_t *b, profile_t **out)

@@ -143,13 +143,10 @@ hs_status_t profile_json_parse(const char *path, const char *text, profile_t **o
     snprintf(p->origin, sizeof(p->origin), "%s", path);
     const char *base = strrchr(path, '/');
     snprintf(p->name, sizeof(p->name), "%s", base ? base + 1 : path);
-    st = parse_root(path, p, root);
-    if (st == HS_OK)
-        st = profile_validate(p);
-    if (st == HS_OK) {
-        *out = p;
-        p = NULL;
-    }
+    if ((st = parse_root(path, p, root)) != HS_OK || (st = profile_validate(p)) != HS_OK)
+        goto out;
+    *out = p;
+    p = NULL;
 out:
     profile_free(p);
     cJSON_Delete(root);

@@ -155,11 +155,11 @@ static void child_run(const sim_run_args_t *a, const char *platform, const char 
 
     simgrid_init(&argc, argv);
     simgrid_load_platform(platform);
-    st = sim_world_create(a, shown_name, &w);
-    if (st == HS_OK) {
-        simgrid_run();
-        st = sim_world_check(w);
-    }
+    if ((st = sim_world_create(a, shown_name, &w)) != HS_OK)
+        goto report;
+    simgrid_run();
+    st = sim_world_check(w);
+report:
     fflush(stderr);
     _exit(st == HS_OK ? 0 : SIM_CHILD_ERR_BASE - (int)st);
 }
@@ -186,9 +186,7 @@ static void child_main(int fd)
     }
     const char *b = m.base;
     hs_status_t st = profile_json_parse("the simulator's profile", b + h->off_profile, &p);
-    if (st == HS_OK)
-        st = sim_cfg_init(p, h->hint_bytes, &cfg);
-    if (st != HS_OK)
+    if (st != HS_OK || (st = sim_cfg_init(p, h->hint_bytes, &cfg)) != HS_OK)
         _exit(SIM_CHILD_ERR_BASE - (int)st);
     trace_t tr = {.recs = (trace_rec_t *)(void *)(b + h->off_recs), .n = h->n};
     shm_point(&m, h);
@@ -524,7 +522,9 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
         goto out_shm;
     st = run_child(&shm, nflows, shown, o ? o->progress : NULL);
     shm_point(&shm, shm.base); /* the child pointed the shared structs at its own mapping */
-    for (i = 0; st == HS_OK && i < nflows; i++)
+    if (st != HS_OK)
+        goto out_shm;
+    for (i = 0; i < nflows; i++)
         copy_out(&shm.outs[i], tr->n, &raws[i]);
 out_shm:
     shm_unmap(&shm);
@@ -555,9 +555,9 @@ static hs_status_t sim_replay(const trace_t *tr, const profile_t *p, const pred_
             goto out;
         }
     }
-    st = sim_replay_flows(tr, p, o, hint_bytes, nflows, raws);
-    if (st == HS_OK)
-        *raw = raws[0];
+    if ((st = sim_replay_flows(tr, p, o, hint_bytes, nflows, raws)) != HS_OK)
+        goto out;
+    *raw = raws[0];
 out:
     for (i = 1; i < nflows; i++) {
         free(raws[i].lat_us);
@@ -585,10 +585,9 @@ hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t
         goto fail;
     }
     for (f = 0; f < nflows; f++) {
-        for (i = 0; i < n && st == HS_OK; i++)
-            st = trace_push(m, &tr->recs[i]);
-        if (st != HS_OK)
-            goto fail;
+        for (i = 0; i < n; i++)
+            if ((st = trace_push(m, &tr->recs[i])) != HS_OK)
+                goto fail;
         memcpy(mraw->lat_us + f * n, raws[f].lat_us, n * sizeof(float));
         memcpy(mraw->path + f * n, raws[f].path, n);
         if (f == 0 || raws[f].t_first_post_us < mraw->t_first_post_us)

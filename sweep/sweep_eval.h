@@ -6,6 +6,7 @@
 #ifndef HS_SWEEP_EVAL_H
 #define HS_SWEEP_EVAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/hs_field.h"
@@ -38,6 +39,12 @@ typedef struct sweep_eval_ops {
     /* Evaluate one point. Must be deterministic: the same inputs give the same bytes. */
     hs_status_t (*eval)(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,
                         sweep_result_t *out);
+    /* Optional (NULL: points one at a time, in forked workers or MPI ranks): an engine that
+     * computes points in batches (the GPU: sweep_eval_cuda.h) is handed the n points this
+     * process is about to eval, all at once, and eval then returns what it computed. The
+     * runner calls it in this process only (sweep_run_batched in sweep_run.h). */
+    hs_status_t (*prepare)(void *ctx, const sweep_grid_t *g, const sweep_point_t *const *pts,
+                           size_t n);
 } sweep_eval_ops_t;
 
 /* An evaluator bound to its state. */

@@ -201,7 +201,7 @@ static hs_status_t em_eval(void *ctx, const sweep_grid_t *g, const sweep_point_t
 }
 
 static const sweep_eval_ops_t g_eval_model_ops = {
-    "model", em_check, em_profile_hash, em_eval,
+    "model", em_check, em_profile_hash, em_eval, NULL,
 };
 
 hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out)
@@ -229,6 +229,24 @@ hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out)
 fail:
     ctx_free(m);
     return st;
+}
+
+hs_status_t sweep_eval_model_profile(const sweep_eval_t *ev, const sweep_point_t *pt,
+                                     profile_t **out)
+{
+    eval_model_t *m = ev->ctx;
+
+    return point_profile(m, m->g, pt, out);
+}
+
+const trace_t *sweep_eval_model_trace(const sweep_eval_t *ev, size_t i)
+{
+    return ((const eval_model_t *)ev->ctx)->traces[i];
+}
+
+void sweep_eval_model_result(const sweep_eval_t *ev, const pred_result_t *r, sweep_result_t *out)
+{
+    fill_result(((const eval_model_t *)ev->ctx)->objective, r, out);
 }
 
 void sweep_eval_model_destroy(sweep_eval_t *ev)

@@ -7,6 +7,8 @@
 #define HS_SWEEP_EVAL_MODEL_H
 
 #include "common/hs_status.h"
+#include "model/predict.h"
+#include "model/profile.h"
 #include "sweep/sweep_eval.h"
 #include "sweep/sweep_grid.h"
 
@@ -14,5 +16,14 @@
  * load; g must outlive it). Release with sweep_eval_model_destroy. */
 hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out);
 void sweep_eval_model_destroy(sweep_eval_t *ev);
+
+/* For engines built on this one (sweep_eval_cuda.h), after its check(): point pt's profile
+ * with every override applied and validated (logged otherwise; the caller frees it), grid
+ * trace i as loaded, and a replay's figures as the point's result under the grid's
+ * objective. */
+hs_status_t sweep_eval_model_profile(const sweep_eval_t *ev, const sweep_point_t *pt,
+                                     profile_t **out);
+const trace_t *sweep_eval_model_trace(const sweep_eval_t *ev, size_t i);
+void sweep_eval_model_result(const sweep_eval_t *ev, const pred_result_t *r, sweep_result_t *out);
 
 #endif

@@ -272,7 +272,10 @@ hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const swe
     if (st != HS_OK)
         return st;
     stats->reused = stats->mine - ntodo;
-    if (opts->mpi) {
+    if (ev->ops->prepare) { /* a batch engine (the GPU): sweep_batch.c */
+        st = sweep_run_batched(g, plan, todo, ntodo, ev, opts, stats);
+        free(todo);
+    } else if (opts->mpi) {
         st = run_mpi(g, plan, todo, ntodo, ev, opts, stats);
         free(todo);
     } else {

@@ -65,4 +65,11 @@ hs_status_t sweep_run(const sweep_grid_t *g, const sweep_plan_t *plan, const swe
                       const sweep_run_opts_t *opts, sweep_stats_t *stats);
 void sweep_stats_release(sweep_stats_t *stats);
 
+/* sweep_run's engine for evaluators with ops->prepare (sweep_batch.c): this process's share
+ * of todo (all of it, or under MPI every nranks-th from its rank on) in batches, in this
+ * process; fills stats' done list, computed and run_s. */
+hs_status_t sweep_run_batched(const sweep_grid_t *g, const sweep_plan_t *plan, const size_t *todo,
+                              size_t ntodo, const sweep_eval_t *ev, const sweep_run_opts_t *o,
+                              sweep_stats_t *stats);
+
 #endif

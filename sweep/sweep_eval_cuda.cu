@@ -1,0 +1,872 @@
+/* sweep_eval_cuda.cu - the GPU replay of sweep_eval_cuda.h: the model's base recursion
+ * (model/model.c with pred_opts_t.every_chunk) for one replay per thread.
+ *
+ * Each function below is the one of model.c named in its comment, with the same operations
+ * in the same order (built with -fmad=false, so every double is the host's): a replay's
+ * figures are those of model_engine_ops with every_chunk, and latencies are reported in
+ * message order (a switch closes the old path's open batch, so at most one batch has
+ * members), so the summary's sums are the host's too. A warp's 32 replays walk the trace in
+ * step: each lane loads one of 32 consecutive records (coalesced), shuffles hand them round.
+ */
+/* the project's C headers, with C linkage (their guards make later includes no-ops) */
+extern "C" {
+#include "common/hs_status.h"
+#include "model/path_rules.h"
+#include "model/predict.h"
+#include "model/profile.h"
+#include "traces/trace.h"
+}
+#include "sweep/sweep_eval_cuda.h"
+
+#include <cuda_runtime.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/lat_hist.h"
+#include "model/path_rules.h"
+
+#define SCU_COLD (1ull << 63) /* a record's size word: cold-start flag (sizes < 2^41) */
+#define SCU_THREADS 32        /* replays per block: one warp, blocks spread over the SMs */
+
+/* What a replay needs, filled on the host (prules_init and the arena layout). */
+typedef struct {
+    prules_t r;
+    profile_t prof;          /* size factors (prules_per_byte); pointers in it unused */
+    uint64_t hint;
+    uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
+    size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
+    size_t mem_off[2];
+} scu_param_t;
+
+/* What a replay leaves, read back by the host. */
+typedef struct {
+    double t_last_done_ns, sum_lat_ns, queue, drain, coalesce, l1, drain_us_total;
+    double hsum, hmin, hmax;
+    unsigned long long hn, nll, switches, stalls;
+    double pct[4];           /* p50, p90, p99, p999 */
+} scu_out_t;
+
+typedef struct {
+    double close_ns;
+    uint32_t nwr;
+} dbatch_t;
+
+typedef struct {
+    double tref_ns, hw_ns;
+    uint32_t cold; /* the message is flagged cold-start */
+} dmember_t;
+
+typedef struct {
+    uint32_t window, batch, seg_shift, mask;
+    uint64_t seg_bytes, inline_bytes;
+    double period_ns, event_ns, fixed_ns, split_ns;
+    dbatch_t *ring;
+    uint32_t head, count, used, open_n, nmem;
+    double head_r_ns, h1_ns, timer_close_ns, timer_r_ns, last_r_ns;
+    dmember_t *mem;
+} dpath_t;
+
+typedef struct {
+    double post_ns, post_share_ns, ser_ns, ser_share_ns;
+    uint32_t nwr;
+} dcost_t;
+
+typedef struct {
+    dpath_t path[2];
+    const profile_t *prof;
+    size_t nfactors;
+    uint64_t hint, mtu;
+    uint32_t mtu_shift;
+    double cpu_free_ns, link_free_ns;
+    double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
+    double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
+    double t_last_done_ns, sum_lat_ns, drain_us_total;
+    double queue, drain, coalesce, l1;
+    unsigned long long switches, stalls;
+    prules_router_t route;
+    int prev_path, include_cold;
+    /* the summary (predict.c's summarize_walk, in message order) */
+    uint32_t *bins;
+    unsigned long long hn, nll;
+    double hsum, hmin, hmax;
+} dstate_t;
+
+/* ---- batches (model.c) ------------------------------------------------------------------ */
+
+__device__ __forceinline__ static void ring_push(dpath_t *pa, double close_ns, uint32_t nwr)
+{
+    dbatch_t *b = &pa->ring[(pa->head + pa->count) & pa->mask];
+
+    b->close_ns = close_ns;
+    b->nwr = nwr;
+    if (pa->count++ == 0)
+        pa->head_r_ns = close_ns + pa->event_ns;
+}
+
+__device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, double r_ns)
+{
+    pa->last_r_ns = r_ns > pa->last_r_ns ? r_ns : pa->last_r_ns;
+    s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
+}
+
+/* One message's latency into the summary (summarize_walk): the messages come in order. The
+ * bin's count is an atomic add whose result is not read (a reduction the replay does not
+ * wait for); only this thread adds to these bins. */
+__device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, int k, uint32_t cold)
+{
+    if (cold && !s->include_cold)
+        return;
+    double us = lat_us;
+    atomicAdd(&s->bins[lat_hist_bin(us)], 1u);
+    s->hn++;
+    s->hsum += us;
+    s->hmin = us < s->hmin ? us : s->hmin;
+    s->hmax = us > s->hmax ? us : s->hmax;
+    s->nll += k == PRULES_LL;
+}
+
+template <int K>
+__device__ __forceinline__ static void batch_report(dstate_t *s, dpath_t *pa, double close_ns, int queued)
+{
+    double r_ns = close_ns + pa->event_ns;
+
+    for (uint32_t j = 0; j < pa->nmem; j++) {
+        const dmember_t m = pa->mem[j];
+        double coal = close_ns > m.hw_ns ? close_ns - m.hw_ns : 0;
+        summarize_one(s, (float)((r_ns - m.tref_ns) * 1e-3), K, m.cold);
+        s->sum_lat_ns += r_ns - m.tref_ns;
+        s->coalesce += coal;
+    }
+    if (queued)
+        ring_push(pa, close_ns, pa->open_n);
+    pa->nmem = 0;
+    pa->open_n = 0;
+    pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
+    note_report(s, pa, r_ns);
+}
+
+template <int K>
+__device__ __forceinline__ static void batch_close(dstate_t *s, dpath_t *pa, double close_ns)
+{
+    if (pa->open_n)
+        batch_report<K>(s, pa, close_ns, 1);
+}
+
+template <int K>
+__device__ __forceinline__ static void batch_force_close(dstate_t *s, dpath_t *pa)
+{
+    if (pa->open_n)
+        batch_close<K>(s, pa, pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
+}
+
+__device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
+{
+    const dbatch_t b = pa->ring[pa->head];
+    double r_ns = b.close_ns + pa->event_ns;
+
+    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + pa->event_ns;
+    pa->used -= b.nwr;
+    pa->head = (pa->head + 1) & pa->mask;
+    double next_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
+    pa->head_r_ns = --pa->count ? next_r_ns : HUGE_VAL;
+    return r_ns;
+}
+
+template <int K>
+__device__ __forceinline__ static double batch_close_pop(dstate_t *s, dpath_t *pa)
+{
+    double c = pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
+    uint32_t n = pa->open_n;
+
+    batch_report<K>(s, pa, c, 0);
+    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->event_ns;
+    pa->used -= n;
+    pa->head = (pa->head + 1) & pa->mask;
+    return c + pa->event_ns;
+}
+
+template <int K>
+__device__ __forceinline__ static double slot_pop(dstate_t *s, dpath_t *pa)
+{
+    return !pa->count && pa->open_n ? batch_close_pop<K>(s, pa) : batch_pop(s, pa);
+}
+
+template <int K>
+__device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint32_t nwr, double hw_ns,
+                                 int is_last, double tref_ns, uint32_t cold)
+{
+    if (hw_ns > pa->timer_close_ns)
+        batch_close<K>(s, pa, pa->timer_close_ns);
+    if (pa->open_n == 0) {
+        if (pa->period_ns > 0) {
+            pa->timer_close_ns = hw_ns + pa->period_ns;
+            pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
+        }
+        pa->h1_ns = hw_ns;
+    } else if (hw_ns > pa->h1_ns) {
+        pa->h1_ns = hw_ns;
+    }
+    pa->open_n += nwr;
+    if (is_last)
+        pa->mem[pa->nmem++] = dmember_t{tref_ns, hw_ns, cold};
+    if (pa->open_n >= pa->batch)
+        batch_close<K>(s, pa, pa->h1_ns);
+}
+
+template <int K>
+__device__ __forceinline__ static void reap_due(dstate_t *s, dpath_t *pa, double t)
+{
+    if (pa->timer_r_ns <= t) {
+        if (!pa->count) {
+            batch_close_pop<K>(s, pa);
+            return;
+        }
+        batch_close<K>(s, pa, pa->timer_close_ns);
+    }
+    while (pa->head_r_ns <= t)
+        batch_pop(s, pa);
+}
+
+template <int K>
+__device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa, uint32_t nwr, double t_ns,
+                                       int *stalled)
+{
+    reap_due<K>(s, pa, t_ns);
+    if (s->cpu_free_ns > t_ns)
+        t_ns = s->cpu_free_ns;
+    while (pa->used + nwr > pa->window) {
+        double r_ns = slot_pop<K>(s, pa);
+        if (r_ns > t_ns) {
+            t_ns = r_ns;
+            *stalled = 1;
+        }
+    }
+    if (s->cpu_free_ns > t_ns)
+        t_ns = s->cpu_free_ns;
+    pa->used += nwr;
+    return t_ns;
+}
+
+/* ---- one message (model.c) ------------------------------------------------------------- */
+
+__device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_ns, uint32_t c, dcost_t *cc)
+{
+    cc->nwr = c;
+    cc->post_ns = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
+    cc->ser_ns = ser_ns;
+    cc->ser_share_ns = c == 1 ? ser_ns : ser_ns / c; /* x / 1 is x: no double division */
+}
+
+/* chunk_hw_p */
+__device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa, const dcost_t *cc, double dma,
+                                  double lat, double split, double t_post)
+{
+    double nic, start, end;
+
+    s->cpu_free_ns = t_post + cc->post_ns;
+    nic = t_post + cc->post_share_ns + dma;
+    start = nic > s->link_free_ns ? nic : s->link_free_ns;
+    end = start + cc->ser_ns;
+    if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
+        end = s->cpu_free_ns + dma + cc->ser_share_ns;
+    s->link_free_ns = end;
+    double hw = end + lat + pa->fixed_ns;
+    if (split != 0)
+        hw += split;
+    if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
+        double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
+        hw += extra;
+        s->drain += extra;
+    }
+    return hw;
+}
+
+/* One chunk posted from t0 on (chunk_step): slot wait, link, batch. */
+template <int K>
+__device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, const dcost_t *cc, double dma,
+                                    double lat, double split, double t0, int is_last,
+                                    double tref_ns, uint32_t cold, int *stalled, double *t_post)
+{
+    *t_post = slots_acquire<K>(s, pa, cc->nwr, t0, stalled);
+    double hw = chunk_hw(s, pa, cc, dma, lat, split, *t_post);
+    batch_add<K>(s, pa, cc->nwr, hw, is_last, tref_ns, cold);
+    return hw;
+}
+
+/* post_message with every_chunk: one chunk (post_w1, post_one_chunk) or chunks
+ * (post_chunks, chunks_plan, chunks_run). */
+template <int K>
+__device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, double t_ns, double tref_ns,
+                                    uint32_t cold)
+{
+    dpath_t *pa = &s->path[K];
+    double npb = s->ns_per_byte, lat = s->wire2_ns;
+    int stalled = 0;
+    double t_post;
+
+    if (s->nfactors) {
+        npb = prules_per_byte(s->prof, npb, size);
+        lat *= prules_lat_factor(s->prof, size);
+    }
+    uint64_t nwr = prules_nwr(pa->seg_bytes, pa->seg_shift, size);
+    double dma = size <= pa->inline_bytes ? 0 : s->dma_ns;
+    if (nwr <= pa->batch) {
+        dcost_t cc;
+        chunk_cost(s, (double)(int64_t)size * npb + prules_npkt(s->mtu, s->mtu_shift, size) *
+                          s->pkt_ns, (uint32_t)nwr, &cc);
+        s->l1 += (double)nwr * s->l1x_ns;
+        double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? pa->split_ns : 0, t0, 1, tref_ns, cold,
+                      &stalled, &t_post);
+        s->queue += t_post - t0;
+        s->stalls += (unsigned long long)stalled;
+        return;
+    }
+    s->l1 += (double)(int64_t)nwr * s->l1x_ns;
+    double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
+    reap_due<K>(s, pa, t0);
+    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
+    uint64_t nfull = (nwr - 1) / pa->batch;
+    dcost_t full, last;
+    chunk_cost(s, (double)full_bytes * npb + prules_npkt(s->mtu, s->mtu_shift, full_bytes) *
+                      s->pkt_ns, pa->batch, &full);
+    uint64_t lb = size - nfull * full_bytes;
+    chunk_cost(s, (double)(int64_t)lb * npb + prules_npkt(s->mtu, s->mtu_shift, lb) * s->pkt_ns,
+               (uint32_t)(nwr - nfull * pa->batch), &last);
+    chunk_step<K>(s, pa, &full, dma, lat, 0, t0, 0, tref_ns, cold, &stalled, &t_post);
+    s->queue += t_post - t0;
+    nwr -= pa->batch;
+    while (nwr > pa->batch) {
+        double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
+        chunk_step<K>(s, pa, &full, dma, lat, 0, t_ch, 0, tref_ns, cold, &stalled, &t_post);
+        nwr -= pa->batch;
+    }
+    double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
+    chunk_step<K>(s, pa, &last, dma, lat, pa->split_ns, t_ch, 1, tref_ns, cold, &stalled, &t_post);
+    s->stalls += (unsigned long long)stalled;
+}
+
+template <int K>
+__device__ __forceinline__ static void force_close_k(dstate_t *s)
+{
+    batch_force_close<K>(s, &s->path[K]);
+}
+
+/* route(): the hysteresis router and the drain of a switch. */
+__device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *t_ns)
+{
+    int cls = size > s->hint, from = s->route.cur;
+
+    if (prules_route(&s->route, cls)) {
+        double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
+        if (from)
+            force_close_k<1>(s);
+        else
+            force_close_k<0>(s);
+        /* no index by a run-time value: the state stays in registers */
+        double last_r = from ? s->path[1].last_r_ns : s->path[0].last_r_ns;
+        double done = (t0 > last_r ? t0 : last_r) + s->drain_fixed_ns;
+        s->switches++;
+        s->drain_us_total += (done - *t_ns) * 1e-3;
+        s->drain += done - t0;
+        s->pert_from_ns = done;
+        s->pert_until_ns = done + s->pert_window_ns;
+        *t_ns = done;
+    }
+    return s->route.cur;
+}
+
+/* ---- set-up, the loop, the summary ------------------------------------------------------ */
+
+__device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_t *c, uint32_t cap, char *arena,
+                                 size_t ring_off, size_t mem_off)
+{
+    memset(pa, 0, sizeof(*pa));
+    pa->window = c->window;
+    pa->batch = c->batch;
+    pa->seg_bytes = c->seg_bytes;
+    pa->seg_shift = c->seg_shift;
+    pa->inline_bytes = c->inline_bytes;
+    pa->period_ns = c->period_ns;
+    pa->event_ns = c->event_ns;
+    pa->fixed_ns = c->fixed_ns;
+    pa->split_ns = c->split_ns;
+    pa->mask = cap - 1;
+    pa->ring = (dbatch_t *)(arena + ring_off);
+    pa->mem = (dmember_t *)(arena + mem_off);
+    pa->head_r_ns = pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
+}
+
+__device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t *p, char *arena, uint32_t *bins,
+                                  const uint64_t *sizes, int include_cold)
+{
+    const prules_t *r = &p->r;
+
+    memset(s, 0, sizeof(*s));
+    for (int k = 0; k < 2; k++)
+        path_init(&s->path[k], &r->path[k], p->cap[k], arena, p->ring_off[k], p->mem_off[k]);
+    s->prof = &p->prof;
+    s->nfactors = p->prof.nfactors;
+    s->hint = p->hint;
+    prules_router_init(&s->route, r->hysteresis);
+    s->ns_per_byte = r->ns_per_byte;
+    s->mtu = r->mtu_bytes;
+    s->mtu_shift = r->mtu_shift;
+    s->pkt_ns = r->pkt_ns;
+    s->dma_ns = r->dma_ns;
+    s->wire2_ns = r->wire2_ns;
+    s->post_ns = r->post_ns;
+    s->doorbell_ns = r->doorbell_ns;
+    s->l1x_ns = r->l1x_ns;
+    s->drain_fixed_ns = r->drain_fixed_ns;
+    s->pert_window_ns = r->perturb_window_ns;
+    s->pert_factor = r->perturb_factor;
+    s->pert_from_ns = s->pert_until_ns = -1;
+    s->route.cur = prules_class(p->hint, sizes[0] & ~SCU_COLD);
+    s->bins = bins;
+    s->include_cold = include_cold;
+    s->hmin = HUGE_VAL;
+}
+
+/* One message: replay_mode's body (open: t is the post time from the first record's; closed:
+ * the think time after the previous record's completion). */
+template <int CLOSED>
+__device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size, double t, uint32_t cold)
+{
+    double prev_r = s->prev_path ? s->path[1].last_r_ns : s->path[0].last_r_ns;
+    double ready = !CLOSED ? t : i == 0 ? 0 : prev_r + t;
+    double tt = ready;
+    int k = s->hint == 0 ? 1 : route(s, size, &tt);
+
+    if (k)
+        post_message<1>(s, size, tt, ready, cold);
+    else
+        post_message<0>(s, size, tt, ready, cold);
+    if (CLOSED) {
+        if (k)
+            force_close_k<1>(s);
+        else
+            force_close_k<0>(s);
+        s->prev_path = k;
+    }
+}
+
+template <int CLOSED>
+__global__ void __launch_bounds__(SCU_THREADS)
+    scu_replay_kernel(const uint64_t *sizes, const double *times, size_t n,
+                      const scu_param_t *params, char *arena, size_t arena_stride,
+                      uint32_t *bins, scu_out_t *out, size_t nrep, int include_cold)
+{
+    size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int live = id < nrep, lane = threadIdx.x & 31;
+    dstate_t s;
+
+    if (live)
+        state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS, sizes,
+                   include_cold);
+    for (size_t base = 0; base < n; base += 32) {
+        size_t j = base + (size_t)lane;
+        uint64_t my_size = j < n ? sizes[j] : 0;
+        double my_t = j < n ? times[j] : 0;
+        int cnt = n - base < 32 ? (int)(n - base) : 32;
+        for (int q = 0; q < cnt; q++) {
+            uint64_t size = __shfl_sync(0xffffffffu, my_size, q);
+            double t = __shfl_sync(0xffffffffu, my_t, q);
+            if (live)
+                step<CLOSED>(&s, base + (size_t)q, size & ~SCU_COLD, t, (size & SCU_COLD) != 0);
+        }
+    }
+    if (!live)
+        return;
+    force_close_k<0>(&s);
+    force_close_k<1>(&s);
+    scu_out_t *o = &out[id];
+    o->t_last_done_ns = s.t_last_done_ns;
+    o->sum_lat_ns = s.sum_lat_ns;
+    o->queue = s.queue;
+    o->drain = s.drain;
+    o->coalesce = s.coalesce;
+    o->l1 = s.l1;
+    o->drain_us_total = s.drain_us_total;
+    o->hsum = s.hsum;
+    o->hmin = s.hmin;
+    o->hmax = s.hmax;
+    o->hn = s.hn;
+    o->nll = s.nll;
+    o->switches = s.switches;
+    o->stalls = s.stalls;
+}
+
+/* The percentiles of each replay's histogram (fill_main). */
+__global__ void scu_pct_kernel(const uint32_t *bins, scu_out_t *out, size_t nrep)
+{
+    static const double q[4] = {0.50, 0.90, 0.99, 0.999};
+    size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+
+    if (id >= nrep)
+        return;
+    scu_out_t *o = &out[id];
+    for (int k = 0; k < 4; k++)
+        o->pct[k] = lat_hist_pct(bins + id * LAT_HIST_NBINS, o->hn, o->hmin, o->hmax, q[k]);
+}
+
+/* ---- host side ---------------------------------------------------------------------------- */
+
+struct scu_ctx {
+    int device;
+    char name[256];
+    const trace_t *tr; /* the trace on the device, for mode and include_cold */
+    pred_mode_t mode;
+    uint64_t *d_sizes;
+    double *d_times;
+    size_t n;
+};
+
+static hs_status_t cuda_fail(cudaError_t e, const char *what)
+{
+    hs_log_error("CUDA: %s: %s", what, cudaGetErrorString(e));
+    return HS_ERR_ENV;
+}
+
+#define CU_TRY(call, what)                                                                     \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            st = cuda_fail(e_, what);                                                          \
+            goto out;                                                                          \
+        }                                                                                      \
+    } while (0)
+
+static int local_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                       "SLURM_LOCALID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
+extern "C" hs_status_t scu_open(int device, scu_ctx_t **out)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    cudaDeviceProp prop;
+
+    *out = NULL;
+    if (e != cudaSuccess || count == 0) {
+        hs_log_error("sweep --engine cuda: no CUDA device: %s",
+                     e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        return HS_ERR_ENV;
+    }
+    if (device < 0)
+        device = local_rank() % count;
+    if (device >= count) {
+        hs_log_error("sweep --engine cuda: device %d: only %d present", device, count);
+        return HS_ERR_ENV;
+    }
+    if ((e = cudaSetDevice(device)) != cudaSuccess ||
+        (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess)
+        return cuda_fail(e, "selecting the device");
+    scu_ctx_t *c = (scu_ctx_t *)calloc(1, sizeof(*c));
+    if (!c)
+        return HS_ERR_NOMEM;
+    c->device = device;
+    snprintf(c->name, sizeof(c->name), "%s", prop.name);
+    *out = c;
+    return HS_OK;
+}
+
+static void trace_drop(scu_ctx_t *c)
+{
+    cudaFree(c->d_sizes);
+    cudaFree(c->d_times);
+    c->d_sizes = NULL;
+    c->d_times = NULL;
+    c->tr = NULL;
+}
+
+extern "C" void scu_close(scu_ctx_t *c)
+{
+    if (!c)
+        return;
+    trace_drop(c);
+    free(c);
+}
+
+/* The trace on the device: sizes with the cold flag, and per record the open-loop post time
+ * from the first record's or the closed-loop think time (ready_time). */
+static hs_status_t trace_upload(scu_ctx_t *c, const trace_t *tr, pred_mode_t mode)
+{
+    hs_status_t st = HS_OK;
+    uint64_t *sz = NULL;
+    double *t = NULL;
+
+    if (c->tr == tr && c->mode == mode)
+        return HS_OK;
+    trace_drop(c);
+    sz = (uint64_t *)malloc(tr->n * sizeof(*sz));
+    t = (double *)malloc(tr->n * sizeof(*t));
+    if (!sz || !t) {
+        st = HS_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < tr->n; i++) {
+        const trace_rec_t *r = &tr->recs[i];
+        sz[i] = r->size_bytes | ((r->flags & TRACE_F_COLD) ? SCU_COLD : 0);
+        if (mode == PRED_OPEN)
+            t[i] = (double)(r->t_post_ns - tr->recs[0].t_post_ns);
+        else
+            t[i] = i && r->t_post_ns > tr->recs[i - 1].t_done_ns
+                       ? (double)(r->t_post_ns - tr->recs[i - 1].t_done_ns) : 0;
+    }
+    CU_TRY(cudaMalloc(&c->d_sizes, tr->n * sizeof(*sz)), "allocating the trace");
+    CU_TRY(cudaMalloc(&c->d_times, tr->n * sizeof(*t)), "allocating the trace");
+    CU_TRY(cudaMemcpy(c->d_sizes, sz, tr->n * sizeof(*sz), cudaMemcpyHostToDevice), "copying the trace");
+    CU_TRY(cudaMemcpy(c->d_times, t, tr->n * sizeof(*t), cudaMemcpyHostToDevice), "copying the trace");
+    c->tr = tr;
+    c->mode = mode;
+    c->n = tr->n;
+out:
+    if (st != HS_OK)
+        trace_drop(c);
+    free(sz);
+    free(t);
+    return st;
+}
+
+static size_t align16(size_t v)
+{
+    return (v + 15) & ~(size_t)15;
+}
+
+/* Replay i's constants and arena layout; its arena bytes into *bytes. */
+static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *par, size_t *bytes)
+{
+    hs_status_t st;
+    size_t off = 0;
+
+    memset(par, 0, sizeof(*par));
+    if ((st = prules_init(p, hint, &par->r)) != HS_OK)
+        return st;
+    par->prof = *p;
+    par->prof.notes = NULL;
+    memset(par->prof.src, 0, sizeof(par->prof.src));
+    par->hint = hint;
+    for (int k = 0; k < 2; k++) {
+        uint32_t cap = 1;
+        while (cap < par->r.path[k].window + 2)
+            cap <<= 1;
+        par->cap[k] = cap;
+        par->ring_off[k] = off;
+        off = align16(off + cap * sizeof(dbatch_t));
+        par->mem_off[k] = off;
+        off = align16(off + par->r.path[k].batch * sizeof(dmember_t));
+    }
+    *bytes = off;
+    return HS_OK;
+}
+
+/* The summary of one replay (pred_summarize, mdl_state_finish), or HS_ERR_INVALID. */
+static hs_status_t result_fill(const scu_out_t *o, const profile_t *p, uint64_t hint,
+                               double bytes, pred_result_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (!(o->t_last_done_ns * 1e-3 < FLT_MAX && o->sum_lat_ns * 1e-3 < DBL_MAX &&
+          o->queue + o->drain + o->coalesce + o->l1 < DBL_MAX)) {
+        hs_log_error("%s: the replay's times are not finite (last completion %g ns): a "
+                     "parameter is outside the range path_rules.c bounds it to", p->origin,
+                     o->t_last_done_ns);
+        return HS_ERR_INVALID;
+    }
+    double span_us = o->t_last_done_ns * 1e-3;
+    r->hint_bytes = hint;
+    r->count = o->hn;
+    r->p50_us = o->pct[0];
+    r->p90_us = o->pct[1];
+    r->p99_us = o->pct[2];
+    r->p999_us = o->pct[3];
+    r->max_us = o->hn ? o->hmax : 0;
+    r->mean_us = o->hn ? o->hsum / (double)o->hn : 0;
+    r->throughput_gbps = span_us > 0 ? bytes * 8.0 / (span_us * 1e3) : 0;
+    r->ll_fraction = o->hn ? (double)o->nll / (double)o->hn : 0;
+    r->switches = o->switches;
+    r->drain_us_total = o->drain_us_total;
+    r->sq_full_stalls = o->stalls;
+    r->costs.queue_us = o->queue * 1e-3;
+    r->costs.drain_us = o->drain * 1e-3;
+    r->costs.coalesce_us = o->coalesce * 1e-3;
+    r->costs.l1_us = o->l1 * 1e-3;
+    r->costs.base_us = (o->sum_lat_ns - o->queue - o->drain - o->coalesce - o->l1) * 1e-3;
+    return HS_OK;
+}
+
+/* One launch over reps [0, n): params in, summaries out. */
+static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold,
+                          const scu_param_t *par, size_t stride, size_t n, scu_out_t *host_out,
+                          double *gpu_s)
+{
+    hs_status_t st = HS_OK;
+    scu_param_t *d_par = NULL;
+    char *d_arena = NULL;
+    uint32_t *d_bins = NULL;
+    scu_out_t *d_out = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    unsigned blocks = (unsigned)((n + SCU_THREADS - 1) / SCU_THREADS);
+    float ms = 0;
+
+    CU_TRY(cudaMalloc(&d_par, n * sizeof(*par)), "allocating the replays");
+    CU_TRY(cudaMalloc(&d_arena, n * stride), "allocating the replays' rings");
+    CU_TRY(cudaMalloc(&d_bins, n * LAT_HIST_NBINS * sizeof(uint32_t)), "allocating histograms");
+    CU_TRY(cudaMalloc(&d_out, n * sizeof(*d_out)), "allocating the summaries");
+    CU_TRY(cudaMemcpy(d_par, par, n * sizeof(*par), cudaMemcpyHostToDevice), "copying params");
+    CU_TRY(cudaMemset(d_bins, 0, n * LAT_HIST_NBINS * sizeof(uint32_t)), "clearing histograms");
+    CU_TRY(cudaEventCreate(&e0), "creating events");
+    CU_TRY(cudaEventCreate(&e1), "creating events");
+    /* the rings and open batches are per thread and few threads run per SM: all L1 */
+    cudaFuncSetAttribute(scu_replay_kernel<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
+    cudaFuncSetAttribute(scu_replay_kernel<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
+    CU_TRY(cudaEventRecord(e0), "recording an event");
+    if (mode == PRED_CLOSED)
+        scu_replay_kernel<1><<<blocks, SCU_THREADS>>>(c->d_sizes, c->d_times, c->n, d_par,
+                                                      d_arena, stride, d_bins, d_out, n,
+                                                      include_cold);
+    else
+        scu_replay_kernel<0><<<blocks, SCU_THREADS>>>(c->d_sizes, c->d_times, c->n, d_par,
+                                                      d_arena, stride, d_bins, d_out, n,
+                                                      include_cold);
+    CU_TRY(cudaGetLastError(), "launching the replay kernel");
+    scu_pct_kernel<<<(unsigned)((n + 127) / 128), 128>>>(d_bins, d_out, n);
+    CU_TRY(cudaGetLastError(), "launching the summary kernel");
+    CU_TRY(cudaEventRecord(e1), "recording an event");
+    CU_TRY(cudaEventSynchronize(e1), "running the replays");
+    CU_TRY(cudaEventElapsedTime(&ms, e0, e1), "timing the replays");
+    *gpu_s += ms * 1e-3;
+    CU_TRY(cudaMemcpy(host_out, d_out, n * sizeof(*d_out), cudaMemcpyDeviceToHost),
+           "copying the summaries");
+out:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    cudaFree(d_par);
+    cudaFree(d_arena);
+    cudaFree(d_bins);
+    cudaFree(d_out);
+    return st;
+}
+
+/* Launch order: replays of one hint (and then of one window on each path) side by side, so
+ * that a warp's 32 threads take the same branches (the same path, the same switches) for
+ * most messages: a warp runs every branch any of its threads takes. */
+typedef struct {
+    uint64_t hint;
+    uint32_t w1, w0, b1;
+    size_t idx;
+} scu_order_t;
+
+static int order_cmp(const void *a, const void *b)
+{
+    const scu_order_t *x = (const scu_order_t *)a, *y = (const scu_order_t *)b;
+
+    if (x->hint != y->hint)
+        return x->hint < y->hint ? -1 : 1;
+    if (x->w1 != y->w1)
+        return x->w1 < y->w1 ? -1 : 1;
+    if (x->w0 != y->w0)
+        return x->w0 < y->w0 ? -1 : 1;
+    if (x->b1 != y->b1)
+        return x->b1 < y->b1 ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Replays per launch: what a quarter of the free memory holds (at most all of them). */
+static size_t batch_cap(size_t per_rep, size_t n)
+{
+    size_t free_b = 0, total_b = 0;
+
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || free_b == 0)
+        return n < 4096 ? n : 4096;
+    size_t cap = free_b / 4 / per_rep;
+    return cap < 1 ? 1 : cap > n ? n : cap;
+}
+
+extern "C" hs_status_t scu_replay_batch(scu_ctx_t *c, const trace_t *tr, pred_mode_t mode,
+                                        int include_cold, const profile_t *const *profiles,
+                                        const uint64_t *hints, size_t n, pred_result_t *out,
+                                        scu_stats_t *stats)
+{
+    hs_status_t st;
+    scu_param_t *par = NULL, *sorted = NULL;
+    scu_out_t *o = NULL, *so = NULL;
+    scu_order_t *ord = NULL;
+    size_t stride = 0, bytes;
+    double msg_bytes = 0;
+    scu_stats_t sd;
+
+    memset(&sd, 0, sizeof(sd));
+    if (n == 0)
+        return HS_OK;
+    if (tr->n == 0) {
+        hs_log_error("the trace has no records: nothing to replay");
+        return HS_ERR_INVALID;
+    }
+    if ((st = trace_upload(c, tr, mode)) != HS_OK)
+        return st;
+    par = (scu_param_t *)calloc(n, sizeof(*par));
+    sorted = (scu_param_t *)calloc(n, sizeof(*sorted));
+    o = (scu_out_t *)calloc(n, sizeof(*o));
+    so = (scu_out_t *)calloc(n, sizeof(*so));
+    ord = (scu_order_t *)calloc(n, sizeof(*ord));
+    if (!par || !o || !sorted || !so || !ord) {
+        st = HS_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((st = param_fill(profiles[i], hints[i], &par[i], &bytes)) != HS_OK)
+            goto out;
+        stride = bytes > stride ? bytes : stride;
+        ord[i] = scu_order_t{hints[i], par[i].r.path[1].window, par[i].r.path[0].window,
+                             par[i].r.path[1].batch, i};
+    }
+    qsort(ord, n, sizeof(*ord), order_cmp);
+    for (size_t j = 0; j < n; j++)
+        sorted[j] = par[ord[j].idx];
+    for (size_t i = 0; i < tr->n; i++) /* summarize_walk's bytes, in the same order */
+        if (include_cold || !(tr->recs[i].flags & TRACE_F_COLD))
+            msg_bytes += (double)tr->recs[i].size_bytes;
+    sd.bytes_per_replay = stride + LAT_HIST_NBINS * sizeof(uint32_t) + sizeof(scu_param_t) +
+                          sizeof(scu_out_t);
+    sd.batch = batch_cap(sd.bytes_per_replay, n);
+    for (size_t i = 0; i < n && st == HS_OK; i += sd.batch) {
+        size_t m = n - i < sd.batch ? n - i : sd.batch;
+        st = launch(c, mode, include_cold, sorted + i, stride, m, so + i, &sd.kernel_s);
+        sd.launches++;
+    }
+    for (size_t j = 0; j < n; j++)
+        o[ord[j].idx] = so[j];
+    for (size_t i = 0; i < n && st == HS_OK; i++)
+        st = result_fill(&o[i], profiles[i], hints[i], msg_bytes, &out[i]);
+    sd.device = c->device;
+    snprintf(sd.device_name, sizeof(sd.device_name), "%.127s", c->name);
+    if (stats)
+        *stats = sd;
+out:
+    free(par);
+    free(sorted);
+    free(o);
+    free(so);
+    free(ord);
+    return st;
+}
+
+extern "C" int scu_built(void)
+{
+    return 1;
+}
