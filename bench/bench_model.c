@@ -359,6 +359,29 @@ static int bench_once(uint64_t hint, int nw, char **names, size_t n, const profi
     return 0;
 }
 
+/* The header, the table over the named workloads (every one when nw is 0) and recommend's
+ * time; 0 when all ran. */
+static int bench_report(char **names, int nw, size_t n, int rounds, const profile_t *p,
+                        pred_raw_t *raw)
+{
+    char cpu[128];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = 0;
+
+    cpu_model(cpu, sizeof(cpu));
+    printf("bench_model: %zu messages per trace, profile %s, %ld online cores (%s); replay rate "
+           "in M msgs/s per core (CPU time, best of %d rounds over the rows); goal >= %.0f at "
+           "both hints, >= %.0f with the summary, x read (the slower hint over the per-record "
+           "trace read rate) >= %.1f\n", n, p->name, cores, cpu, rounds, GOAL_MPS, GOAL_SUM_MPS,
+           GOAL_READ_X);
+    printf("  %-10s %-6s %10s %10s %12s %8s   %s\n", "workload", "mode", "hint 4K", "hint 0",
+           "4K+summary", "x read", "goal");
+    fflush(stdout);
+    rc |= bench_table(names, nw, n, rounds, p, raw);
+    rc |= bench_recommend(n, p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t once = UINT64_MAX;
@@ -380,7 +403,6 @@ int main(int argc, char **argv)
     }
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
     const char *pname = argc > 2 ? argv[2] : "seed000";
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
     profile_t *p = NULL;
     pred_raw_t raw = {0};
     int rc = 0;
@@ -389,8 +411,10 @@ int main(int argc, char **argv)
         return 1;
     raw.lat_us = malloc(n * sizeof(*raw.lat_us));
     raw.path = malloc(n);
-    if (!raw.lat_us || !raw.path)
-        return 1;
+    if (!raw.lat_us || !raw.path) {
+        rc = 1;
+        goto free_bufs;
+    }
     /* touched once, outside the timing; not with zeros, which the compiler may fold into
      * calloc's untouched pages (it did: the first replay took 3 661 page faults at 3 M) */
     memset(raw.lat_us, 0xff, n * sizeof(*raw.lat_us));
@@ -399,21 +423,10 @@ int main(int argc, char **argv)
         static char *mixed[] = {"mixed"};
         rc = argc > 3 ? bench_once(once, argc - 3, argv + 3, n, p, &raw)
                       : bench_once(once, 1, mixed, n, p, &raw);
-        goto out;
+    } else {
+        rc = bench_report(argv + 3, argc > 3 ? argc - 3 : 0, n, rounds, p, &raw);
     }
-    char cpu[128];
-    cpu_model(cpu, sizeof(cpu));
-    printf("bench_model: %zu messages per trace, profile %s, %ld online cores (%s); replay rate "
-           "in M msgs/s per core (CPU time, best of %d rounds over the rows); goal >= %.0f at "
-           "both hints, >= %.0f with the summary, x read (the slower hint over the per-record "
-           "trace read rate) >= %.1f\n", n, pname, cores, cpu, rounds, GOAL_MPS, GOAL_SUM_MPS,
-           GOAL_READ_X);
-    printf("  %-10s %-6s %10s %10s %12s %8s   %s\n", "workload", "mode", "hint 4K", "hint 0",
-           "4K+summary", "x read", "goal");
-    fflush(stdout);
-    rc |= bench_table(argv + 3, argc > 3 ? argc - 3 : 0, n, rounds, p, &raw);
-    rc |= bench_recommend(n, p);
-out:
+free_bufs:
     free(raw.lat_us);
     free(raw.path);
     profile_free(p);

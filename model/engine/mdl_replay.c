@@ -248,7 +248,13 @@ static mdl_memo_t *memo_lookup(mdl_state_t *s, mdl_seg_t *g, mdl_view_t *key, in
  * callgrind, bench_model allreduce). */
 static MDL_HOT void seg_init(mdl_seg_t *g, const mdl_msg_t *m, const mdl_size_t *z)
 {
-    g->m = *m;
+    g->m.pa = m->pa; /* field by field: a struct copy here made the compiler build the loop's
+                      * message in vector registers (measured: callgrind, bench_model) */
+    g->m.k = m->k;
+    g->m.idx = m->idx;
+    g->m.size = m->size;
+    g->m.t_ns = m->t_ns;
+    g->m.tref_ns = m->tref_ns;
     g->z = z;
     g->nwr = z->nwr;
 }
@@ -338,9 +344,12 @@ static MDL_HOT int post_gated(mdl_state_t *s, const mdl_msg_t *m)
     return 0;
 }
 
-/* Post message m: one WR, one chunk, or chunks; pert as post_w1's. */
-static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t *m, const int pert)
+/* Post message msg: one WR, one chunk, or chunks; pert as post_w1's. By value: the loop's
+ * message then stays in registers (measured: bench_model cycle at hint 4K, 10% faster than
+ * through a pointer). */
+static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t msg, const int pert)
 {
+    const mdl_msg_t *m = &msg;
     int k = m->k;
 
     if (__builtin_expect(m->size >= s->gate[k], 0) && post_gated(s, m))
@@ -435,7 +444,7 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
             break;
         pathv[i] = (uint8_t)(TRACE_F_PATH_LL << K);
         mdl_msg_t m = {pa, K, i, r->size_bytes, ready, ready};
-        post_message(s, &m, 0);
+        post_message(s, m, 0);
         if (mode == PRED_CLOSED)
             mdl_batch_force_close(s, pa); /* prev_path is K already */
     }
@@ -469,13 +478,13 @@ static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, c
             pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
         if (one) {
             mdl_msg_t m = {&s->path[1], 1, i, r->size_bytes, t, ready};
-            post_message(s, &m, 0);
+            post_message(s, m, 0);
         } else if (k) { /* each path its own copy: its branches predicted apart */
             mdl_msg_t m = {&s->path[1], 1, i, r->size_bytes, t, ready};
-            post_message(s, &m, 1);
+            post_message(s, m, 1);
         } else {
             mdl_msg_t m = {&s->path[0], 0, i, r->size_bytes, t, ready};
-            post_message(s, &m, 1);
+            post_message(s, m, 1);
         }
         if (mode == PRED_CLOSED) {
             mdl_batch_force_close(s, pa);
