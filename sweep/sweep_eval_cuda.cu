@@ -5,8 +5,12 @@
  * in the same order (built with -fmad=false, so every double is the host's): a replay's
  * figures are those of model_engine_ops with every_chunk, and latencies are reported in
  * message order (a switch closes the old path's open batch, so at most one batch has
- * members), so the summary's sums are the host's too. A warp's 32 replays walk the trace in
- * step: each lane loads one of 32 consecutive records (coalesced), shuffles hand them round.
+ * members), so the summary's sums are the host's too. A block is one warp of W replays
+ * (W = 1..32) walking the trace in step: each lane loads one of W consecutive records
+ * (coalesced), shuffles hand them round. A replay is a long chain of dependent steps, so a
+ * launch is latency-bound: W is the smallest that leaves about 8 warps per multiprocessor
+ * (more registers than that would not be resident at once), so that small batches still
+ * give each multiprocessor several warps to switch between.
  */
 /* the project's C headers, with C linkage (their guards make later includes no-ops) */
 extern "C" {
@@ -29,7 +33,8 @@ extern "C" {
 #include "model/path_rules.h"
 
 #define SCU_COLD (1ull << 63) /* a record's size word: cold-start flag (sizes < 2^41) */
-#define SCU_THREADS 32        /* replays per block: one warp, blocks spread over the SMs */
+#define SCU_THREADS 32        /* the most replays per block (one warp) */
+#define SCU_WARPS_PER_SM 8    /* the warps per multiprocessor a launch aims at */
 
 /* What a replay needs, filled on the host (prules_init and the arena layout). */
 typedef struct {
@@ -462,20 +467,22 @@ __global__ void __launch_bounds__(SCU_THREADS)
                       uint32_t *bins, scu_out_t *out, size_t nrep, int include_cold)
 {
     size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    int live = id < nrep, lane = threadIdx.x & 31;
+    unsigned width = blockDim.x, lane = threadIdx.x;
+    unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
+    int live = id < nrep;
     dstate_t s;
 
     if (live)
         state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS, sizes,
                    include_cold);
-    for (size_t base = 0; base < n; base += 32) {
+    for (size_t base = 0; base < n; base += width) {
         size_t j = base + (size_t)lane;
         uint64_t my_size = j < n ? sizes[j] : 0;
         double my_t = j < n ? times[j] : 0;
-        int cnt = n - base < 32 ? (int)(n - base) : 32;
+        int cnt = n - base < width ? (int)(n - base) : (int)width;
         for (int q = 0; q < cnt; q++) {
-            uint64_t size = __shfl_sync(0xffffffffu, my_size, q);
-            double t = __shfl_sync(0xffffffffu, my_t, q);
+            uint64_t size = __shfl_sync(mask, my_size, q);
+            double t = __shfl_sync(mask, my_t, q);
             if (live)
                 step<CLOSED>(&s, base + (size_t)q, size & ~SCU_COLD, t, (size & SCU_COLD) != 0);
         }
@@ -517,7 +524,7 @@ __global__ void scu_pct_kernel(const uint32_t *bins, scu_out_t *out, size_t nrep
 /* ---- host side ---------------------------------------------------------------------------- */
 
 struct scu_ctx {
-    int device;
+    int device, nsm;
     char name[256];
     const trace_t *tr; /* the trace on the device, for mode and include_cold */
     pred_mode_t mode;
@@ -578,6 +585,7 @@ extern "C" hs_status_t scu_open(int device, scu_ctx_t **out)
     if (!c)
         return HS_ERR_NOMEM;
     c->device = device;
+    c->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     snprintf(c->name, sizeof(c->name), "%s", prop.name);
     *out = c;
     return HS_OK;
@@ -718,7 +726,10 @@ static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold,
     uint32_t *d_bins = NULL;
     scu_out_t *d_out = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
-    unsigned blocks = (unsigned)((n + SCU_THREADS - 1) / SCU_THREADS);
+    unsigned width = 1;
+    while (width < SCU_THREADS && (n + width - 1) / width > (size_t)c->nsm * SCU_WARPS_PER_SM)
+        width *= 2;
+    unsigned blocks = (unsigned)((n + width - 1) / width);
     float ms = 0;
 
     CU_TRY(cudaMalloc(&d_par, n * sizeof(*par)), "allocating the replays");
@@ -734,11 +745,11 @@ static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold,
     cudaFuncSetAttribute(scu_replay_kernel<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
     CU_TRY(cudaEventRecord(e0), "recording an event");
     if (mode == PRED_CLOSED)
-        scu_replay_kernel<1><<<blocks, SCU_THREADS>>>(c->d_sizes, c->d_times, c->n, d_par,
+        scu_replay_kernel<1><<<blocks, width>>>(c->d_sizes, c->d_times, c->n, d_par,
                                                       d_arena, stride, d_bins, d_out, n,
                                                       include_cold);
     else
-        scu_replay_kernel<0><<<blocks, SCU_THREADS>>>(c->d_sizes, c->d_times, c->n, d_par,
+        scu_replay_kernel<0><<<blocks, width>>>(c->d_sizes, c->d_times, c->n, d_par,
                                                       d_arena, stride, d_bins, d_out, n,
                                                       include_cold);
     CU_TRY(cudaGetLastError(), "launching the replay kernel");

@@ -224,7 +224,7 @@ static void test_samples(void **state)
     assert_int_equal(g_bad, 0);
 }
 
-/* A replay whose times are not finite is refused naming the profile, as the CPU's. */
+/* One replay alone and among others: the same answers whatever the batch. */
 static void test_batch_sizes(void **state)
 {
     trace_t *tr;
