@@ -125,8 +125,8 @@ static MDL_HOT int steady_walk(mdl_state_t *s, mdl_seg_t *g, const walk_t *w, co
                                const int lazy)
 {
     uint64_t nfull = g->nfull;
-    uint32_t batch = w->batch, B = w->nbatch;
-    double S = w->chunk_link, P = w->post, event = w->event, link0 = w->link0;
+    uint32_t batch = w->batch, nbatch = w->nbatch;
+    double chunk_link = w->chunk_link, post = w->post, event = w->event, link0 = w->link0;
     double t0 = g->t0, lead = w->lead, last_close = kp->last_close;
     int stalled = 0;
 
@@ -135,17 +135,18 @@ static MDL_HOT int steady_walk(mdl_state_t *s, mdl_seg_t *g, const walk_t *w, co
     double t_first = t;
     /* link-bound; the open batch does not take it in; the jump over batches 1 .. B - 2
      * (kept S apart) is allowed and stops at the last batch */
-    if (!(t + lead <= link0) || (kp->open && !(link0 + S + w->trip > last_close)) || r != t ||
-        !(r + S + lead <= link0 + S) ||
-        (kp->last_nwr == batch && mdl_same_time(last_close - kp->tail_close, S, mdl_time_tol(r))))
+    if (!(t + lead <= link0) || (kp->open && !(link0 + chunk_link + w->trip > last_close)) ||
+        r != t || !(r + chunk_link + lead <= link0 + chunk_link) ||
+        (kp->last_nwr == batch &&
+         mdl_same_time(last_close - kp->tail_close, chunk_link, mdl_time_tol(r))))
         return 0;
-    double t_ch = kp->tail_close + event + P; /* the jump: each posts at the report it popped */
+    double t_ch = kp->tail_close + event + post; /* the jump: each posts at the report it popped */
     cpu = t_ch;
     stalled = 1;
-    uint32_t used = (B - 1) * batch + kp->last_nwr;
+    uint32_t used = (nbatch - 1) * batch + kp->last_nwr;
 
     /* chunk B - 1: the last batch (the open one closed by its timer), reaped or popped */
-    double own0_close = link0 + (double)(int64_t)1 * S + w->trip, last_r = -1;
+    double own0_close = link0 + (double)(int64_t)1 * chunk_link + w->trip, last_r = -1;
     if (last_close + event <= t_ch) { /* reaped (and own batch 0 not yet reported): no wait */
         cpu = (cpu > last_close ? cpu : last_close) + event;
         if (own0_close + event <= t_ch)
@@ -155,49 +156,51 @@ static MDL_HOT int steady_walk(mdl_state_t *s, mdl_seg_t *g, const walk_t *w, co
         t = mdl_wait_pop(t_ch, last_close, event, &cpu, &last_r, &stalled);
     }
     used += batch - kp->last_nwr;
-    double end = link0 + (double)(int64_t)B * S;
-    if (!(t + lead <= link0 + (double)(int64_t)(B - 1) * S))
+    double end = link0 + (double)(int64_t)nbatch * chunk_link;
+    if (!(t + lead <= link0 + (double)(int64_t)(nbatch - 1) * chunk_link))
         return 0;
-    if (nfull > B && last_r == t && last_r + S + lead <= end &&
-        mdl_same_time(own0_close - (last_r - event), S, mdl_time_tol(last_r)))
+    if (nfull > nbatch && last_r == t && last_r + chunk_link + lead <= end &&
+        mdl_same_time(own0_close - (last_r - event), chunk_link, mdl_time_tol(last_r)))
         return 0; /* mdl_bound jumps from here */
-    t_ch = cpu = t + P;
+    t_ch = cpu = t + post;
 
     uint64_t jumped = 0;
-    if (nfull > B) {
+    if (nfull > nbatch) {
         /* chunk B: pops its own first batch */
         if (own0_close + event <= t_ch)
             return 0;
         t = mdl_wait_pop(t_ch, own0_close, event, &cpu, &last_r, &stalled);
         if (!(t + lead <= end))
             return 0;
-        cpu = t_ch = t + P;
+        cpu = t_ch = t + post;
         /* the jump over the rest: chunk j >= B posts at own batch j - B's report */
-        jumped = nfull - 1 - B;
+        jumped = nfull - 1 - nbatch;
         if (jumped) {
-            if (last_r != t || !(last_r + S + lead <= end + S))
+            if (last_r != t || !(last_r + chunk_link + lead <= end + chunk_link))
                 return 0;
-            last_r = link0 + (double)(int64_t)(nfull - B) * S + w->trip + event;
-            cpu = t_ch = last_r + P;
+            last_r = link0 + (double)(int64_t)(nfull - nbatch) * chunk_link + w->trip + event;
+            cpu = t_ch = last_r + post;
         }
     }
 
     /* the last chunk: pops own batch nfull - B */
-    double pop_close = link0 + (double)(int64_t)(nfull - B + 1) * S + w->trip;
+    double pop_close = link0 + (double)(int64_t)(nfull - nbatch + 1) * chunk_link + w->trip;
     if (pop_close + event <= t_ch)
         return 0;
     double t_last = mdl_wait_pop(t_ch, pop_close, event, &cpu, &last_r, &stalled);
-    if (!mdl_bound_fits(&w->last, g->z->dma_ns, t_last, link0 + (double)(int64_t)nfull * S))
+    double link_end = link0 + (double)(int64_t)nfull * chunk_link;
+    if (!mdl_bound_fits(&w->last, g->z->dma_ns, t_last, link_end))
         return 0;
 
     /* commit, as mdl_bound's: the last batch and own batches 0 .. nfull - B are popped
      * (nfull + 1 in all), B - 1 own batches stay queued */
     const mdl_path_t *pa = g->m.pa;
-    mdl_bound_t b = {.head = pa->head, .mask = pa->mask, .nold = pa->count, .nv = B,
+    mdl_bound_t b = {.head = pa->head, .mask = pa->mask, .nold = pa->count, .nv = nbatch,
                      .batch = batch, .ev = event, .open_close = last_close, .L0 = link0,
-                     .S = S, .lf = w->trip, .cpu = t_last + w->last.post_ns, .h = nfull + 1,
+                     .S = chunk_link, .lf = w->trip, .cpu = t_last + w->last.post_ns,
+                     .h = nfull + 1,
                      .used = used - batch + w->last.nwr, .stalled = stalled,
-                     .t_first = t_first, .t_last = t_last, .jumped = (B - 2) + jumped};
+                     .t_first = t_first, .t_last = t_last, .jumped = (nbatch - 2) + jumped};
     mdl_bound_commit(s, g, &b, 1);
     s->steady_hits++;
     s->lazy_hits += (uint64_t)lazy;
@@ -212,16 +215,17 @@ MDL_ACCEL MDL_HOT int mdl_steady_walk(mdl_state_t *s, mdl_seg_t *g, const int la
     walk_t w = {.full = *g->full, .last = g->last, .batch = pa->batch, .nbatch = st->B,
                 .chunk_link = g->full->ser_ns, .post = g->full->post_ns, .event = pa->event_ns,
                 .trip = g->z->lat_ns + pa->fixed_ns, .link0 = s->link_free_ns};
-    double S = w.chunk_link, P = w.post, dma = g->z->dma_ns;
+    double chunk_link = w.chunk_link, dma = g->z->dma_ns;
     kept_t kp;
 
     w.lead = w.full.post_share_ns + dma;
-    double lead_cpu = w.full.post_ns + dma + w.full.ser_share_ns - S;
+    double lead_cpu = w.full.post_ns + dma + w.full.ser_share_ns - chunk_link;
     w.lead = lead_cpu > w.lead ? lead_cpu : w.lead;
     /* lazy: the ring as the last commit left it (the pushes are the same: nothing else
      * moved its head, closed or added to its open batch without writing the ring first) */
-    if (!st->valid || st->pushes != pa->pushes || st->S != S || g->nfull < (uint64_t)st->B ||
-        mdl_edge_ahead(s, g->t0) || !(S > P && S >= w.event + P) ||
+    if (!st->valid || st->pushes != pa->pushes || st->S != chunk_link ||
+        g->nfull < (uint64_t)st->B || mdl_edge_ahead(s, g->t0) ||
+        !(chunk_link > w.post && chunk_link >= w.event + w.post) ||
         !steady_kept(pa, st, lazy, &kp))
         return 0;
     return steady_walk(s, g, &w, &kp, lazy);
