@@ -16,6 +16,9 @@
 #include "cli/cli.h"
 #include "common/hs_util.h"
 #include "sweep/sweep_eval_model.h"
+#ifdef HS_HAVE_CUDA_SWEEP
+#include "sweep/sweep_eval_cuda.h"
+#endif
 #include "sweep/sweep_file.h"
 #include "sweep/sweep_grid.h"
 #include "sweep/sweep_mpi.h"
@@ -27,7 +30,7 @@
 
 struct sweep_opts {
     hs_strlist_t traces, profiles, sets;
-    const char *grid, *out, *emit_slurm, *slice, *slices_arg;
+    const char *grid, *out, *emit_slurm, *slice, *slices_arg, *engine;
     uint64_t jobs, slices;
     int mpi, json, quiet, no_plots, merge;
 };
@@ -40,6 +43,7 @@ static const hs_opt_t g_sweep_opts[] = {
     {"profile", 'p', HS_OPT_LIST, O(profiles), "P", NULL, "add a profile (name or file) to the grid's"},
     {"set", 0, HS_OPT_LIST, O(sets), "KEY=VALUE", NULL, "override a profile parameter at every point"},
     {"jobs", 'j', HS_OPT_U64, O(jobs), "N", "0", "local worker processes (0 = one per core)"},
+    {"engine", 0, HS_OPT_STR, O(engine), "cpu|cuda", "cpu", "where the model's points are computed: CPU workers, or the GPU in batches (one GPU per process/rank; sweep/README.md)"},
     {"mpi", 0, HS_OPT_FLAG, O(mpi), NULL, NULL, "split the points across MPI ranks (run under mpirun); rank 0 merges"},
     {"slice", 0, HS_OPT_STR, O(slice), "I/N", NULL, "run only the points whose index % N == I (a Slurm array task); merges nothing (see --merge)"},
     {"emit-slurm", 0, HS_OPT_STR, O(emit_slurm), "FILE", NULL, "write a Slurm script (array of slices + merge job; submit with bash FILE), run nothing; - = standard output"},
@@ -134,6 +138,35 @@ static int check_usage(struct sweep_opts *o, sweep_run_opts_t *ro)
     return -1;
 }
 
+/* The evaluator --engine names: the model on the CPU, or on the GPU (sweep_eval_cuda.h). */
+static hs_status_t eval_create(const struct sweep_opts *o, sweep_cmd_t *c)
+{
+    if (!o->engine || strcmp(o->engine, "cpu") == 0)
+        return sweep_eval_model_create(c->grid, &c->ev);
+    if (strcmp(o->engine, "cuda") != 0) {
+        hs_log_error("--engine '%s': expected cpu or cuda", o->engine);
+        return HS_ERR_USAGE;
+    }
+#ifdef HS_HAVE_CUDA_SWEEP
+    return sweep_eval_cuda_create(c->grid, &c->ev);
+#else
+    hs_log_error("--engine cuda: this hintsim was built without the CUDA engine (%s)",
+                 HS_CUDA_SWEEP_WHY);
+    return HS_ERR_UNSUPPORTED;
+#endif
+}
+
+static void eval_destroy(sweep_eval_t *ev)
+{
+#ifdef HS_HAVE_CUDA_SWEEP
+    if (ev->ops && strcmp(ev->ops->name, "cuda") == 0) {
+        sweep_eval_cuda_destroy(ev);
+        return;
+    }
+#endif
+    sweep_eval_model_destroy(ev);
+}
+
 static hs_status_t prepare(const struct sweep_opts *o, sweep_cmd_t *c)
 {
     sweep_grid_extra_t x = {o->traces.v, o->traces.n, o->profiles.v, o->profiles.n,
@@ -144,7 +177,7 @@ static hs_status_t prepare(const struct sweep_opts *o, sweep_cmd_t *c)
         return st;
     if ((st = sweep_grid_hash_traces(c->grid)) != HS_OK)
         return st;
-    if ((st = sweep_eval_model_create(c->grid, &c->ev)) != HS_OK)
+    if ((st = eval_create(o, c)) != HS_OK)
         return st;
     if ((st = c->ev.ops->check(c->ev.ctx, c->grid)) != HS_OK)
         return st;
@@ -211,6 +244,10 @@ static hs_status_t emit_slurm(const struct sweep_opts *o, sweep_cmd_t *c)
     }
     if (o->no_plots)
         args[na++] = "--no-plots";
+    if (o->engine) {
+        args[na++] = "--engine";
+        args[na++] = o->engine;
+    }
     sc = (sweep_slurm_script_t){o->emit_slurm, args, na, c->plan->n, slices, own[2]};
     if ((st = sweep_slurm_mark_dir(own[2])) != HS_OK || (st = sweep_slurm_write(&sc)) != HS_OK)
         goto out;
@@ -400,7 +437,7 @@ int cmd_sweep(int argc, char **argv)
         sweep_mpi_finalize();
     sweep_stats_release(&c.stats);
     if (c.ev.ops)
-        sweep_eval_model_destroy(&c.ev);
+        eval_destroy(&c.ev);
     sweep_plan_free(c.plan);
     sweep_grid_free(c.grid);
     hs_opt_free(&g_sweep_spec, &o, pos);
