@@ -7,6 +7,7 @@
  * the device could not repeat counts for less.
  */
 #include "calib/calib_fit.h"
+#include "model/path_rules.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -786,5 +787,100 @@ size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS])
     out[4] = (calib_param_t){start->ll_irq || start->bw_irq ? "host.interrupt_ns"
                                                             : "host.poll_ns", 1, 1e7, 0};
     out[5] = (calib_param_t){"link.pkt_ns", 1, 1e7, 1};
+    out[6] = (calib_param_t){"link.wr_ns", 1, 1e7, 0};
     return CALIB_NTERMS;
+}
+
+/* Set key to v on start when params has it and v lies within its bounds. */
+static size_t seed_one(profile_t *start, const calib_param_t *params, size_t np,
+                       const char *key, double v)
+{
+    for (size_t j = 0; j < np; j++) {
+        if (strcmp(params[j].key, key) != 0)
+            continue;
+        if (!(v >= params[j].lo && v <= params[j].hi))
+            return 0;
+        return profile_set_value(start, key, v, "calibrate: fit start (single messages' "
+                                 "line)") == HS_OK;
+    }
+    return 0;
+}
+
+/* Whether obs[i] is the first single-message figure of its size. */
+static int distinct_single(const calib_obs_t *obs, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (obs[k].cls == CALIB_SINGLE && obs[k].meas_us > 0 &&
+            obs[k].size_bytes == obs[i].size_bytes)
+            return 0;
+    return 1;
+}
+
+size_t calib_seed_from_singles(profile_t *start, const calib_param_t *params, size_t np,
+                               const calib_obs_t *obs, size_t nobs)
+{
+    uint64_t mtu = start->link_mtu_bytes > 0 ? (uint64_t)start->link_mtu_bytes : 1;
+    double M[9] = {0}, v[3] = {0};
+    size_t n = 0, nsizes = 0, set = 0;
+
+    for (size_t i = 0; i < nobs; i++) {
+        const calib_obs_t *o = &obs[i];
+        double x[3] = {1, (double)o->size_bytes,
+                       prules_npkt(mtu, prules_log2_exact(mtu), o->size_bytes)};
+        if (o->cls != CALIB_SINGLE || !(o->meas_us > 0))
+            continue;
+        for (int r = 0; r < 3; r++) {
+            for (int c = 0; c < 3; c++)
+                M[r * 3 + c] += x[r] * x[c];
+            v[r] += x[r] * o->meas_us * 1e3; /* ns */
+        }
+        nsizes += distinct_single(obs, i);
+        n++;
+    }
+    if (n < 3 || nsizes < 3 || calib_solve(M, v, 3) != 0)
+        return 0;
+    if (v[1] > 0)
+        set += seed_one(start, params, np, "link.gbps", 8.0 / v[1]);
+    if (v[2] > 0)
+        set += seed_one(start, params, np, "link.pkt_ns", v[2]);
+    if (v[0] > 0)
+        set += seed_one(start, params, np, "link.wr_ns", v[0] / 2);
+    return set;
+}
+
+hs_status_t calib_fit_two_starts(const profile_t *start, const calib_param_t *params,
+                                 size_t np, const calib_obs_t *obs, size_t nobs,
+                                 calib_predict_fn_t predict, void *ctx, const double *orig,
+                                 profile_t **fitted, calib_result_t *res)
+{
+    profile_t *seeded = NULL, *other = NULL;
+    calib_result_t ores;
+    hs_status_t st = calib_fit_keeping(start, params, np, obs, nobs, predict, ctx, orig,
+                                       fitted, res);
+
+    if (st != HS_OK)
+        return st;
+    st = profile_clone(start, &seeded);
+    if (st != HS_OK)
+        goto free_fitted;
+    if (calib_seed_from_singles(seeded, params, np, obs, nobs) == 0)
+        goto free_seeded; /* the same start: the same fit */
+    st = calib_fit_keeping(seeded, params, np, obs, nobs, predict, ctx, orig, &other, &ores);
+    if (st != HS_OK)
+        goto free_seeded;
+    if (ores.rms_rel < res->rms_rel) {
+        profile_free(*fitted);
+        *fitted = other;
+        *res = ores;
+    } else {
+        profile_free(other);
+    }
+free_seeded:
+    profile_free(seeded);
+    if (st == HS_OK)
+        return HS_OK;
+free_fitted:
+    profile_free(*fitted);
+    *fitted = NULL;
+    return st;
 }

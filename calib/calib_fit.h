@@ -135,14 +135,38 @@ hs_status_t calib_errors(const profile_t *p, const calib_obs_t *obs, size_t nobs
                          double *median_abs);
 
 /* The terms calibrate fits (cmd_calibrate.c), in this order: link.base_lat_ns (wire
- * latency), link.gbps (link rate), host.post_ns (per-WR cost), bw.fixed_ns, the cost
- * of one completion report (coalescing: host.poll_ns, or host.interrupt_ns where start has
- * a path take interrupts) and link.pkt_ns (the link's per-packet occupancy, a refinement:
+ * latency), link.gbps (link rate), host.post_ns (per-WR cost on the CPU), bw.fixed_ns, the
+ * cost of one completion report (coalescing: host.poll_ns, or host.interrupt_ns where start
+ * has a path take interrupts), link.pkt_ns (the link's per-packet occupancy, a refinement:
  * a per-packet cost of every message is otherwise the same constant as the per-WR cost, and
- * per packet of an MTU the same slope as the link rate), each with its bounds. Returns how
- * many (CALIB_NTERMS). */
-#define CALIB_NTERMS 6
+ * per packet of an MTU the same slope as the link rate) and link.wr_ns (the link's
+ * occupancy per WR: the device's message rate, serial with the link where host.post_ns
+ * overlaps it), each with its bounds. Returns how many (CALIB_NTERMS). */
+#define CALIB_NTERMS 7
 size_t calib_terms(const profile_t *start, calib_param_t out[CALIB_NTERMS]);
+
+/* Start values the single-message figures suggest, written into start (calib/README.md,
+ * "Start values"): a least-squares line latency = a + b x bytes + c x packets (packets of
+ * start's link.mtu_bytes) through obs's CALIB_SINGLE figures gives link.gbps = 8 / b and
+ * link.pkt_ns = c where each is positive, and link.wr_ns = a / 2 (the per-message constant
+ * shared between the link and the rest, split evenly; the streams tell them apart). A
+ * term without support in the figures (fewer than three sizes, a singular system, a
+ * coefficient <= 0 or outside its bounds in params) keeps start's value. Returns how many
+ * start values it set. */
+size_t calib_seed_from_singles(profile_t *start, const calib_param_t *params, size_t np,
+                               const calib_obs_t *obs, size_t nobs);
+
+/* calib_fit_keeping from start, and again from a copy of start that calib_seed_from_singles
+ * moved (when it moved anything); *fitted and *res are those of the fit with the lower RMS
+ * relative error (the first on a tie). The fit is local (Levenberg-Marquardt in log space):
+ * from a start a factor of hundreds away in some term it can settle where one term carries
+ * another's slope, and from the singles' line it can settle where the line's split of the
+ * per-message constant misled it; the two starts cover each other. orig as
+ * calib_fit_keeping's, for both. */
+hs_status_t calib_fit_two_starts(const profile_t *start, const calib_param_t *params,
+                                 size_t np, const calib_obs_t *obs, size_t nobs,
+                                 calib_predict_fn_t predict, void *ctx, const double *orig,
+                                 profile_t **fitted, calib_result_t *res);
 
 /* Held-out error bounds by class (calib/README.md says why): a class fails calibrate (exit
  * 1, naming the term) when the median |relative error| of its held-out figures is over

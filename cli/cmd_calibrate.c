@@ -346,9 +346,10 @@ static hs_status_t run_fit(calib_outcome_t *c)
     if (st != HS_OK || (st = seed_absent(c)) != HS_OK)
         return st;
     /* a parameter the data do not determine keeps the start profile's value (orig: as it
-     * had it before seed_absent), and the others are fitted again without it */
-    st = calib_fit_keeping(c->start, c->params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
-                           calib_predict_replay, eng, orig, &c->fitted, &c->res);
+     * had it before seed_absent), and the others are fitted again without it; from the
+     * start profile and from the singles' line, the better fit kept */
+    st = calib_fit_two_starts(c->start, c->params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
+                              calib_predict_replay, eng, orig, &c->fitted, &c->res);
     if (st != HS_OK)
         return st;
     if (!(c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err))))

@@ -12,7 +12,8 @@ static double msg_link_ns(const profile_t *p, uint64_t size)
     uint64_t mtu = p->link_mtu_bytes > 0 ? (uint64_t)p->link_mtu_bytes : 1;
     double npb = prules_per_byte(p, 8.0 / p->link_gbps, size);
 
-    return (double)size * npb + prules_npkt(mtu, prules_log2_exact(mtu), size) * p->link_pkt_ns;
+    return (double)size * npb + prules_npkt(mtu, prules_log2_exact(mtu), size) * p->link_pkt_ns +
+           p->link_wr_ns;
 }
 
 void model_offered_load(const trace_t *tr, const profile_t *p, model_load_t *out)

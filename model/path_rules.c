@@ -218,6 +218,7 @@ static hs_status_t shared_init(const profile_t *p, uint64_t hint_bytes, prules_t
     r->l1x_ns = prules_l1_extra_ns(p, hint_bytes);
     r->dma_ns = p->link_dma_ns;
     r->pkt_ns = p->link_pkt_ns;
+    r->wr_ns = p->link_wr_ns;
     r->wire2_ns = 2.0 * p->link_base_lat_ns;
     r->ns_per_byte = 8.0 / p->link_gbps;
     r->mtu_bytes = (uint64_t)p->link_mtu_bytes;
@@ -235,6 +236,7 @@ static hs_status_t shared_init(const profile_t *p, uint64_t hint_bytes, prules_t
         {r->post_ns + r->l1x_ns, "a WR's post cost (host.post_ns + the L1 term)"},
         {r->dma_ns, "link.dma_ns"},
         {r->pkt_ns, "link.pkt_ns"},
+        {r->wr_ns, "link.wr_ns"},
         {r->wire2_ns, "2 x link.base_lat_ns"},
         {r->ns_per_byte, "8 / link.gbps (ns per byte)"},
         {r->drain_fixed_ns, "switch.drain_fixed_us in ns"},

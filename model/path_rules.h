@@ -55,7 +55,7 @@ typedef struct {
     uint64_t hysteresis;          /* k >= 1 */
     double post_ns, doorbell_ns;  /* per WR, per chunk */
     double l1x_ns;                /* the L1 term, per WR (prules_l1_extra_ns) */
-    double dma_ns, pkt_ns;        /* payload DMA read, per packet */
+    double dma_ns, pkt_ns, wr_ns; /* payload DMA read; link occupancy per packet, per WR */
     double wire2_ns;              /* data + ack: 2 x link.base_lat_ns */
     double ns_per_byte;           /* 8 / link.gbps */
     uint64_t mtu_bytes;

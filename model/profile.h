@@ -37,6 +37,7 @@ typedef enum {
     X(link_base_lat_ns, "link.base_lat_ns", PROF_REAL, "ns", 1000, "one-way wire + NIC latency for a minimal packet") \
     X(link_dma_ns, "link.dma_ns", PROF_REAL, "ns", 300, "payload DMA read (PCIe round trip) per non-inline message") \
     X(link_pkt_ns, "link.pkt_ns", PROF_REAL, "ns", 20, "per-packet (per MTU) processing overhead") \
+    X(link_wr_ns, "link.wr_ns", PROF_REAL, "ns", 0, "the device's occupancy of the link per WR (its message rate)") \
     X(conn_qps, "conn.qps", PROF_INT, "QPs", 1, "live QPs per path (send-queue footprint is summed over them)") \
     X(ll_depth, "ll.depth", PROF_INT, "WRs", 32, "LL path send-queue depth (max_send_wr)")   \
     X(ll_inline_bytes, "ll.inline_bytes", PROF_INT, "B", 220, "LL path inline limit (max_inline_data)") \

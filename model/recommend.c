@@ -577,7 +577,7 @@ static void path_msg(const profile_t *p, const prules_t *r, int path, uint64_t s
     const prules_path_t *pp = &r->path[path];
     double nwr = (double)prules_nwr(pp->seg_bytes, pp->seg_shift, s);
     double ser = (double)s * prules_per_byte(p, r->ns_per_byte, s) +
-                 prules_npkt(r->mtu_bytes, r->mtu_shift, s) * r->pkt_ns;
+                 prules_npkt(r->mtu_bytes, r->mtu_shift, s) * r->pkt_ns + nwr * r->wr_ns;
     double post_wr = r->post_ns + r->l1x_ns + r->doorbell_ns * ceil(nwr / pp->batch) / nwr;
     double event_wr = pp->event_ns / pp->batch;
     double dma = s <= pp->inline_bytes ? 0 : r->dma_ns;

@@ -249,7 +249,8 @@ static void nic_main(int argc, char **argv)
         size = f->world->args.tr->recs[c->msg].size_bytes;
         spb = prules_per_byte(cfg->p, f->s_per_byte, size);
         wire = (double)c->bytes * spb;
-        ser = wire + prules_npkt(cfg->mtu_bytes, cfg->mtu_shift, c->bytes) * cfg->pkt_s;
+        ser = wire + prules_npkt(cfg->mtu_bytes, cfg->mtu_shift, c->bytes) * cfg->pkt_s +
+              c->nwr * cfg->wr_s;
         start = dmax(c->nic_s, f->link_free_s);
         c->link_wait_s = start - c->nic_s;
         end = start + ser;

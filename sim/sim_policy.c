@@ -33,6 +33,7 @@ hs_status_t sim_cfg_init(const profile_t *p, uint64_t hint_bytes, sim_cfg_t *cfg
     cfg->l1x_s = r.l1x_ns * NS;
     cfg->dma_s = r.dma_ns * NS;
     cfg->pkt_s = r.pkt_ns * NS;
+    cfg->wr_s = r.wr_ns * NS;
     cfg->wire2_s = r.wire2_ns * NS;
     cfg->s_per_byte = r.ns_per_byte * NS;
     cfg->mtu_bytes = r.mtu_bytes;

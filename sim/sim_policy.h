@@ -35,7 +35,7 @@ typedef struct {
     sim_path_cfg_t path[SIM_NPATHS];
     uint64_t hysteresis;
     double post_s, doorbell_s, l1x_s; /* per WR, per chunk, per WR (L1 miss term) */
-    double dma_s, pkt_s, wire2_s;     /* DMA read, per packet, data + ack latency */
+    double dma_s, pkt_s, wr_s, wire2_s; /* DMA read, per packet, per WR, data + ack latency */
     double s_per_byte;                /* 8 / link.gbps, in seconds */
     uint64_t mtu_bytes;
     uint32_t mtu_shift;               /* for prules_npkt */

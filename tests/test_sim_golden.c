@@ -13,6 +13,7 @@
  *   segmentation, chunks, split and fixed costs      segment_split
  *   size factors, packets of a chunk                 size_factors
  *   closed loop, forced close under a timer          closed_timer
+ *   the link's occupancy per WR and per packet       wr_occupancy
  */
 #include <math.h>
 #include <stdio.h>
@@ -169,6 +170,7 @@ GOLDEN(l1_nohint)
 GOLDEN(segment_split)
 GOLDEN(size_factors)
 GOLDEN(closed_timer)
+GOLDEN(wr_occupancy)
 
 int main(void)
 {
@@ -177,7 +179,7 @@ int main(void)
         cmocka_unit_test(test_hysteresis_perturb), cmocka_unit_test(test_timer_event),
         cmocka_unit_test(test_l1_term), cmocka_unit_test(test_l1_nohint),
         cmocka_unit_test(test_segment_split), cmocka_unit_test(test_size_factors),
-        cmocka_unit_test(test_closed_timer),
+        cmocka_unit_test(test_closed_timer), cmocka_unit_test(test_wr_occupancy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

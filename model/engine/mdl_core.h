@@ -235,7 +235,8 @@ static MDL_HOT void mdl_size_fill(mdl_state_t *s, int k, mdl_size_t *z, uint64_t
     z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
     if (z->nwr > pa->batch)
         return; /* segmented: mdl_chunks_plan costs its chunks (ser_ns and the rest unset) */
-    z->ser_ns = (double)(int64_t)size * z->npb_ns + mdl_npkt(s, size) * s->pkt_ns;
+    z->ser_ns = (double)(int64_t)size * z->npb_ns + mdl_npkt(s, size) * s->pkt_ns +
+                (double)z->nwr * s->wr_ns;
     mdl_cost_t c;
     mdl_chunk_cost(s, z->ser_ns, z->nwr, &c);
     z->post_ns = c.post_ns;
@@ -317,14 +318,17 @@ static MDL_HOT void mdl_chunks_plan(mdl_state_t *s, mdl_seg_t *g)
 
     if (fc->npb_ns != g->z->npb_ns) {
         fc->npb_ns = g->z->npb_ns;
-        mdl_chunk_cost(s, (double)full_bytes * g->z->npb_ns + mdl_npkt(s, full_bytes) * s->pkt_ns,
+        mdl_chunk_cost(s, (double)full_bytes * g->z->npb_ns + mdl_npkt(s, full_bytes) * s->pkt_ns +
+                              (double)pa->batch * s->wr_ns,
                        pa->batch, &fc->cost);
     }
     g->full = &fc->cost;
     g->nfull = nfull;
     uint64_t lb = g->m.size - nfull * full_bytes;
-    mdl_chunk_cost(s, (double)(int64_t)lb * g->z->npb_ns + mdl_npkt(s, lb) * s->pkt_ns,
-                   (uint32_t)(nwr - nfull * pa->batch), &g->last);
+    uint32_t last_nwr = (uint32_t)(nwr - nfull * pa->batch);
+    mdl_chunk_cost(s, (double)(int64_t)lb * g->z->npb_ns + mdl_npkt(s, lb) * s->pkt_ns +
+                          (double)last_nwr * s->wr_ns,
+                   last_nwr, &g->last);
 }
 
 #endif

@@ -58,6 +58,7 @@ static void shared_init(mdl_state_t *s, const prules_t *r)
     s->mtu = r->mtu_bytes;
     s->mtu_shift = r->mtu_shift;
     s->pkt_ns = r->pkt_ns;
+    s->wr_ns = r->wr_ns;
     s->dma_ns = r->dma_ns;
     s->wire2_ns = r->wire2_ns;
     s->post_ns = r->post_ns;

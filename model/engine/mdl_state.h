@@ -182,7 +182,7 @@ typedef struct {
     prules_router_t route;  /* the current path and the hysteresis run (path_rules.h) */
     int prev_path;
     double cpu_free_ns, link_free_ns;
-    double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
+    double ns_per_byte, pkt_ns, wr_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
     uint64_t mtu;
     double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
     double t_last_done_ns, sum_lat_ns;
