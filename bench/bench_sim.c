@@ -13,7 +13,7 @@
 
 #include "common/hs_host.h"
 #include "common/hs_util.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "sim/sim.h"
 #include "sim/sim_platform.h"
 

@@ -24,7 +24,7 @@
 #include "common/hs_util.h"
 #include "model/model.h"
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "sweep/sweep_eval_cuda.h"
 
 #define GOAL_GEVALS 10.0

@@ -17,7 +17,7 @@
 
 #include "common/hs_status.h"
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "traces/trace.h"
 
 /* What kind of traffic a figure comes from: the held-out error is reported per class. */

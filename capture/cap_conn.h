@@ -20,7 +20,7 @@
 
 #include "capture/cap_path.h"
 #include "capture/cap_proto.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 typedef enum { CAP_ROLE_LOOP = 0, CAP_ROLE_SERVER = 1, CAP_ROLE_CLIENT = 2 } cap_role_t;
 

@@ -17,7 +17,7 @@
 
 #include "capture/cap_conn.h"
 #include "common/hs_opt.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 typedef struct {
     const char *device;

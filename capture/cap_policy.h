@@ -14,7 +14,7 @@
 
 #include "common/hs_status.h"
 #include "model/path_rules.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 typedef enum { CAP_PATH_LL = 0, CAP_PATH_BW = 1, CAP_NPATHS = 2 } cap_path_id_t;
 

@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 struct list_opts {
     int json;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "common/hs_status.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 enum { PRULES_LL = 0, PRULES_BW = 1, PRULES_NPATHS = 2 };
 

@@ -14,7 +14,7 @@
 #include "common/hs_field.h"
 #include "common/hs_progress.h"
 #include "common/hs_status.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "traces/trace.h"
 
 typedef enum {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "traces/trace.h"
 
 /* Where a figure's numbers come from; every figure and table says which. */

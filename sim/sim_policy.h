@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "model/path_rules.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 enum { SIM_LL = PRULES_LL, SIM_BW = PRULES_BW, SIM_NPATHS = PRULES_NPATHS };
 

@@ -17,7 +17,7 @@ extern "C" {
 #include "common/hs_status.h"
 #include "model/path_rules.h"
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "traces/trace.h"
 }
 #include "sweep/sweep_eval_cuda.h"

@@ -20,7 +20,7 @@
 
 #include "common/hs_status.h"
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "sweep/sweep_eval.h"
 #include "sweep/sweep_grid.h"
 #include "traces/trace.h"

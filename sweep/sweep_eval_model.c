@@ -14,7 +14,7 @@
 
 #include "model/model.h"
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "model/recommend.h"
 #include "sim/sim.h"
 #include "traces/trace.h"

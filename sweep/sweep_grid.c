@@ -1,7 +1,7 @@
 /* sweep_grid.c - parse and check a grid file (format in sweep/GRID.md), expand it into points.
  *
  * Everything the user can get wrong is checked here, before any point runs: unknown
- * top-level keys, unknown profile parameters (the PROFILE_PARAMS table of model/profile.h
+ * top-level keys, unknown profile parameters (the PROFILE_PARAMS table of model/profile/profile.h
  * is the list of valid keys), values that do not parse, empty axes, duplicate values,
  * missing trace or profile files. Each error names the grid file and the entry.
  */
@@ -18,7 +18,7 @@
 #include "common/hs_json.h"
 #include "common/hs_util.h"
 #include "model/objective.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 #define SWEEP_MAX_TEXT 128
 

@@ -7,7 +7,7 @@
 
 #include "common/hs_util.h"
 #include "model/objective.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "model/recommend.h"
 #include "plots/report_html.h"
 #include "sweep/sweep_out.h"

@@ -15,7 +15,7 @@
 
 #include "common/hs_util.h"
 #include "model/path_rules.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "tests/hs_test.h"
 
 #define HANG_S 60

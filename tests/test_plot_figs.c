@@ -8,7 +8,7 @@
 
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "plots/plot_figs.h"
 #include "sim/sim.h"
 #include "plots/plot_gnuplot.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/hs_util.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "tests/hs_test.h"
 
 static void test_builtins(void **state)

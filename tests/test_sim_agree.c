@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "model/recommend.h"
 #include "sim/sim.h"
 #include "tests/hs_test.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "sim/sim.h"
 #include "tests/hs_test.h"
 

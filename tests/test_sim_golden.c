@@ -22,7 +22,7 @@
 
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "sim/sim.h"
 #include "tests/hs_test.h"
 

@@ -9,7 +9,7 @@
 
 #include "common/hs_json.h"
 #include "common/hs_util.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "tests/hs_test.h"
 #include "traces/trace_format.h"
 

@@ -1,6 +1,6 @@
 /* profile.c - profiles: the parameter table, built-ins, JSON files, overrides, validation,
  * hashing. The JSON format is documented in model/MODEL.md section 9. */
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 
 #include "common/hs_util.h"
 #include "model/path_rules.h"
-#include "model/profile_builtin.h"
+#include "model/profile/profile_builtin.h"
 
 static const prof_param_info_t g_params[PROF_NPARAMS] = {
 #define X(field, key, kind, unit, def, doc) {key, kind, unit, def, doc, offsetof(profile_t, field)},
@@ -67,7 +67,7 @@ const char *profile_builtin_summary(const char *name)
 
 const char *profile_source(const profile_t *p, prof_param_id_t id)
 {
-    return p->src[id] ? p->src[id] : "default of model/profile.h (generic RoCE host)";
+    return p->src[id] ? p->src[id] : "default of model/profile/profile.h (generic RoCE host)";
 }
 
 void profile_free(profile_t *p)

@@ -3,7 +3,7 @@
  *
  * Each value cites the passage of seeds/FACTS.md it comes from, or says "fitted" and to
  * which figure; the notes say where the documents cannot all hold in one profile. */
-#include "model/profile_builtin.h"
+#include "model/profile/profile_builtin.h"
 
 #include <stdint.h>
 
@@ -76,9 +76,9 @@ static const prof_builtin_val_t g_seed000_vals[] = {
 
 static const prof_builtin_t g_generic = {
     "generic",
-    "a generic 100 Gb/s RoCE host (defaults of model/profile.h, no measurement behind them)",
+    "a generic 100 Gb/s RoCE host (defaults of model/profile/profile.h, no measurement behind them)",
     "Defaults only: use a seed profile or `hintsim calibrate` for figures that mean anything.",
-    "default of model/profile.h (generic RoCE host)",
+    "default of model/profile/profile.h (generic RoCE host)",
     NULL, NULL, 0,
 };
 

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 typedef struct {
     const char *key;

@@ -8,8 +8,8 @@
 
 #include "common/hs_json.h"
 #include "common/hs_util.h"
-#include "model/profile.h"
-#include "model/profile_builtin.h"
+#include "model/profile/profile.h"
+#include "model/profile/profile_builtin.h"
 
 static hs_status_t parse_param(const char *path, profile_t *p, const cJSON *item)
 {

@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/hs_status.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

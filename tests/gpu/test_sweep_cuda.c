@@ -21,7 +21,7 @@
 #include "model/model.h"
 #include "model/path_rules.h"
 #include "model/predict.h"
-#include "model/profile.h"
+#include "model/profile/profile.h"
 #include "sweep/sweep_eval_cuda.h"
 
 #define NPOINTS 256
