@@ -1,13 +1,7 @@
-/* cmd_calibrate.c - `hintsim calibrate`: measure a live device and fit a profile to it.
- *
- * Replays synthetic traces through validate's own live replay (calib/calib_run.h: single
- * messages, streams at several depths and sizes, forced switches, a mixed replay), fits
- * the profile's link and path costs by least squares on relative error with the model
- * engine replaying each trace as it was replayed (calib/calib_fit.h), sets the switch drain
- * from the measured forced switches, checks the fitted profile on the held-out figures per
- * class (single, stream, mixed) against documented bounds (exit 1 naming the term when one
- * is over), and writes the profile JSON with a "meta" block recording device, firmware,
- * host, peer (the --server end; null in loopback), date and every figure.
+/* cmd_calibrate.c - `hintsim calibrate`: parse, calibrate one device (calib_calibrate,
+ * calib/calib_job.h: measure, fit, check on held-out figures, write the profile) or serve
+ * the other end (calib_serve), and print what was fitted and how well; exit 1 naming the
+ * term when a held-out class is over its bound.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -17,14 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "calib/calib_forward.h"
-#include "calib/calib_run.h"
+#include "calib/calib_job.h"
 #include "capture/cap_bench.h"
-#include "capture/cap_policy.h"
 #include "cli/cli.h"
-#include "common/hs_progress.h"
 #include "common/hs_util.h"
-#include "model/model.h"
 
 struct calib_opts {
     const char *device;
@@ -122,255 +112,6 @@ static const hs_cmd_spec_t g_calib_spec = {
     "Exit 3: no such device.",
 };
 
-#define NFIT_PARAMS CALIB_NTERMS
-
-typedef struct {
-    calib_param_t params[NFIT_PARAMS];
-    calib_result_t res;
-    double held_median, *held_err, *fit_err;
-    calib_held_class_t cls[CALIB_NCLASSES];
-    size_t nover;
-    profile_t *start, *fitted;
-    calib_meas_t meas;
-    char date[32];
-    char eff_changes[512]; /* what apply_effective moved, "key old->new; ..." */
-    uint64_t seed;
-} calib_outcome_t;
-
-static double pval(const profile_t *p, const char *key)
-{
-    return *(const double *)((const char *)p + profile_param_find(key)->offset);
-}
-
-static cJSON *params_json(const calib_outcome_t *c)
-{
-    cJSON *arr = cJSON_CreateArray();
-
-    for (size_t j = 0; j < NFIT_PARAMS; j++) {
-        const prof_param_info_t *pi = profile_param_find(c->params[j].key);
-        cJSON *p = cJSON_CreateObject();
-        cJSON_AddStringToObject(p, "key", c->params[j].key);
-        cJSON_AddNumberToObject(p, "start", pval(c->start, c->params[j].key));
-        cJSON_AddNumberToObject(p, "value", pval(c->fitted, c->params[j].key));
-        cJSON_AddStringToObject(p, "unit", pi->unit);
-        cJSON_AddBoolToObject(p, "determined", c->res.determined[j]);
-        cJSON_AddBoolToObject(p, "fitted", !calib_param_kept(&c->res, j)); /* else start's */
-        if (isfinite(c->res.stderr_rel[j]))
-            cJSON_AddNumberToObject(p, "stderr_pct", 100 * c->res.stderr_rel[j]);
-        cJSON_AddNumberToObject(p, "residual_pct", 100 * c->res.resid_rel[j]);
-        cJSON_AddItemToArray(arr, p);
-    }
-    return arr;
-}
-
-/* One entry per measured figure: what was measured, what the fitted profile predicts. */
-static cJSON *obs_json(const calib_obs_t *obs, const double *err, size_t n)
-{
-    cJSON *arr = cJSON_CreateArray();
-
-    for (size_t i = 0; err && i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "class", calib_class_name(obs[i].cls));
-        cJSON_AddStringToObject(o, "group", obs[i].group);
-        cJSON_AddNumberToObject(o, "size_bytes", (double)obs[i].size_bytes);
-        cJSON_AddNumberToObject(o, "hint", (double)obs[i].hint_bytes);
-        if (obs[i].depth)
-            cJSON_AddNumberToObject(o, "depth", (double)obs[i].depth);
-        cJSON_AddStringToObject(o, "mode", obs[i].mode == PRED_CLOSED ? "closed" : "open");
-        cJSON_AddNumberToObject(o, "messages", obs[i].trace ? (double)obs[i].trace->n : 0);
-        cJSON_AddNumberToObject(o, "measured_us", obs[i].meas_us);
-        cJSON_AddNumberToObject(o, "predicted_us", obs[i].meas_us * (1 + err[i]));
-        cJSON_AddNumberToObject(o, "error_pct", 100 * err[i]);
-        cJSON_AddNumberToObject(o, "noise_pct", 100 * obs[i].noise_rel);
-        cJSON_AddItemToArray(arr, o);
-    }
-    return arr;
-}
-
-static cJSON *classes_json(const calib_outcome_t *c)
-{
-    cJSON *j = cJSON_CreateObject();
-
-    for (int k = 0; k < CALIB_NCLASSES; k++) {
-        const calib_held_class_t *h = &c->cls[k];
-        cJSON *o = cJSON_AddObjectToObject(j, calib_class_name((calib_class_t)k));
-        cJSON_AddNumberToObject(o, "observations", (double)h->n);
-        if (h->n)
-            cJSON_AddNumberToObject(o, "median_error_pct", 100 * h->median_abs_rel);
-        cJSON_AddNumberToObject(o, "noise_pct", 100 * h->noise_rel);
-        cJSON_AddNumberToObject(o, "bound_pct", 100 * h->bound);
-        cJSON_AddBoolToObject(o, "over", h->over);
-        if (h->term >= 0)
-            cJSON_AddStringToObject(o, "term", c->params[h->term].key);
-        else
-            cJSON_AddNullToObject(o, "term");
-        cJSON_AddNumberToObject(o, "term_share_pct", 100 * h->term_share);
-    }
-    return j;
-}
-
-static cJSON *outcome_json(const calib_outcome_t *c)
-{
-    cJSON *j = cJSON_CreateObject(), *fit, *held, *sw, *ov;
-
-    cJSON_AddStringToObject(j, "device", c->meas.device);
-    cJSON_AddStringToObject(j, "firmware", c->meas.firmware);
-    cJSON_AddStringToObject(j, "host", c->meas.host);
-    if (c->meas.peer[0])
-        cJSON_AddStringToObject(j, "peer", c->meas.peer);
-    else
-        cJSON_AddNullToObject(j, "peer");
-    cJSON_AddStringToObject(j, "date", c->date);
-    cJSON_AddStringToObject(j, "tool", "hintsim calibrate " HINTSIM_VERSION);
-    cJSON_AddStringToObject(j, "engine", model_engine_ops.name);
-    cJSON_AddStringToObject(j, "replay", "cap_replay_run (validate's live replay)");
-    cJSON_AddStringToObject(j, "start_profile", c->start->name);
-    cJSON_AddItemToObject(j, "params", params_json(c));
-    fit = cJSON_AddObjectToObject(j, "fit");
-    cJSON_AddNumberToObject(fit, "observations", (double)c->res.nobs);
-    cJSON_AddNumberToObject(fit, "iterations", c->res.iters);
-    cJSON_AddNumberToObject(fit, "rms_error_pct", 100 * c->res.rms_rel);
-    cJSON_AddNumberToObject(fit, "median_error_pct", 100 * c->res.median_abs_rel);
-    cJSON_AddNumberToObject(fit, "stream_gbps_best", c->meas.stream_gbps);
-    cJSON_AddItemToObject(fit, "figures", obs_json(c->meas.fit, c->fit_err, c->meas.nfit));
-    held = cJSON_AddObjectToObject(j, "holdout");
-    cJSON_AddNumberToObject(held, "observations", (double)c->meas.nheld);
-    if (c->meas.nheld)
-        cJSON_AddNumberToObject(held, "median_error_pct", 100 * c->held_median);
-    cJSON_AddNumberToObject(held, "mixed_seed", (double)c->seed);
-    cJSON_AddNumberToObject(held, "mixed_gap_us", c->meas.mixed_gap_us);
-    cJSON_AddBoolToObject(held, "ok", c->nover == 0);
-    cJSON_AddItemToObject(held, "classes", classes_json(c));
-    cJSON_AddItemToObject(held, "figures", obs_json(c->meas.held, c->held_err, c->meas.nheld));
-    ov = cJSON_AddObjectToObject(j, "replay_overhead");
-    for (int k = 0; k < CALIB_NCLASSES; k++)
-        if (c->meas.overhead[k].posts)
-            cJSON_AddItemToObject(ov, calib_class_name((calib_class_t)k),
-                                  cap_replay_overhead_json(&c->meas.overhead[k]));
-    sw = cJSON_AddObjectToObject(j, "switch");
-    cJSON_AddNumberToObject(sw, "switches", (double)c->meas.nswitches);
-    cJSON_AddNumberToObject(sw, "drain_us_median", c->meas.drain_us_median);
-    cJSON_AddNumberToObject(sw, "drain_us_mad", c->meas.drain_us_mad);
-    return j;
-}
-
-static hs_status_t write_profile(const char *path, calib_outcome_t *c)
-{
-    cJSON *root = profile_to_json(c->fitted), *meta;
-    char *text;
-    hs_status_t st;
-
-    if (!root)
-        return HS_ERR_NOMEM;
-    meta = cJSON_AddObjectToObject(root, "meta");
-    cJSON_AddItemToObject(meta, "calibration", outcome_json(c));
-    text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return HS_ERR_NOMEM;
-    st = hs_write_file_atomic(path, text);
-    free(text);
-    return st;
-}
-
-/* Name, notes and the drain measured directly from the forced switches. */
-static hs_status_t finish_profile(calib_outcome_t *c)
-{
-    char notes[1024], src[160];
-    profile_t *p = c->fitted;
-
-    snprintf(p->name, sizeof(p->name), "calibrated-%.48s", c->meas.device);
-    snprintf(notes, sizeof(notes), "Fitted by hintsim calibrate %s on device %s (firmware %s) "
-             "at host %s, %s%s, %s, from profile %s, with validate's live replay: fit median "
-             "error %.1f%% over %zu figures; held-out median error single %.1f%% (%zu), "
-             "stream %.1f%% (%zu), mixed %.1f%% (%zu)%s.", HINTSIM_VERSION, c->meas.device,
-             c->meas.firmware[0] ? c->meas.firmware : "unknown", c->meas.host,
-             c->meas.peer[0] ? "against the server at " : "both ends in this process (loopback)",
-             c->meas.peer, c->date, c->start->name, 100 * c->res.median_abs_rel, c->res.nobs,
-             100 * c->cls[CALIB_SINGLE].median_abs_rel, c->cls[CALIB_SINGLE].n,
-             100 * c->cls[CALIB_STREAM].median_abs_rel, c->cls[CALIB_STREAM].n,
-             100 * c->cls[CALIB_MIXED].median_abs_rel, c->cls[CALIB_MIXED].n,
-             c->nover ? "; OVER a held-out bound: do not trust it (calib/README.md)" : "");
-    free(p->notes);
-    p->notes = strdup(notes);
-    if (!p->notes)
-        return HS_ERR_NOMEM;
-    if (c->meas.nswitches == 0 || !(c->meas.drain_us_median > 0))
-        return HS_OK;
-    snprintf(src, sizeof(src), "calibrate: measured, median over replays of %zu forced "
-             "switches (MAD %.2f us)", c->meas.nswitches, c->meas.drain_us_mad);
-    return profile_set_value(p, "switch.drain_fixed_us", c->meas.drain_us_median, src);
-}
-
-/* The fit predicts what the replays ran: the paths as the device applied the profile
- * (signalling without moderation, no timer, the QP's MTU), as validate predicts them. */
-static hs_status_t apply_effective(calib_outcome_t *c)
-{
-    hs_status_t st = HS_OK;
-
-    if (c->meas.have_cfg)
-        st = cap_profile_effective(c->start, c->meas.cfg, c->eff_changes,
-                                   sizeof(c->eff_changes));
-    return st;
-}
-
-/* The fit moves parameters in log space by relative steps: a cost that starts at 0 (absent
- * from the start profile) would start at its lower bound, where no step changes any figure.
- * Such a parameter starts at the geometric middle of its bounds instead. */
-static hs_status_t seed_absent(calib_outcome_t *c)
-{
-    hs_status_t st;
-
-    for (size_t j = 0; j < NFIT_PARAMS; j++) {
-        if (pval(c->start, c->params[j].key) > 0)
-            continue;
-        st = profile_set_value(c->start, c->params[j].key,
-                               sqrt(c->params[j].lo * c->params[j].hi),
-                               "calibrate: fit start (absent from the start profile)");
-        if (st != HS_OK)
-            return st;
-    }
-    return HS_OK;
-}
-
-static hs_status_t run_fit(calib_outcome_t *c)
-{
-    void *eng = (void *)&model_engine_ops;
-    double orig[NFIT_PARAMS];
-    hs_status_t st = apply_effective(c);
-
-    calib_terms(c->start, c->params);
-    for (size_t j = 0; j < NFIT_PARAMS; j++)
-        orig[j] = pval(c->start, c->params[j].key);
-    /* what is allocated here is c's, released by outcome_release: nothing to undo */
-    if (st != HS_OK || (st = seed_absent(c)) != HS_OK)
-        return st;
-    /* a parameter the data do not determine keeps the start profile's value (orig: as it
-     * had it before seed_absent), and the others are fitted again without it; from the
-     * start profile and from the singles' line, the better fit kept */
-    st = calib_fit_two_starts(c->start, c->params, NFIT_PARAMS, c->meas.fit, c->meas.nfit,
-                              calib_predict_replay, eng, orig, &c->fitted, &c->res);
-    if (st != HS_OK)
-        return st;
-    if (!(c->fit_err = calloc(c->meas.nfit, sizeof(*c->fit_err))))
-        return HS_ERR_NOMEM;
-    st = calib_errors(c->fitted, c->meas.fit, c->meas.nfit, calib_predict_replay, eng,
-                      c->fit_err, NULL);
-    if (st != HS_OK)
-        return st;
-    if (c->meas.nheld) {
-        if (!(c->held_err = calloc(c->meas.nheld, sizeof(*c->held_err))))
-            return HS_ERR_NOMEM;
-        st = calib_errors(c->fitted, c->meas.held, c->meas.nheld, calib_predict_replay, eng,
-                          c->held_err, &c->held_median);
-        if (st != HS_OK)
-            return st;
-    }
-    st = calib_held_check(c->fitted, c->params, NFIT_PARAMS, c->meas.held, c->held_err,
-                          c->meas.nheld, calib_predict_replay, eng, c->cls, &c->nover);
-    return st != HS_OK ? st : finish_profile(c);
-}
-
 /* Each figure, measured against what the fitted profile predicts. */
 static void print_figures(const char *what, const calib_obs_t *obs, const double *err,
                           size_t n, FILE *fp)
@@ -393,10 +134,11 @@ static void print_params(const calib_outcome_t *c, FILE *fp)
 {
     fprintf(fp, "  %-21s %12s %12s %-5s %9s %9s\n", "parameter", "start", "fitted", "unit",
             "std err", "residual");
-    for (size_t j = 0; j < NFIT_PARAMS; j++) {
+    for (size_t j = 0; j < CALIB_NTERMS; j++) {
         const prof_param_info_t *pi = profile_param_find(c->params[j].key);
         fprintf(fp, "  %-21s %12.4g %12.4g %-5s ", c->params[j].key,
-                pval(c->start, c->params[j].key), pval(c->fitted, c->params[j].key), pi->unit);
+                calib_param_value(c->start, c->params[j].key),
+                calib_param_value(c->fitted, c->params[j].key), pi->unit);
         if (!c->res.determined[j])
             fprintf(fp, "%9s %9s\n", "-", "(no data)");
         else if (!(c->res.stderr_rel[j] <= CALIB_STDERR_MAX_REL)) /* the data cannot */
@@ -527,40 +269,6 @@ static int check_list(const char *what, const char *opt, const char *hopt, const
     return 0;
 }
 
-static hs_status_t calibrate(const struct calib_opts *a, const calib_run_opts_t *o,
-                             calib_outcome_t *c)
-{
-    hs_progress_t pb;
-    struct tm tm;
-    time_t now = time(NULL);
-    hs_status_t st = profile_load(a->profile, &c->start);
-
-    if (st != HS_OK)
-        return st;
-    for (size_t i = 0; i < a->set.n; i++)
-        if ((st = profile_set(c->start, a->set.v[i])) != HS_OK)
-            return st;
-    c->seed = o->seed;
-    strftime(c->date, sizeof(c->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    hs_progress_start(&pb, "calibrate", calib_run_steps(o) + 1);
-    if ((st = calib_measure(o, &pb, &c->meas)) != HS_OK)
-        goto finish_bar;
-    st = run_fit(c);
-finish_bar:
-    hs_progress_update(&pb, calib_run_steps(o) + 1);
-    hs_progress_finish(&pb);
-    return st != HS_OK ? st : write_profile(a->out, c);
-}
-
-static void outcome_release(calib_outcome_t *c)
-{
-    calib_meas_release(&c->meas);
-    profile_free(c->start);
-    profile_free(c->fitted);
-    free(c->held_err);
-    free(c->fit_err);
-}
-
 typedef struct {
     uint64_t *sizes, *held, *ssizes, *sheld, *depths, *dheld;
 } calib_lists_t;
@@ -619,7 +327,7 @@ static void lists_free(calib_lists_t *l)
 
 static void print_json(const calib_outcome_t *c, const char *out)
 {
-    cJSON *j = outcome_json(c);
+    cJSON *j = calib_outcome_json(c);
     char *txt;
 
     cJSON_AddStringToObject(j, "profile", out);
@@ -657,7 +365,7 @@ int cmd_calibrate(int argc, char **argv)
     o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
                                a.timeout_s, "host", a.profile, &a.set,
                                a.bind, a.token};
-    st = a.server ? calib_serve(&o) : calibrate(&a, &o, &c);
+    st = a.server ? calib_serve(&o) : calib_calibrate(&o, a.profile, &a.set, a.out, &c);
     if ((rc = hs_status_exit_code(st)) != 0 || a.server)
         goto out;
     if (a.json)
@@ -669,7 +377,7 @@ int cmd_calibrate(int argc, char **argv)
         rc = 1;
     }
 out:
-    outcome_release(&c);
+    calib_outcome_release(&c);
     lists_free(&lists);
     hs_opt_free(&g_calib_spec, &a, pos);
     return rc;
