@@ -64,10 +64,11 @@ typedef struct {
     uint32_t cold; /* the message is flagged cold-start */
 } dmember_t;
 
+/* A path's state; its constants stay in the replay's parameters (c), read where used, so
+ * that the registers hold the state (a copy of every constant spilled: measured, ncu). */
 typedef struct {
-    uint32_t window, batch, seg_shift, mask;
-    uint64_t seg_bytes, inline_bytes;
-    double period_ns, event_ns, fixed_ns, split_ns;
+    const prules_path_t *c;
+    uint32_t mask;
     dbatch_t *ring;
     uint32_t head, count, used, open_n, nmem;
     double head_r_ns, h1_ns, timer_close_ns, timer_r_ns, last_r_ns;
@@ -82,12 +83,11 @@ typedef struct {
 typedef struct {
     dpath_t path[2];
     const profile_t *prof;
+    const prules_t *R;      /* the shared constants, read where used (as dpath_t.c) */
     size_t nfactors;
-    uint64_t hint, mtu;
-    uint32_t mtu_shift;
+    uint64_t hint;
     double cpu_free_ns, link_free_ns;
-    double ns_per_byte, pkt_ns, dma_ns, wire2_ns, post_ns, doorbell_ns, l1x_ns;
-    double drain_fixed_ns, pert_window_ns, pert_factor, pert_from_ns, pert_until_ns;
+    double pert_from_ns, pert_until_ns;
     double t_last_done_ns, sum_lat_ns, drain_us_total;
     double queue, drain, coalesce, l1;
     unsigned long long switches, stalls;
@@ -108,7 +108,7 @@ __device__ __forceinline__ static void ring_push(dpath_t *pa, double close_ns, u
     b->close_ns = close_ns;
     b->nwr = nwr;
     if (pa->count++ == 0)
-        pa->head_r_ns = close_ns + pa->event_ns;
+        pa->head_r_ns = close_ns + pa->c->event_ns;
 }
 
 __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, double r_ns)
@@ -136,7 +136,7 @@ __device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, 
 template <int K>
 __device__ __forceinline__ static void batch_report(dstate_t *s, dpath_t *pa, double close_ns, int queued)
 {
-    double r_ns = close_ns + pa->event_ns;
+    double r_ns = close_ns + pa->c->event_ns;
 
     for (uint32_t j = 0; j < pa->nmem; j++) {
         const dmember_t m = pa->mem[j];
@@ -164,18 +164,18 @@ template <int K>
 __device__ __forceinline__ static void batch_force_close(dstate_t *s, dpath_t *pa)
 {
     if (pa->open_n)
-        batch_close<K>(s, pa, pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
+        batch_close<K>(s, pa, pa->c->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
 }
 
 __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 {
     const dbatch_t b = pa->ring[pa->head];
-    double r_ns = b.close_ns + pa->event_ns;
+    double r_ns = b.close_ns + pa->c->event_ns;
 
-    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + pa->event_ns;
+    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + pa->c->event_ns;
     pa->used -= b.nwr;
     pa->head = (pa->head + 1) & pa->mask;
-    double next_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
+    double next_r_ns = pa->ring[pa->head].close_ns + pa->c->event_ns;
     pa->head_r_ns = --pa->count ? next_r_ns : HUGE_VAL;
     return r_ns;
 }
@@ -183,14 +183,14 @@ __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 template <int K>
 __device__ __forceinline__ static double batch_close_pop(dstate_t *s, dpath_t *pa)
 {
-    double c = pa->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
+    double c = pa->c->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
     uint32_t n = pa->open_n;
 
     batch_report<K>(s, pa, c, 0);
-    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->event_ns;
+    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->c->event_ns;
     pa->used -= n;
     pa->head = (pa->head + 1) & pa->mask;
-    return c + pa->event_ns;
+    return c + pa->c->event_ns;
 }
 
 template <int K>
@@ -206,9 +206,9 @@ __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint3
     if (hw_ns > pa->timer_close_ns)
         batch_close<K>(s, pa, pa->timer_close_ns);
     if (pa->open_n == 0) {
-        if (pa->period_ns > 0) {
-            pa->timer_close_ns = hw_ns + pa->period_ns;
-            pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
+        if (pa->c->period_ns > 0) {
+            pa->timer_close_ns = hw_ns + pa->c->period_ns;
+            pa->timer_r_ns = pa->timer_close_ns + pa->c->event_ns;
         }
         pa->h1_ns = hw_ns;
     } else if (hw_ns > pa->h1_ns) {
@@ -217,7 +217,7 @@ __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint3
     pa->open_n += nwr;
     if (is_last)
         pa->mem[pa->nmem++] = dmember_t{tref_ns, hw_ns, cold};
-    if (pa->open_n >= pa->batch)
+    if (pa->open_n >= pa->c->batch)
         batch_close<K>(s, pa, pa->h1_ns);
 }
 
@@ -242,7 +242,7 @@ __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa,
     reap_due<K>(s, pa, t_ns);
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
-    while (pa->used + nwr > pa->window) {
+    while (pa->used + nwr > pa->c->window) {
         double r_ns = slot_pop<K>(s, pa);
         if (r_ns > t_ns) {
             t_ns = r_ns;
@@ -260,7 +260,7 @@ __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa,
 __device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_ns, uint32_t c, dcost_t *cc)
 {
     cc->nwr = c;
-    cc->post_ns = c * (s->post_ns + s->l1x_ns) + s->doorbell_ns;
+    cc->post_ns = c * (s->R->post_ns + s->R->l1x_ns) + s->R->doorbell_ns;
     cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
     cc->ser_ns = ser_ns;
     cc->ser_share_ns = c == 1 ? ser_ns : ser_ns / c; /* x / 1 is x: no double division */
@@ -279,11 +279,11 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + lat + pa->fixed_ns;
+    double hw = end + lat + pa->c->fixed_ns;
     if (split != 0)
         hw += split;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
-        double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
+        double extra = (s->R->perturb_factor - 1) * (hw - t_post - (start - nic));
         hw += extra;
         s->drain += extra;
     }
@@ -309,7 +309,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                                     uint32_t cold)
 {
     dpath_t *pa = &s->path[K];
-    double npb = s->ns_per_byte, lat = s->wire2_ns;
+    double npb = s->R->ns_per_byte, lat = s->R->wire2_ns;
     int stalled = 0;
     double t_post;
 
@@ -317,41 +317,48 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
         npb = prules_per_byte(s->prof, npb, size);
         lat *= prules_lat_factor(s->prof, size);
     }
-    uint64_t nwr = prules_nwr(pa->seg_bytes, pa->seg_shift, size);
-    double dma = size <= pa->inline_bytes ? 0 : s->dma_ns;
-    if (nwr <= pa->batch) {
+    uint64_t nwr = prules_nwr(pa->c->seg_bytes, pa->c->seg_shift, size);
+    double dma = size <= pa->c->inline_bytes ? 0 : s->R->dma_ns;
+    if (nwr <= pa->c->batch) {
         dcost_t cc;
-        chunk_cost(s, (double)(int64_t)size * npb + prules_npkt(s->mtu, s->mtu_shift, size) *
-                          s->pkt_ns, (uint32_t)nwr, &cc);
-        s->l1 += (double)nwr * s->l1x_ns;
+        chunk_cost(s, (double)(int64_t)size * npb +
+                          prules_npkt(s->R->mtu_bytes, s->R->mtu_shift, size) * s->R->pkt_ns +
+                          (double)(uint32_t)nwr * s->R->wr_ns,
+                   (uint32_t)nwr, &cc);
+        s->l1 += (double)nwr * s->R->l1x_ns;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? pa->split_ns : 0, t0, 1, tref_ns, cold,
+        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? pa->c->split_ns : 0, t0, 1, tref_ns, cold,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
         return;
     }
-    s->l1 += (double)(int64_t)nwr * s->l1x_ns;
+    s->l1 += (double)(int64_t)nwr * s->R->l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     reap_due<K>(s, pa, t0);
-    uint64_t full_bytes = (uint64_t)pa->batch * pa->seg_bytes;
-    uint64_t nfull = (nwr - 1) / pa->batch;
+    uint64_t full_bytes = (uint64_t)pa->c->batch * pa->c->seg_bytes;
+    uint64_t nfull = (nwr - 1) / pa->c->batch;
     dcost_t full, last;
-    chunk_cost(s, (double)full_bytes * npb + prules_npkt(s->mtu, s->mtu_shift, full_bytes) *
-                      s->pkt_ns, pa->batch, &full);
+    chunk_cost(s, (double)full_bytes * npb +
+                      prules_npkt(s->R->mtu_bytes, s->R->mtu_shift, full_bytes) * s->R->pkt_ns +
+                      (double)pa->c->batch * s->R->wr_ns,
+               pa->c->batch, &full);
     uint64_t lb = size - nfull * full_bytes;
-    chunk_cost(s, (double)(int64_t)lb * npb + prules_npkt(s->mtu, s->mtu_shift, lb) * s->pkt_ns,
-               (uint32_t)(nwr - nfull * pa->batch), &last);
+    uint32_t last_nwr = (uint32_t)(nwr - nfull * pa->c->batch);
+    chunk_cost(s, (double)(int64_t)lb * npb +
+                      prules_npkt(s->R->mtu_bytes, s->R->mtu_shift, lb) * s->R->pkt_ns +
+                      (double)last_nwr * s->R->wr_ns,
+               last_nwr, &last);
     chunk_step<K>(s, pa, &full, dma, lat, 0, t0, 0, tref_ns, cold, &stalled, &t_post);
     s->queue += t_post - t0;
-    nwr -= pa->batch;
-    while (nwr > pa->batch) {
+    nwr -= pa->c->batch;
+    while (nwr > pa->c->batch) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
         chunk_step<K>(s, pa, &full, dma, lat, 0, t_ch, 0, tref_ns, cold, &stalled, &t_post);
-        nwr -= pa->batch;
+        nwr -= pa->c->batch;
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K>(s, pa, &last, dma, lat, pa->split_ns, t_ch, 1, tref_ns, cold, &stalled, &t_post);
+    chunk_step<K>(s, pa, &last, dma, lat, pa->c->split_ns, t_ch, 1, tref_ns, cold, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 
@@ -374,12 +381,12 @@ __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *
             force_close_k<0>(s);
         /* no index by a run-time value: the state stays in registers */
         double last_r = from ? s->path[1].last_r_ns : s->path[0].last_r_ns;
-        double done = (t0 > last_r ? t0 : last_r) + s->drain_fixed_ns;
+        double done = (t0 > last_r ? t0 : last_r) + s->R->drain_fixed_ns;
         s->switches++;
         s->drain_us_total += (done - *t_ns) * 1e-3;
         s->drain += done - t0;
         s->pert_from_ns = done;
-        s->pert_until_ns = done + s->pert_window_ns;
+        s->pert_until_ns = done + s->R->perturb_window_ns;
         *t_ns = done;
     }
     return s->route.cur;
@@ -387,19 +394,11 @@ __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *
 
 /* ---- set-up, the loop, the summary ------------------------------------------------------ */
 
-__device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_t *c, uint32_t cap, char *arena,
-                                 size_t ring_off, size_t mem_off)
+__device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_t *c, uint32_t cap,
+                                                 char *arena, size_t ring_off, size_t mem_off)
 {
     memset(pa, 0, sizeof(*pa));
-    pa->window = c->window;
-    pa->batch = c->batch;
-    pa->seg_bytes = c->seg_bytes;
-    pa->seg_shift = c->seg_shift;
-    pa->inline_bytes = c->inline_bytes;
-    pa->period_ns = c->period_ns;
-    pa->event_ns = c->event_ns;
-    pa->fixed_ns = c->fixed_ns;
-    pa->split_ns = c->split_ns;
+    pa->c = c;
     pa->mask = cap - 1;
     pa->ring = (dbatch_t *)(arena + ring_off);
     pa->mem = (dmember_t *)(arena + mem_off);
@@ -418,18 +417,7 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
     s->nfactors = p->prof.nfactors;
     s->hint = p->hint;
     prules_router_init(&s->route, r->hysteresis);
-    s->ns_per_byte = r->ns_per_byte;
-    s->mtu = r->mtu_bytes;
-    s->mtu_shift = r->mtu_shift;
-    s->pkt_ns = r->pkt_ns;
-    s->dma_ns = r->dma_ns;
-    s->wire2_ns = r->wire2_ns;
-    s->post_ns = r->post_ns;
-    s->doorbell_ns = r->doorbell_ns;
-    s->l1x_ns = r->l1x_ns;
-    s->drain_fixed_ns = r->drain_fixed_ns;
-    s->pert_window_ns = r->perturb_window_ns;
-    s->pert_factor = r->perturb_factor;
+    s->R = r;
     s->pert_from_ns = s->pert_until_ns = -1;
     s->route.cur = prules_class(p->hint, sizes[0] & ~SCU_COLD);
     s->bins = bins;
@@ -461,7 +449,7 @@ __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size
 }
 
 template <int CLOSED>
-__global__ void __launch_bounds__(SCU_THREADS)
+__global__ void __launch_bounds__(SCU_THREADS, 1)
     scu_replay_kernel(const uint64_t *sizes, const double *times, size_t n,
                       const scu_param_t *params, char *arena, size_t arena_stride,
                       uint32_t *bins, scu_out_t *out, size_t nrep, int include_cold)
