@@ -19,7 +19,7 @@
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "traces/trace_gen.h"
 
 #define GOAL_MPS 50.0     /* M msgs/s per core at hint 4K and at hint 0 */

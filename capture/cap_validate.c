@@ -11,9 +11,9 @@
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
-#include "model/hint_class.h"
+#include "model/recommend/hint_class.h"
 #include "model/model.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 
 typedef struct {
     uint64_t hint;           /* the hint replayed: the class's canonical one, or as given */

@@ -1,7 +1,7 @@
 /* cap_validate.h - `hintsim validate`: replay a trace's message sequence on a live device
  * with each candidate hint and set what was measured beside what the model predicted.
  *
- * Candidates are classes of hints (model/hint_class.h: hints that route every message of
+ * Candidates are classes of hints (model/recommend/hint_class.h: hints that route every message of
  * the trace alike are one configuration, measured once and reported as a range). Auto: the
  * recommended hint, the runner-up, 0 (no hint), everything-LL (the trace's largest size)
  * and classes spread between by quantiles of the trace's distinct sizes, `classes` in all

@@ -15,7 +15,7 @@
 #include "common/hs_util.h"
 #include "model/model.h"
 #include "model/pred_job.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 
 struct pred_cli_opts {
     const char *profile;
@@ -372,7 +372,7 @@ static void add_platform(cJSON *root, const pred_job_t *j)
 }
 
 /* Beside the link's overload warning, each hint's paths that cannot carry what the trace
- * offers them (open loop; model/recommend.h, rec_path_load): into the JSON warnings w, or
+ * offers them (open loop; model/recommend/recommend.h, rec_path_load): into the JSON warnings w, or
  * to stderr when w is NULL. A sender's paths are its own, whatever the flows. */
 static void path_warnings(const pred_job_t *j, cJSON *w)
 {

@@ -12,7 +12,7 @@
 #include "common/hs_util.h"
 #include "model/model.h"
 #include "model/objective.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "plots/report_rec.h"
 #include "sim/sim.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 
 #define CURVE_STREAM 256
 

@@ -22,7 +22,7 @@
     X(THROUGHPUT, "throughput", throughput_gbps, "Gb/s", 1)
 
 /* The objectives that rank by a figure under a rule over all the candidates. balanced:
- * lowest p99 among the hints within 5% of the best throughput (model/recommend.c). */
+ * lowest p99 among the hints within 5% of the best throughput (model/recommend/recommend.c). */
 #define OBJ_RULES(X) X(BALANCED, "balanced", p99_us, "us", 0)
 
 #define OBJ_TABLE(X) OBJ_FIGURES(X, X) OBJ_RULES(X)

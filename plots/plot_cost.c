@@ -14,7 +14,7 @@
 
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "plots/plot_figs.h"
 #include "plots/plot_gnuplot.h"
 

@@ -12,7 +12,7 @@
 
 #include "common/hs_util.h"
 #include "model/objective.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "plots/plot_gnuplot.h"
 
 static const char g_css[] =

@@ -2,7 +2,7 @@
 #ifndef HS_REPORT_REC_H
 #define HS_REPORT_REC_H
 
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "plots/report_html.h"
 
 /* Draw every figure of r into dir and write dir/report.html (see rep_write_report).

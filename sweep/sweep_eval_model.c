@@ -15,7 +15,7 @@
 #include "model/model.h"
 #include "model/predict.h"
 #include "model/profile/profile.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "sim/sim.h"
 #include "traces/trace.h"
 

@@ -8,7 +8,7 @@
 #include "common/hs_util.h"
 #include "model/objective.h"
 #include "model/profile/profile.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "plots/report_html.h"
 #include "sweep/sweep_out.h"
 
@@ -196,7 +196,7 @@ static void write_grid(FILE *fp, const srep_t *s)
     fputs("</table>\n", fp);
 }
 
-/* The caveat of each profile of defaults only (model/recommend.h), above everything. */
+/* The caveat of each profile of defaults only (model/recommend/recommend.h), above everything. */
 static void write_cautions(FILE *fp, const srep_t *s)
 {
     int open = 0;

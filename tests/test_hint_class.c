@@ -1,4 +1,4 @@
-/* test_hint_class.c - hint equivalence classes (model/hint_class.h) against a brute force
+/* test_hint_class.c - hint equivalence classes (model/recommend/hint_class.h) against a brute force
  * over seeded random traces: two hints are one class exactly when they route every message
  * alike and agree on "hinted or not"; every hint lies in its class's [lo, hi]; the count is
  * the number of distinct configurations; the spread keeps what it must and spans the rest. */
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/hint_class.h"
+#include "model/recommend/hint_class.h"
 #include "common/hs_util.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "tests/hs_test.h"
 
 /* The brute-force configuration key of a hint: hinted or not, and each message's class. */

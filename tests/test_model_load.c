@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "tests/hs_test.h"
 
 #define OVERLOAD_TEXT "exceeds the modelled link"

@@ -11,7 +11,7 @@
 
 #include "model/model.h"
 #include "model/objective.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "tests/hs_test.h"
 
 static trace_t *mk(size_t n, uint64_t gap_ns, const uint64_t *sizes, size_t nsizes)

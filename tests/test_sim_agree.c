@@ -14,7 +14,7 @@
 
 #include "model/model.h"
 #include "model/profile/profile.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 #include "sim/sim.h"
 #include "tests/hs_test.h"
 

@@ -4,7 +4,7 @@
  * HCLS_HASH_MAX distinct sizes the hash's misses cost more than sorting every size, so the
  * scan starts over with a copy of the sizes in an LSD radix sort (11-bit digits, only as
  * many passes as the largest size needs): O(n) either way. */
-#include "model/hint_class.h"
+#include "model/recommend/hint_class.h"
 
 #include <stdlib.h>
 #include <string.h>

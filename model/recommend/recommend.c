@@ -1,6 +1,6 @@
 /* recommend.c - candidate hints, parallel evaluation, ranking, the deciding cost term and
  * the source documents' warnings (seed 000's pitfalls, seed 002's cold start). */
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
-#include "model/hint_class.h"
+#include "model/recommend/hint_class.h"
 #include "model/model.h"
 #include "model/path_rules.h"
 
@@ -77,7 +77,7 @@ static uint64_t sample_q(const uint64_t *s, size_t n, double q)
 static const double g_quantiles[] = {0.10, 0.25, 0.50, 0.75, 0.90, 0.99};
 
 /* Keep the smallest of the sorted hints c[0..*n) that are one configuration over tr (the
- * same class, model/hint_class.h: 57344 and 65536 when the largest size is 57344), so no
+ * same class, model/recommend/hint_class.h: 57344 and 65536 when the largest size is 57344), so no
  * two candidates rank noise against each other. */
 static hs_status_t one_per_class(const trace_t *tr, uint64_t *c, size_t *n)
 {

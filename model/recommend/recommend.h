@@ -80,7 +80,7 @@ typedef struct {
 
 /* The auto candidates: 0, powers of two across the trace's size range, the trace's size
  * quantiles (p10..p99) and "everything LL" (the largest size), sorted, one per class of
- * model/hint_class.h (the smallest of hints that are one configuration over tr).
+ * model/recommend/hint_class.h (the smallest of hints that are one configuration over tr).
  * The caller frees *out. */
 hs_status_t rec_candidates_auto(const trace_t *tr, uint64_t **out, size_t *n_out);
 

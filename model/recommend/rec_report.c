@@ -6,7 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/hs_util.h"
-#include "model/recommend.h"
+#include "model/recommend/recommend.h"
 
 static cJSON *pick_json(const rec_report_t *r, size_t i)
 {
