@@ -19,7 +19,7 @@ typedef struct {
     uint64_t hint;           /* the hint replayed: the class's canonical one, or as given */
     const char *role;        /* "recommended", "runner-up", "no hint", "everything LL",
                               * "between", "given" */
-    hcls_t cls;              /* its class over the trace */
+    rec_class_t cls;              /* its class over the trace */
     uint64_t merged[CAP_MAX_CANDIDATES]; /* --hints given for this class (one configuration) */
     size_t nmerged;
     pred_result_t pred;
@@ -38,7 +38,7 @@ typedef struct {
     size_t nc;
     uint64_t recommended;
     const char *rec_source;
-    hcls_sizes_t sizes;      /* the trace's distinct sizes: its classes of hints */
+    rec_class_sizes_t sizes;      /* the trace's distinct sizes: its classes of hints */
     cap_stats_t stats;
     profile_t *eff;          /* the profile the live replay runs (cap_profile_effective) */
     char eff_changes[512];   /* what differs from the profile given */
@@ -114,7 +114,7 @@ static hs_status_t measure_all(vctx_t *v)
 /* The candidate of hint h's class, or NULL. */
 static cand_t *find_class(vctx_t *v, uint64_t h)
 {
-    size_t idx = hcls_index(&v->sizes, h);
+    size_t idx = rec_class_index(&v->sizes, h);
 
     for (size_t k = 0; k < v->nc; k++)
         if (v->c[k].cls.index == idx)
@@ -136,7 +136,7 @@ static hs_status_t add_cand(vctx_t *v, uint64_t h, const char *role)
     if (!cd) {
         cd = &v->c[v->nc++];
         *cd = (cand_t){.hint = h, .role = role};
-        hcls_get(&v->sizes, hcls_index(&v->sizes, h), &cd->cls);
+        rec_class_get(&v->sizes, rec_class_index(&v->sizes, h), &cd->cls);
     }
     if (strcmp(role, "given") == 0 && cd->nmerged < CAP_MAX_CANDIDATES)
         cd->merged[cd->nmerged++] = h;
@@ -167,11 +167,11 @@ static hs_status_t recommend(vctx_t *v, uint64_t *best, uint64_t *second)
  * between them by quantiles of the trace's distinct sizes, up to o->classes in all. */
 static hs_status_t pick_auto(vctx_t *v)
 {
-    size_t count = hcls_count(&v->sizes), want = v->o->classes ? v->o->classes
+    size_t count = rec_class_count(&v->sizes), want = v->o->classes ? v->o->classes
                                                               : CAP_DEFAULT_CLASSES;
     size_t must[4], idx[CAP_MAX_CANDIDATES + 4], n;
     uint64_t best = 0, second = 0;
-    hcls_t c;
+    rec_class_t c;
     hs_status_t st = recommend(v, &best, &second);
 
     if (st != HS_OK)
@@ -181,14 +181,14 @@ static hs_status_t pick_auto(vctx_t *v)
     (void)add_cand(v, best, "recommended"); /* the first four never fill the list */
     (void)add_cand(v, second, "runner-up");
     (void)add_cand(v, 0, "no hint");
-    hcls_get(&v->sizes, count - 1, &c);
+    rec_class_get(&v->sizes, count - 1, &c);
     (void)add_cand(v, c.canonical, "everything LL");
     for (size_t k = 0; k < v->nc; k++)
         must[k] = v->c[k].cls.index;
-    n = hcls_spread(&v->sizes, must, v->nc, want > CAP_MAX_CANDIDATES ? CAP_MAX_CANDIDATES
+    n = rec_class_spread(&v->sizes, must, v->nc, want > CAP_MAX_CANDIDATES ? CAP_MAX_CANDIDATES
                                                                       : want, idx);
     for (size_t i = 0; i < n; i++) {
-        hcls_get(&v->sizes, idx[i], &c);
+        rec_class_get(&v->sizes, idx[i], &c);
         if (v->nc < CAP_MAX_CANDIDATES)
             (void)add_cand(v, c.canonical, "between");
     }
@@ -197,7 +197,7 @@ static hs_status_t pick_auto(vctx_t *v)
 
 static hs_status_t pick_candidates(vctx_t *v)
 {
-    hs_status_t st = hcls_scan(v->tr, &v->sizes);
+    hs_status_t st = rec_class_scan(v->tr, &v->sizes);
 
     if (st != HS_OK || !v->o->hints)
         return st == HS_OK ? pick_auto(v) : st;
@@ -322,7 +322,7 @@ static hs_status_t summarize(vctx_t *v)
         summarize_cand(&v->c[k], R);
         memcpy(obj + k * R, v->c[k].meas_obj, R * sizeof(*obj));
         pred[k] = obj_cost(v->o->objective, &v->c[k].pred);
-        if (hcls_same(&v->sizes, v->c[k].hint, v->recommended))
+        if (rec_class_same(&v->sizes, v->c[k].hint, v->recommended))
             rec = k;
     }
     if (st == HS_OK)
@@ -423,7 +423,7 @@ static void figures_json(const vctx_t *v, cJSON *j)
     cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
     b = cJSON_AddObjectToObject(j, "classes");
     cJSON_AddNumberToObject(b, "measured", (double)v->nc);
-    cJSON_AddNumberToObject(b, "in_trace", (double)hcls_count(&v->sizes));
+    cJSON_AddNumberToObject(b, "in_trace", (double)rec_class_count(&v->sizes));
     cJSON_AddItemToObject(j, "recommendation", recommendation_json(v));
     cJSON_AddNumberToObject(j, "classes_differ_p", s->differ_p);
     cJSON_AddItemToObject(j, "noise", noise_json(s));
@@ -566,7 +566,7 @@ static void vctx_release(vctx_t *v)
     }
     if (v->tr)
         trace_free(v->tr);
-    hcls_release(&v->sizes);
+    rec_class_release(&v->sizes);
     profile_free(v->eff);
     cap_live_close(&v->live);
 }

@@ -41,8 +41,8 @@ static void test_against_brute_force(void **state)
     (void)state;
     for (int iter = 0; iter < 400; iter++) {
         size_t n = random_sizes(&seed, sizes, 300), distinct = 0;
-        hcls_sizes_t s;
-        assert_int_equal(hcls_scan_sizes(sizes, n, &s), HS_OK);
+        rec_class_sizes_t s;
+        assert_int_equal(rec_class_scan_sizes(sizes, n, &s), HS_OK);
         assert_int_equal(s.msgs, n);
         /* the count is the number of distinct configurations among hints 0..250 (every
          * size is below 200, so 250 reaches the last class) */
@@ -52,14 +52,14 @@ static void test_against_brute_force(void **state)
                 fresh = !same_config(sizes, n, g, h);
             distinct += (size_t)fresh;
         }
-        assert_int_equal(hcls_count(&s), distinct);
+        assert_int_equal(rec_class_count(&s), distinct);
         for (int k = 0; k < 200; k++) {
             uint64_t a = hs_xorshift64(&seed) % 251, b = hs_xorshift64(&seed) % 251;
-            hcls_t c;
-            assert_int_equal(hcls_same(&s, a, b), same_config(sizes, n, a, b));
-            hcls_get(&s, hcls_index(&s, a), &c);
+            rec_class_t c;
+            assert_int_equal(rec_class_same(&s, a, b), same_config(sizes, n, a, b));
+            rec_class_get(&s, rec_class_index(&s, a), &c);
             assert_true(c.lo <= a && a <= c.hi);
-            assert_int_equal(hcls_index(&s, c.canonical), c.index);
+            assert_int_equal(rec_class_index(&s, c.canonical), c.index);
             assert_true(same_config(sizes, n, a, c.canonical));
             if (c.hi != UINT64_MAX) /* one past the range is another class */
                 assert_false(same_config(sizes, n, a, c.hi + 1));
@@ -70,7 +70,7 @@ static void test_against_brute_force(void **state)
                 ll += a > 0 && sizes[i] <= a;
             assert_int_equal(c.ll_msgs, ll);
         }
-        hcls_release(&s);
+        rec_class_release(&s);
     }
 }
 
@@ -80,32 +80,32 @@ static void test_against_brute_force(void **state)
 static void test_issue_cases(void **state)
 {
     const uint64_t sizes[] = {64, 4096, 57344, 64, 4096};
-    hcls_sizes_t s;
-    hcls_t c;
+    rec_class_sizes_t s;
+    rec_class_t c;
     (void)state;
-    assert_int_equal(hcls_scan_sizes(sizes, 5, &s), HS_OK);
-    assert_true(hcls_same(&s, 57344, 65536));
-    assert_false(hcls_same(&s, 0, 32));
-    assert_true(hcls_same(&s, 1, 63));
-    assert_false(hcls_same(&s, 63, 64));
-    assert_int_equal(hcls_count(&s), 5); /* 0, [1,63], [64,4095], [4096,57343], [57344,max] */
-    hcls_get(&s, hcls_index(&s, 65536), &c);
+    assert_int_equal(rec_class_scan_sizes(sizes, 5, &s), HS_OK);
+    assert_true(rec_class_same(&s, 57344, 65536));
+    assert_false(rec_class_same(&s, 0, 32));
+    assert_true(rec_class_same(&s, 1, 63));
+    assert_false(rec_class_same(&s, 63, 64));
+    assert_int_equal(rec_class_count(&s), 5); /* 0, [1,63], [64,4095], [4096,57343], [57344,max] */
+    rec_class_get(&s, rec_class_index(&s, 65536), &c);
     assert_true(c.lo == 57344 && c.hi == UINT64_MAX && c.canonical == 57344);
     assert_int_equal(c.ll_msgs, 5);
-    hcls_get(&s, hcls_index(&s, 5000), &c);
+    rec_class_get(&s, rec_class_index(&s, 5000), &c);
     assert_true(c.lo == 4096 && c.hi == 57343 && c.ll_sizes == 2 && c.ll_msgs == 4);
-    hcls_get(&s, 0, &c);
+    rec_class_get(&s, 0, &c);
     assert_true(c.lo == 0 && c.hi == 0 && c.ll_msgs == 0);
-    hcls_release(&s);
+    rec_class_release(&s);
     /* sizes 0 and 1 route alike for every hint: one class past hint 0 */
     const uint64_t tiny[] = {0, 1, 0};
-    assert_int_equal(hcls_scan_sizes(tiny, 3, &s), HS_OK);
-    assert_int_equal(hcls_count(&s), 2);
-    hcls_release(&s);
+    assert_int_equal(rec_class_scan_sizes(tiny, 3, &s), HS_OK);
+    assert_int_equal(rec_class_count(&s), 2);
+    rec_class_release(&s);
     /* no messages: hint 0 and the hinted rest */
-    assert_int_equal(hcls_scan_sizes(NULL, 0, &s), HS_OK);
-    assert_int_equal(hcls_count(&s), 2);
-    hcls_release(&s);
+    assert_int_equal(rec_class_scan_sizes(NULL, 0, &s), HS_OK);
+    assert_int_equal(rec_class_count(&s), 2);
+    rec_class_release(&s);
 }
 
 static void test_spread(void **state)
@@ -115,12 +115,12 @@ static void test_spread(void **state)
     (void)state;
     for (size_t i = 0; i < 2000; i++)
         sizes[i] = 1 + hs_xorshift64(&seed) % 1000;
-    hcls_sizes_t s;
-    assert_int_equal(hcls_scan_sizes(sizes, 2000, &s), HS_OK);
-    size_t count = hcls_count(&s), must[2] = {5, 5};
+    rec_class_sizes_t s;
+    assert_int_equal(rec_class_scan_sizes(sizes, 2000, &s), HS_OK);
+    size_t count = rec_class_count(&s), must[2] = {5, 5};
     assert_true(count > 100);
     for (size_t k = 1; k <= 20; k++) {
-        size_t n = hcls_spread(&s, must, 2, k, out);
+        size_t n = rec_class_spread(&s, must, 2, k, out);
         assert_int_equal(n, k < 3 ? (k == 1 ? 1 : 2) : k);
         for (size_t i = 0; i + 1 < n; i++)
             assert_true(out[i] < out[i + 1]); /* ascending, distinct */
@@ -135,21 +135,21 @@ static void test_spread(void **state)
                 assert_true(out[i + 1] - out[i] <= 2 * (count - 1) / (k - 2) + 1);
         }
     }
-    hcls_release(&s);
+    rec_class_release(&s);
     /* fewer classes than asked: all of them */
     const uint64_t few[] = {8, 16};
-    assert_int_equal(hcls_scan_sizes(few, 2, &s), HS_OK);
-    assert_int_equal(hcls_spread(&s, must, 0, 6, out), 4);
+    assert_int_equal(rec_class_scan_sizes(few, 2, &s), HS_OK);
+    assert_int_equal(rec_class_spread(&s, must, 0, 6, out), 4);
     for (size_t i = 0; i < 4; i++)
         assert_int_equal(out[i], i);
-    hcls_release(&s);
+    rec_class_release(&s);
 }
 
 /* A trace's scan equals the array's; 10 M records would take the same path. */
 static void test_trace_scan(void **state)
 {
     trace_t *tr = NULL;
-    hcls_sizes_t a, b;
+    rec_class_sizes_t a, b;
     uint64_t seed = 9, sizes[5000];
     (void)state;
     assert_int_equal(trace_new(&tr), HS_OK);
@@ -159,16 +159,16 @@ static void test_trace_scan(void **state)
         r.t_post_ns = i * 1000;
         assert_int_equal(trace_push(tr, &r), HS_OK);
     }
-    assert_int_equal(hcls_scan(tr, &a), HS_OK);
-    assert_int_equal(hcls_scan_sizes(sizes, 5000, &b), HS_OK);
+    assert_int_equal(rec_class_scan(tr, &a), HS_OK);
+    assert_int_equal(rec_class_scan_sizes(sizes, 5000, &b), HS_OK);
     assert_int_equal(a.n, b.n);
     assert_memory_equal(a.size, b.size, a.n * sizeof(*a.size));
     assert_memory_equal(a.cum, b.cum, a.n * sizeof(*a.cum));
     assert_int_equal(a.cum[a.n - 1], 5000);
     for (size_t i = 0; i + 1 < a.n; i++)
         assert_true(a.size[i] < a.size[i + 1]);
-    hcls_release(&a);
-    hcls_release(&b);
+    rec_class_release(&a);
+    rec_class_release(&b);
     trace_free(tr);
 }
 
@@ -183,7 +183,7 @@ static void test_recommend_auto_one_per_class(void **state)
         trace_t *tr = NULL;
         uint64_t *c = NULL, top = 0;
         size_t n = 0;
-        hcls_sizes_t s;
+        rec_class_sizes_t s;
         assert_int_equal(trace_new(&tr), HS_OK);
         for (size_t i = 0; i < 400; i++) {
             trace_rec_t r = {0};
@@ -194,12 +194,12 @@ static void test_recommend_auto_one_per_class(void **state)
             assert_int_equal(trace_push(tr, &r), HS_OK);
         }
         assert_int_equal(rec_candidates_auto(tr, &c, &n), HS_OK);
-        assert_int_equal(hcls_scan(tr, &s), HS_OK);
+        assert_int_equal(rec_class_scan(tr, &s), HS_OK);
         for (size_t i = 0; i < n; i++)
             for (size_t j = i + 1; j < n; j++)
-                assert_false(hcls_same(&s, c[i], c[j]));
+                assert_false(rec_class_same(&s, c[i], c[j]));
         assert_int_equal(c[n - 1], top);
-        hcls_release(&s);
+        rec_class_release(&s);
         free(c);
         trace_free(tr);
     }
@@ -217,7 +217,7 @@ static void test_many_sizes(void **state)
 {
     size_t n = 300000;
     uint64_t seed = 0xabcdefULL, *v = malloc(n * sizeof(*v)), *ref = malloc(n * sizeof(*v));
-    hcls_sizes_t s;
+    rec_class_sizes_t s;
     (void)state;
     assert_non_null(v);
     assert_non_null(ref);
@@ -227,7 +227,7 @@ static void test_many_sizes(void **state)
         ref[i] = v[i] ? v[i] : 1;
     }
     qsort(ref, n, sizeof(*ref), cmp_u64);
-    assert_int_equal(hcls_scan_sizes(v, n, &s), HS_OK);
+    assert_int_equal(rec_class_scan_sizes(v, n, &s), HS_OK);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && ref[i] == ref[i - 1])
@@ -242,7 +242,7 @@ static void test_many_sizes(void **state)
     }
     assert_int_equal(m, s.n);
     assert_true(s.n > 65536); /* the radix path ran */
-    hcls_release(&s);
+    rec_class_release(&s);
     free(v);
     free(ref);
 }

@@ -1,7 +1,7 @@
 /* hint_class.c - equivalence classes of hints over a trace (see hint_class.h). The scan
  * counts distinct sizes in an open-addressing hash (a count of 0 marks an empty slot;
  * consecutive equal sizes, the common case, skip the lookup), then sorts the m keys. Past
- * HCLS_HASH_MAX distinct sizes the hash's misses cost more than sorting every size, so the
+ * REC_CLASS_HASH_MAX distinct sizes the hash's misses cost more than sorting every size, so the
  * scan starts over with a copy of the sizes in an LSD radix sort (11-bit digits, only as
  * many passes as the largest size needs): O(n) either way. */
 #include "model/recommend/hint_class.h"
@@ -11,58 +11,58 @@
 
 #include "common/hs_mem.h"
 
-#define HCLS_HASH_MAX (1u << 16)
-#define HCLS_DIGIT_BITS 11
-#define HCLS_BUCKETS (1u << HCLS_DIGIT_BITS)
+#define REC_CLASS_HASH_MAX (1u << 16)
+#define REC_CLASS_DIGIT_BITS 11
+#define REC_CLASS_BUCKETS (1u << REC_CLASS_DIGIT_BITS)
 
 typedef struct {
     uint64_t key, count;
-} hcls_slot_t;
+} rec_class_slot_t;
 
 typedef struct {
-    hcls_slot_t *slot;
+    rec_class_slot_t *slot;
     size_t cap, used; /* cap a power of two, used < cap / 2 */
-} hcls_hash_t;
+} rec_class_hash_t;
 
-static size_t hcls_hash_pos(const hcls_hash_t *h, uint64_t key)
+static size_t rec_class_hash_pos(const rec_class_hash_t *h, uint64_t key)
 {
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (h->cap - 1);
 }
 
-static hcls_slot_t *hcls_hash_find(hcls_hash_t *h, uint64_t key)
+static rec_class_slot_t *rec_class_hash_find(rec_class_hash_t *h, uint64_t key)
 {
-    size_t i = hcls_hash_pos(h, key);
+    size_t i = rec_class_hash_pos(h, key);
 
     while (h->slot[i].count && h->slot[i].key != key)
         i = (i + 1) & (h->cap - 1);
     return &h->slot[i];
 }
 
-static hs_status_t hcls_hash_grow(hcls_hash_t *h)
+static hs_status_t rec_class_hash_grow(rec_class_hash_t *h)
 {
-    hcls_hash_t g = {calloc(h->cap * 2, sizeof(hcls_slot_t)), h->cap * 2, h->used};
+    rec_class_hash_t g = {calloc(h->cap * 2, sizeof(rec_class_slot_t)), h->cap * 2, h->used};
 
     if (!g.slot)
         return HS_ERR_NOMEM;
     for (size_t i = 0; i < h->cap; i++)
         if (h->slot[i].count)
-            *hcls_hash_find(&g, h->slot[i].key) = h->slot[i];
+            *rec_class_hash_find(&g, h->slot[i].key) = h->slot[i];
     free(h->slot);
     *h = g;
     return HS_OK;
 }
 
 /* Add n messages of size key. */
-static hs_status_t hcls_hash_add(hcls_hash_t *h, uint64_t key, uint64_t n)
+static hs_status_t rec_class_hash_add(rec_class_hash_t *h, uint64_t key, uint64_t n)
 {
-    hcls_slot_t *e = hcls_hash_find(h, key);
+    rec_class_slot_t *e = rec_class_hash_find(h, key);
 
     if (e->count == 0) {
         if (2 * (h->used + 1) > h->cap) {
-            hs_status_t st = hcls_hash_grow(h);
+            hs_status_t st = rec_class_hash_grow(h);
             if (st != HS_OK)
                 return st;
-            e = hcls_hash_find(h, key);
+            e = rec_class_hash_find(h, key);
         }
         e->key = key;
         h->used++;
@@ -71,15 +71,15 @@ static hs_status_t hcls_hash_add(hcls_hash_t *h, uint64_t key, uint64_t n)
     return HS_OK;
 }
 
-static int hcls_cmp_slot(const void *a, const void *b)
+static int rec_class_cmp_slot(const void *a, const void *b)
 {
-    uint64_t x = ((const hcls_slot_t *)a)->key, y = ((const hcls_slot_t *)b)->key;
+    uint64_t x = ((const rec_class_slot_t *)a)->key, y = ((const rec_class_slot_t *)b)->key;
 
     return (x > y) - (x < y);
 }
 
 /* The hash's keys, sorted, into *out with their running counts. */
-static hs_status_t hcls_collect(hcls_hash_t *h, hcls_sizes_t *out)
+static hs_status_t rec_class_collect(rec_class_hash_t *h, rec_class_sizes_t *out)
 {
     size_t m = 0;
     uint64_t run = 0;
@@ -87,11 +87,11 @@ static hs_status_t hcls_collect(hcls_hash_t *h, hcls_sizes_t *out)
     for (size_t i = 0; i < h->cap; i++)
         if (h->slot[i].count)
             h->slot[m++] = h->slot[i];
-    qsort(h->slot, m, sizeof(*h->slot), hcls_cmp_slot);
+    qsort(h->slot, m, sizeof(*h->slot), rec_class_cmp_slot);
     out->size = malloc((m ? m : 1) * sizeof(*out->size));
     out->cum = malloc((m ? m : 1) * sizeof(*out->cum));
     if (!out->size || !out->cum) {
-        hcls_release(out);
+        rec_class_release(out);
         return HS_ERR_NOMEM;
     }
     for (size_t i = 0; i < m; i++) {
@@ -109,10 +109,10 @@ typedef struct {
     const trace_rec_t *recs;
     const uint64_t *sizes;
     size_t n;
-} hcls_src_t;
+} rec_class_src_t;
 
 /* Size i; 0 counts as 1: both are on LL for every hint >= 1, on BW for hint 0. */
-static uint64_t hcls_src_at(const hcls_src_t *src, size_t i)
+static uint64_t rec_class_src_at(const rec_class_src_t *src, size_t i)
 {
     uint64_t v = src->recs ? src->recs[i].size_bytes : src->sizes[i];
 
@@ -120,23 +120,23 @@ static uint64_t hcls_src_at(const hcls_src_t *src, size_t i)
 }
 
 /* One LSD pass of the digit at shift from a into b. */
-static void hcls_radix_pass(const uint64_t *a, uint64_t *b, size_t n, unsigned shift)
+static void rec_class_radix_pass(const uint64_t *a, uint64_t *b, size_t n, unsigned shift)
 {
-    size_t count[HCLS_BUCKETS] = {0}, sum = 0;
+    size_t count[REC_CLASS_BUCKETS] = {0}, sum = 0;
 
     for (size_t i = 0; i < n; i++)
-        count[(a[i] >> shift) & (HCLS_BUCKETS - 1)]++;
-    for (size_t d = 0; d < HCLS_BUCKETS; d++) {
+        count[(a[i] >> shift) & (REC_CLASS_BUCKETS - 1)]++;
+    for (size_t d = 0; d < REC_CLASS_BUCKETS; d++) {
         size_t c = count[d];
         count[d] = sum;
         sum += c;
     }
     for (size_t i = 0; i < n; i++)
-        b[count[(a[i] >> shift) & (HCLS_BUCKETS - 1)]++] = a[i];
+        b[count[(a[i] >> shift) & (REC_CLASS_BUCKETS - 1)]++] = a[i];
 }
 
 /* Run lengths of the sorted v[0..n) into out. */
-static hs_status_t hcls_runs(const uint64_t *v, size_t n, hcls_sizes_t *out)
+static hs_status_t rec_class_runs(const uint64_t *v, size_t n, rec_class_sizes_t *out)
 {
     size_t m = 0;
 
@@ -145,7 +145,7 @@ static hs_status_t hcls_runs(const uint64_t *v, size_t n, hcls_sizes_t *out)
     out->size = malloc((m ? m : 1) * sizeof(*out->size));
     out->cum = malloc((m ? m : 1) * sizeof(*out->cum));
     if (!out->size || !out->cum) {
-        hcls_release(out);
+        rec_class_release(out);
         return HS_ERR_NOMEM;
     }
     m = 0;
@@ -160,66 +160,66 @@ static hs_status_t hcls_runs(const uint64_t *v, size_t n, hcls_sizes_t *out)
 }
 
 /* Every size copied and radix sorted: for traces with many distinct sizes. */
-static hs_status_t hcls_scan_sorted(const hcls_src_t *src, hcls_sizes_t *out)
+static hs_status_t rec_class_scan_sorted(const rec_class_src_t *src, rec_class_sizes_t *out)
 {
     uint64_t *a = hs_alloc_big(src->n * sizeof(*a)), *b = hs_alloc_big(src->n * sizeof(*b));
     uint64_t top = 0;
     hs_status_t st = a && b ? HS_OK : HS_ERR_NOMEM;
 
     for (size_t i = 0; st == HS_OK && i < src->n; i++) {
-        a[i] = hcls_src_at(src, i);
+        a[i] = rec_class_src_at(src, i);
         top |= a[i];
     }
-    for (unsigned sh = 0; st == HS_OK && sh < 64 && (top >> sh); sh += HCLS_DIGIT_BITS) {
+    for (unsigned sh = 0; st == HS_OK && sh < 64 && (top >> sh); sh += REC_CLASS_DIGIT_BITS) {
         uint64_t *t = a;
-        hcls_radix_pass(a, b, src->n, sh);
+        rec_class_radix_pass(a, b, src->n, sh);
         a = b;
         b = t;
     }
     if (st == HS_OK)
-        st = hcls_runs(a, src->n, out);
+        st = rec_class_runs(a, src->n, out);
     free(a);
     free(b);
     return st;
 }
 
-static hs_status_t hcls_scan_src(const hcls_src_t *src, hcls_sizes_t *out)
+static hs_status_t rec_class_scan_src(const rec_class_src_t *src, rec_class_sizes_t *out)
 {
-    hcls_hash_t h = {calloc(64, sizeof(hcls_slot_t)), 64, 0};
+    rec_class_hash_t h = {calloc(64, sizeof(rec_class_slot_t)), 64, 0};
     hs_status_t st = h.slot ? HS_OK : HS_ERR_NOMEM;
     size_t i = 0;
 
     memset(out, 0, sizeof(*out));
-    while (st == HS_OK && i < src->n && h.used <= HCLS_HASH_MAX) {
-        uint64_t key = hcls_src_at(src, i), run = 1;
-        while (i + run < src->n && hcls_src_at(src, i + run) == key)
+    while (st == HS_OK && i < src->n && h.used <= REC_CLASS_HASH_MAX) {
+        uint64_t key = rec_class_src_at(src, i), run = 1;
+        while (i + run < src->n && rec_class_src_at(src, i + run) == key)
             run++;
-        st = hcls_hash_add(&h, key, run);
+        st = rec_class_hash_add(&h, key, run);
         i += run;
     }
-    if (st == HS_OK && h.used > HCLS_HASH_MAX)
-        st = hcls_scan_sorted(src, out);
+    if (st == HS_OK && h.used > REC_CLASS_HASH_MAX)
+        st = rec_class_scan_sorted(src, out);
     else if (st == HS_OK)
-        st = hcls_collect(&h, out);
+        st = rec_class_collect(&h, out);
     free(h.slot);
     return st;
 }
 
-hs_status_t hcls_scan(const trace_t *tr, hcls_sizes_t *out)
+hs_status_t rec_class_scan(const trace_t *tr, rec_class_sizes_t *out)
 {
-    hcls_src_t src = {tr->recs, NULL, tr->n};
+    rec_class_src_t src = {tr->recs, NULL, tr->n};
 
-    return hcls_scan_src(&src, out);
+    return rec_class_scan_src(&src, out);
 }
 
-hs_status_t hcls_scan_sizes(const uint64_t *sizes, size_t n, hcls_sizes_t *out)
+hs_status_t rec_class_scan_sizes(const uint64_t *sizes, size_t n, rec_class_sizes_t *out)
 {
-    hcls_src_t src = {NULL, sizes, n};
+    rec_class_src_t src = {NULL, sizes, n};
 
-    return hcls_scan_src(&src, out);
+    return rec_class_scan_src(&src, out);
 }
 
-void hcls_release(hcls_sizes_t *s)
+void rec_class_release(rec_class_sizes_t *s)
 {
     free(s->size);
     free(s->cum);
@@ -227,18 +227,18 @@ void hcls_release(hcls_sizes_t *s)
 }
 
 /* Whether there is a class of hints >= 1 that put nothing on LL. */
-static int hcls_has_none(const hcls_sizes_t *s)
+static int rec_class_has_none(const rec_class_sizes_t *s)
 {
     return s->n == 0 || s->size[0] >= 2;
 }
 
-size_t hcls_count(const hcls_sizes_t *s)
+size_t rec_class_count(const rec_class_sizes_t *s)
 {
-    return 1 + (size_t)hcls_has_none(s) + s->n;
+    return 1 + (size_t)rec_class_has_none(s) + s->n;
 }
 
 /* Distinct sizes <= hint (binary search). */
-static size_t hcls_at_or_below(const hcls_sizes_t *s, uint64_t hint)
+static size_t rec_class_at_or_below(const rec_class_sizes_t *s, uint64_t hint)
 {
     size_t lo = 0, hi = s->n;
 
@@ -252,16 +252,16 @@ static size_t hcls_at_or_below(const hcls_sizes_t *s, uint64_t hint)
     return lo;
 }
 
-size_t hcls_index(const hcls_sizes_t *s, uint64_t hint)
+size_t rec_class_index(const rec_class_sizes_t *s, uint64_t hint)
 {
     if (hint == 0)
         return 0;
-    return (size_t)hcls_has_none(s) + hcls_at_or_below(s, hint);
+    return (size_t)rec_class_has_none(s) + rec_class_at_or_below(s, hint);
 }
 
-void hcls_get(const hcls_sizes_t *s, size_t index, hcls_t *out)
+void rec_class_get(const rec_class_sizes_t *s, size_t index, rec_class_t *out)
 {
-    size_t k = index - (size_t)hcls_has_none(s); /* distinct sizes on LL, for index >= 1 */
+    size_t k = index - (size_t)rec_class_has_none(s); /* distinct sizes on LL, for index >= 1 */
 
     memset(out, 0, sizeof(*out));
     out->index = index;
@@ -274,13 +274,13 @@ void hcls_get(const hcls_sizes_t *s, size_t index, hcls_t *out)
     out->canonical = out->lo;
 }
 
-int hcls_same(const hcls_sizes_t *s, uint64_t a, uint64_t b)
+int rec_class_same(const rec_class_sizes_t *s, uint64_t a, uint64_t b)
 {
-    return hcls_index(s, a) == hcls_index(s, b);
+    return rec_class_index(s, a) == rec_class_index(s, b);
 }
 
 /* Insert v into the ascending out[0..n) unless present; returns the new n. */
-static size_t hcls_insert(size_t *out, size_t n, size_t v)
+static size_t rec_class_insert(size_t *out, size_t n, size_t v)
 {
     size_t i = n;
 
@@ -295,10 +295,10 @@ static size_t hcls_insert(size_t *out, size_t n, size_t v)
     return n + 1;
 }
 
-size_t hcls_spread(const hcls_sizes_t *s, const size_t *must, size_t nmust, size_t k,
+size_t rec_class_spread(const rec_class_sizes_t *s, const size_t *must, size_t nmust, size_t k,
                    size_t *out)
 {
-    size_t count = hcls_count(s), n = 0;
+    size_t count = rec_class_count(s), n = 0;
 
     if (count <= k) {
         for (size_t i = 0; i < count; i++)
@@ -307,11 +307,11 @@ size_t hcls_spread(const hcls_sizes_t *s, const size_t *must, size_t nmust, size
     }
     for (size_t i = 0; i < nmust; i++)
         if (must[i] < count)
-            n = hcls_insert(out, n, must[i]);
+            n = rec_class_insert(out, n, must[i]);
     if (n < k)
-        n = hcls_insert(out, n, 0);
+        n = rec_class_insert(out, n, 0);
     if (n < k)
-        n = hcls_insert(out, n, count - 1);
+        n = rec_class_insert(out, n, count - 1);
     while (n < k) { /* the widest gap's midpoint; a gap > 1 exists since n < count */
         size_t gap = 0, at = 0;
         for (size_t i = 0; i + 1 < n; i++)
@@ -319,7 +319,7 @@ size_t hcls_spread(const hcls_sizes_t *s, const size_t *must, size_t nmust, size
                 gap = out[i + 1] - out[i];
                 at = i;
             }
-        n = hcls_insert(out, n, out[at] + gap / 2);
+        n = rec_class_insert(out, n, out[at] + gap / 2);
     }
     return n;
 }

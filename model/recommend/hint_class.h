@@ -19,7 +19,7 @@
  * seen only in runs shorter than the hysteresis never switches), so the classes never merge
  * two configurations but may, there, split one.
  *
- * hcls_scan reads the trace once (a hash of distinct sizes, then a sort of those; past 65536
+ * rec_class_scan reads the trace once (a hash of distinct sizes, then a sort of those; past 65536
  * distinct sizes a radix sort of every size instead: O(n) expected either way); every query
  * after it is O(log m). */
 #ifndef HS_HINT_CLASS_H
@@ -37,7 +37,7 @@ typedef struct {
     uint64_t *cum;     /* owned: cum[i] = messages of size <= size[i] */
     size_t n;          /* m */
     uint64_t msgs;     /* messages scanned */
-} hcls_sizes_t;
+} rec_class_sizes_t;
 
 /* One class of hints. */
 typedef struct {
@@ -46,29 +46,29 @@ typedef struct {
     uint64_t canonical;  /* the hint that stands for the class: lo */
     size_t ll_sizes;     /* distinct sizes on LL */
     uint64_t ll_msgs;    /* messages whose class is LL */
-} hcls_t;
+} rec_class_t;
 
-/* Scan tr's sizes into *out (the caller releases it with hcls_release). */
-hs_status_t hcls_scan(const trace_t *tr, hcls_sizes_t *out);
+/* Scan tr's sizes into *out (the caller releases it with rec_class_release). */
+hs_status_t rec_class_scan(const trace_t *tr, rec_class_sizes_t *out);
 /* The same from a plain array of n sizes (the scan's core; tests use it). */
-hs_status_t hcls_scan_sizes(const uint64_t *sizes, size_t n, hcls_sizes_t *out);
-void hcls_release(hcls_sizes_t *s);
+hs_status_t rec_class_scan_sizes(const uint64_t *sizes, size_t n, rec_class_sizes_t *out);
+void rec_class_release(rec_class_sizes_t *s);
 
 /* Number of classes: 1 + (m == 0 || s_1 >= 2) + m. */
-size_t hcls_count(const hcls_sizes_t *s);
+size_t rec_class_count(const rec_class_sizes_t *s);
 /* The class index of a hint (O(log m)). */
-size_t hcls_index(const hcls_sizes_t *s, uint64_t hint);
-/* Class number index (< hcls_count) into *out. */
-void hcls_get(const hcls_sizes_t *s, size_t index, hcls_t *out);
+size_t rec_class_index(const rec_class_sizes_t *s, uint64_t hint);
+/* Class number index (< rec_class_count) into *out. */
+void rec_class_get(const rec_class_sizes_t *s, size_t index, rec_class_t *out);
 /* Whether hints a and b are one configuration over this trace. */
-int hcls_same(const hcls_sizes_t *s, uint64_t a, uint64_t b);
+int rec_class_same(const rec_class_sizes_t *s, uint64_t a, uint64_t b);
 
 /* Class indices spread over [0, count): the nmust indices in must (duplicates dropped) and
  * then, while fewer than k, the midpoint of the widest gap between chosen indices (the ends
  * 0 and count - 1 are taken first), i.e. by quantiles of the distinct sizes; every class
  * when there are at most k. Writes the indices ascending into out (room for k + nmust)
  * and returns how many. */
-size_t hcls_spread(const hcls_sizes_t *s, const size_t *must, size_t nmust, size_t k,
+size_t rec_class_spread(const rec_class_sizes_t *s, const size_t *must, size_t nmust, size_t k,
                    size_t *out);
 
 #endif

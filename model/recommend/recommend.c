@@ -81,16 +81,16 @@ static const double g_quantiles[] = {0.10, 0.25, 0.50, 0.75, 0.90, 0.99};
  * two candidates rank noise against each other. */
 static hs_status_t one_per_class(const trace_t *tr, uint64_t *c, size_t *n)
 {
-    hcls_sizes_t cls;
+    rec_class_sizes_t cls;
     size_t u = 0;
-    hs_status_t st = hcls_scan(tr, &cls);
+    hs_status_t st = rec_class_scan(tr, &cls);
 
     if (st != HS_OK)
         return st;
     for (size_t i = 0; i < *n; i++)
-        if (u == 0 || !hcls_same(&cls, c[i], c[u - 1]))
+        if (u == 0 || !rec_class_same(&cls, c[i], c[u - 1]))
             c[u++] = c[i];
-    hcls_release(&cls);
+    rec_class_release(&cls);
     *n = u;
     return HS_OK;
 }
