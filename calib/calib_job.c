@@ -151,12 +151,30 @@ static hs_status_t write_profile(const char *path, calib_outcome_t *c)
     return st;
 }
 
-/* Name, notes and the drain measured directly from the forced switches. */
+/* The jitter quantiles measured directly (calib_run.c: measure_jitter). */
+static hs_status_t set_jitter(calib_outcome_t *c)
+{
+    const char *const key[3] = {"jitter.p90_us", "jitter.p99_us", "jitter.p999_us"};
+    const double v[3] = {c->meas.jitter_p90_us, c->meas.jitter_p99_us, c->meas.jitter_p999_us};
+    char src[160];
+    hs_status_t st = HS_OK;
+
+    snprintf(src, sizeof(src), "calibrate: measured, %zu closed-loop messages of %llu B "
+             "beyond their median", c->meas.jitter_n, (unsigned long long)c->meas.jitter_bytes);
+    for (int k = 0; st == HS_OK && c->meas.jitter_n && k < 3; k++)
+        st = profile_set_value(c->fitted, key[k], v[k] > 0 ? v[k] : 0, src);
+    return st;
+}
+
+/* Name, notes, the jitter and the drain measured directly from the forced switches. */
 static hs_status_t finish_profile(calib_outcome_t *c)
 {
     char notes[1024], src[160];
     profile_t *p = c->fitted;
+    hs_status_t st = set_jitter(c);
 
+    if (st != HS_OK)
+        return st;
     snprintf(p->name, sizeof(p->name), "calibrated-%.48s", c->meas.device);
     snprintf(notes, sizeof(notes), "Fitted by hintsim calibrate %s on device %s (firmware %s) "
              "at host %s, %s%s, %s, from profile %s, with validate's live replay: fit median "

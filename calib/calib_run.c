@@ -439,6 +439,57 @@ static hs_status_t measure_switch(mctx_t *x)
     return st;
 }
 
+/* The q-quantile of the sorted v[0..n): its ceil(q n)-th smallest. */
+static double sorted_quantile(const double *v, size_t n, double q)
+{
+    size_t k = (size_t)ceil(q * (double)n);
+
+    return v[k ? k - 1 : 0];
+}
+
+/* Jitter: o->jitter_len closed-loop messages of the smallest size on the LL path; each warm
+ * message's latency beyond their median, at the 90th, 99th and 99.9th percentile (what the
+ * model adds per message: MODEL.md section 8). */
+static hs_status_t measure_jitter(mctx_t *x)
+{
+    const calib_run_opts_t *o = x->o;
+    calib_bench_t b = {.group = "jitter", .cls = CALIB_SINGLE, .mode = PRED_CLOSED, .reps = 1};
+    uint64_t size = o->sizes[0];
+    pred_raw_t *raw = NULL;
+    double *v = NULL, med;
+    size_t n;
+    hs_status_t st;
+
+    for (size_t i = 1; i < o->nsizes; i++)
+        size = o->sizes[i] < size ? o->sizes[i] : size;
+    b.hint = size;
+    st = trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
+    if (st == HS_OK)
+        st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    v = malloc(b.tr->n * sizeof(*v));
+    if (!v) {
+        st = HS_ERR_NOMEM;
+        goto free_raw;
+    }
+    n = warm_lat(&b, raw, 0, b.tr->n, 0, 1, v);
+    if (n > 0) {
+        med = median_of(v, n); /* sorts v */
+        x->m->jitter_p90_us = sorted_quantile(v, n, 0.90) - med;
+        x->m->jitter_p99_us = sorted_quantile(v, n, 0.99) - med;
+        x->m->jitter_p999_us = sorted_quantile(v, n, 0.999) - med;
+        x->m->jitter_n = n;
+        x->m->jitter_bytes = size;
+    }
+    free(v);
+free_raw:
+    raws_free(raw, b.reps);
+free_trace:
+    trace_free(b.tr);
+    return st;
+}
+
 /* The mixed trace: every stream size, the hint between the two largest (both paths, with
  * switches), then hint 0; messages arrive o->mixed_load times as often as the streams
  * sustained them (the mix's mean time per message): a load the device can carry. */
@@ -494,7 +545,7 @@ static uint64_t mixed_hint(const calib_run_opts_t *o)
 uint64_t calib_run_steps(const calib_run_opts_t *o)
 {
     return 2 + 2 * (o->nssizes + o->nsholdout) * (o->ndepths + o->ndholdout) + 1 +
-           (o->mixed_len ? 2 : 0);
+           (o->mixed_len ? 2 : 0) + (o->jitter_len ? 1 : 0);
 }
 
 static hs_status_t check_opts(const calib_run_opts_t *o)
@@ -529,6 +580,8 @@ hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, 
         st = measure_mixed(&x, mixed_hint(o));
     if (st == HS_OK && o->mixed_len)
         st = measure_mixed(&x, 0);
+    if (st == HS_OK && o->jitter_len)
+        st = measure_jitter(&x);
     free(x.svc_size);
     free(x.svc_us);
     if (st != HS_OK)

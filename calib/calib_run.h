@@ -53,6 +53,8 @@ typedef struct {
     double mixed_load;        /* its load: messages arrive this fraction as often as the
                                * streams sustained messages of its sizes */
     uint64_t seed;            /* the mixed trace's generator */
+    uint64_t jitter_len;      /* closed-loop messages of the smallest size whose spread
+                               * gives the jitter.* quantiles (0: not measured) */
 } calib_run_opts_t;
 
 /* One replay job: a synthetic trace, how to replay it, what it is for. */
@@ -86,6 +88,11 @@ typedef struct {
     double stream_gbps;     /* the highest rate a measured stream reached */
     double mixed_gap_us;    /* the mixed replay's mean gap between messages */
     double drain_us_median; /* measured drain per forced switch (median over replays) */
+    /* jitter: the warm messages' latency beyond their median at the 90th, 99th and 99.9th
+     * percentile (us), over jitter_n closed-loop messages of jitter_bytes (0: none) */
+    double jitter_p90_us, jitter_p99_us, jitter_p999_us;
+    size_t jitter_n;
+    uint64_t jitter_bytes;
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];

@@ -178,6 +178,37 @@ void pred_raw_free(pred_raw_t *raw)
     raw->path = NULL;
 }
 
+int pred_has_jitter(const profile_t *p)
+{
+    return p->jitter_p90_us > 0 || p->jitter_p99_us > 0 || p->jitter_p999_us > 0;
+}
+
+double pred_jitter_at(const profile_t *p, double u)
+{
+    const double q[4] = {0.5, 0.9, 0.99, 0.999};
+    double v[4] = {0, p->jitter_p90_us, p->jitter_p99_us, p->jitter_p999_us};
+
+    for (int k = 1; k < 4; k++)
+        v[k] = v[k] > v[k - 1] ? v[k] : v[k - 1];
+    if (u <= q[0])
+        return 0;
+    for (int k = 1; k < 4; k++)
+        if (u < q[k])
+            return v[k - 1] + (v[k] - v[k - 1]) * (u - q[k - 1]) / (q[k] - q[k - 1]);
+    return v[3];
+}
+
+void pred_jitter_apply(const profile_t *p, const pred_raw_t *raw, size_t n)
+{
+    if (!pred_has_jitter(p))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = (uint64_t)i ^ 0x6a09e667f3bcc909ULL; /* message i's own draw */
+        double u = (double)(hs_splitmix64(&s) >> 11) * 0x1.0p-53;
+        raw->lat_us[i] = (float)(raw->lat_us[i] + pred_jitter_at(p, u));
+    }
+}
+
 hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                           const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out)
@@ -189,7 +220,10 @@ hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const
         return HS_ERR_INVALID;
     }
     hs_status_t st = eng->replay(tr, p, o, hint_bytes, &raw);
-    return st == HS_OK ? pred_summarize(tr, o, &raw, hint_bytes, out) : st;
+    if (st != HS_OK)
+        return st;
+    pred_jitter_apply(p, &raw, tr->n);
+    return pred_summarize(tr, o, &raw, hint_bytes, out);
 }
 
 hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,

@@ -193,6 +193,17 @@ unsigned pred_threads(unsigned asked);
 hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                            const pred_opts_t *o, const uint64_t *hints, size_t n,
                            unsigned nthreads, pred_result_t *results, hs_progress_t *bar);
+/* Jitter (MODEL.md section 8): a message's latency beyond its modelled figure, as the
+ * profile's jitter.* quantiles say. pred_jitter_at: at quantile u in [0, 1): 0 up to the
+ * median, then linear through (0.9, p90), (0.99, p99), (0.999, p999), and p999 above (each
+ * point at least the one before). pred_jitter_apply adds to each message i of raw (n
+ * messages) the jitter at u_i, a uniform draw from i alone (hs_splitmix64), so every engine
+ * and every run gives message i the same; nothing when the profile has none. pred_run and
+ * pred_run_into apply it to predictions; measured latencies (validate) never get it. */
+double pred_jitter_at(const profile_t *p, double u);
+int pred_has_jitter(const profile_t *p);
+void pred_jitter_apply(const profile_t *p, const pred_raw_t *raw, size_t n);
+
 /* The summariser on its own (used by pred_run, and by validate on measured latencies). */
 hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
                            uint64_t hint_bytes, pred_result_t *out);

@@ -649,6 +649,11 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *pa
     size_t off = 0;
 
     memset(par, 0, sizeof(*par));
+    if (pred_has_jitter(p)) { /* MODEL.md section 8: the CPU engines apply it per message */
+        hs_log_error("sweep --engine cuda: profile %s has jitter.* quantiles, which the GPU "
+                     "replay does not apply yet: use --engine cpu", p->name);
+        return HS_ERR_INVALID;
+    }
     if ((st = prules_init(p, hint, &par->r)) != HS_OK)
         return st;
     par->prof = *p;

@@ -61,7 +61,10 @@ typedef enum {
     X(switch_drain_fixed_us, "switch.drain_fixed_us", PROF_REAL, "us", 5, "fixed reconfiguration cost of a path switch") \
     X(switch_perturb_window_us, "switch.perturb_window_us", PROF_REAL, "us", 0, "window after a switch in which latency is inflated") \
     X(switch_perturb_factor, "switch.perturb_factor", PROF_REAL, "x", 1, "latency factor inside the perturbation window") \
-    X(switch_hysteresis, "switch.hysteresis", PROF_INT, "msgs", 1, "switch only after k consecutive messages of the other class")
+    X(switch_hysteresis, "switch.hysteresis", PROF_INT, "msgs", 1, "switch only after k consecutive messages of the other class") \
+    X(jitter_p90_us, "jitter.p90_us", PROF_REAL, "us", 0, "a message's latency beyond its modelled figure at the 90th percentile (the host's and device's tail; MODEL.md section 8)") \
+    X(jitter_p99_us, "jitter.p99_us", PROF_REAL, "us", 0, "the same at the 99th percentile") \
+    X(jitter_p999_us, "jitter.p999_us", PROF_REAL, "us", 0, "the same at the 99.9th percentile")
 
 typedef enum {
 #define X(field, key, kind, unit, def, doc) PROF_P_##field,
