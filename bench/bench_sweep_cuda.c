@@ -23,7 +23,7 @@
 #include "common/hs_host.h"
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "sweep/sweep_eval_cuda.h"
 

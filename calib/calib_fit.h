@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "common/hs_status.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "traces/trace.h"
 

@@ -4,7 +4,7 @@
 #define HS_CALIB_FORWARD_H
 
 #include "calib/calib_fit.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 /* calib_predict_fn_t for "isolated message" observations (capture bench's
  * post-to-completion median): replays a few well-spaced messages of obs->size_bytes under

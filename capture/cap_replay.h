@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "capture/cap_conn.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "traces/trace.h"
 
 /* The replay's own cost, in us. Percentiles come from a log-linear histogram (32 bins per

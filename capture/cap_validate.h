@@ -24,8 +24,8 @@
 #include <cjson/cJSON.h>
 
 #include "capture/cap_live.h"
-#include "model/objective.h"
-#include "model/predict.h"
+#include "model/predict/objective.h"
+#include "model/predict/predict.h"
 
 typedef struct {
     cap_live_opts_t live;

@@ -14,7 +14,7 @@
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/pred_job.h"
+#include "model/predict/pred_job.h"
 #include "model/recommend/recommend.h"
 
 struct pred_cli_opts {

@@ -5,7 +5,7 @@
 #define HS_CLI_PREDICT_H
 
 #include "common/hs_opt.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 /* Load profile name (built-in or file), apply each "KEY=VALUE" of set, validate.
  * Returns 0 with *out (caller frees with profile_free) or the exit code after logging. */

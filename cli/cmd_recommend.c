@@ -11,7 +11,7 @@
 #include "cli/cli_predict.h"
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/objective.h"
+#include "model/predict/objective.h"
 #include "model/recommend/recommend.h"
 #include "plots/report_rec.h"
 #include "sim/sim.h"

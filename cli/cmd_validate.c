@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "plots/report_val.h"
 #include "common/hs_util.h"
-#include "model/objective.h"
+#include "model/predict/objective.h"
 
 struct validate_opts {
     const char *device;

@@ -2,7 +2,7 @@
  *
  * A table lists each field once as X(member, KIND); the KIND (F64 or U64) gives the member's
  * C type, its text form in CSV (%.17g: a value read back is the value computed) and how a
- * JSON number is read back into it. Tables: PRED_FIGURES and friends (model/predict.h),
+ * JSON number is read back into it. Tables: PRED_FIGURES and friends (model/predict/predict.h),
  * SWEEP_RESULT_FIGURES (sweep/sweep_eval.h).
  */
 #ifndef HS_FIELD_H

@@ -8,7 +8,7 @@
  * LAT_HIST_REL_ERR (1/256 = 0.39%) of the exact order statistic for latencies inside the
  * binned range (tests/test_lat_hist.c checks the bound against exact quantiles).
  *
- * Written once for the host and the GPU: model/predict.c's summariser (every engine's
+ * Written once for the host and the GPU: model/predict/predict.c's summariser (every engine's
  * figures, and so the CPU sweep's) and the CUDA sweep engine (sweep/sweep_eval_cuda.cu) call
  * these, so the two give the same quantiles for the same latencies, bit for bit.
  */

@@ -1,9 +1,9 @@
-/* model.h - the analytical path model as a prediction engine (see model/predict.h and the
+/* model.h - the analytical path model as a prediction engine (see model/predict/predict.h and the
  * recursion in model/MODEL.md), and the isolated per-size cost curves of each path. */
 #ifndef HS_MODEL_H
 #define HS_MODEL_H
 
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 extern const pred_engine_ops_t model_engine_ops;
 

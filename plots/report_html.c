@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "common/hs_util.h"
-#include "model/objective.h"
+#include "model/predict/objective.h"
 #include "model/recommend/recommend.h"
 #include "plots/plot_gnuplot.h"
 

@@ -1,5 +1,5 @@
 /* sim.h - the SimGrid discrete-event simulator of the two paths, as a prediction engine.
- * Plug it into pred_run() / recommend through sim_engine_ops (see model/predict.h).
+ * Plug it into pred_run() / recommend through sim_engine_ops (see model/predict/predict.h).
  *
  * Each replay runs in a child process (SimGrid allows one engine per process and reports
  * fatal platform errors by aborting): results come back through shared memory, SimGrid's
@@ -13,7 +13,7 @@
 #define HS_SIM_H
 
 #include "common/hs_probe.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 /* replay: one flow's figures. With o->flows = N > 1 it replays N senders sharing the
  * receiver's switch port and returns flow 0 (use sim_replay_flows for all of them). */

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "sim/sim_policy.h"
 #include "traces/trace.h"
 

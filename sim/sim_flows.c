@@ -1,5 +1,5 @@
 /* sim_flows.c - several flows into one receiver, summarised per flow and all together: the
- * engine's run_flows (sim_engine_ops, model/predict.h). */
+ * engine's run_flows (sim_engine_ops, model/predict/predict.h). */
 #include <stdlib.h>
 
 #include "sim/sim.h"

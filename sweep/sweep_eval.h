@@ -14,7 +14,7 @@
 #include "sweep/sweep_grid.h"
 
 /* The figures a point keeps of its prediction, each defined here once: X(member, kind of
- * hs_field.h), named as in PRED_FIGURES (model/predict.h), from which they are copied. They
+ * hs_field.h), named as in PRED_FIGURES (model/predict/predict.h), from which they are copied. They
  * drive sweep_result_t's members, the point files (sweep_point.c) and the merged CSV and
  * JSON columns (sweep_out.c), in this order. */
 #define SWEEP_RESULT_FIGURES(X)                                                             \

@@ -16,7 +16,7 @@
 extern "C" {
 #include "common/hs_status.h"
 #include "model/path_rules.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "traces/trace.h"
 }

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "common/hs_status.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "sweep/sweep_eval.h"
 #include "sweep/sweep_grid.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "model/recommend/recommend.h"
 #include "sim/sim.h"

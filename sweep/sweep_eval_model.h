@@ -7,7 +7,7 @@
 #define HS_SWEEP_EVAL_MODEL_H
 
 #include "common/hs_status.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "sweep/sweep_eval.h"
 #include "sweep/sweep_grid.h"

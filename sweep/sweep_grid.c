@@ -17,7 +17,7 @@
 
 #include "common/hs_json.h"
 #include "common/hs_util.h"
-#include "model/objective.h"
+#include "model/predict/objective.h"
 #include "model/profile/profile.h"
 
 #define SWEEP_MAX_TEXT 128

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/hs_util.h"
-#include "model/objective.h"
+#include "model/predict/objective.h"
 #include "model/profile/profile.h"
 #include "model/recommend/recommend.h"
 #include "plots/report_html.h"

@@ -9,7 +9,7 @@
 #include "capture/cap_policy.h"
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "traces/trace.h"
 #include "tests/hs_test.h"
 

@@ -1,5 +1,5 @@
 /* test_cap_validate.c - the arithmetic of validate's summary (its objectives are
- * model/objective.h's, tested in test_recommend.c): rank correlation (with ties), medians,
+ * model/predict/objective.h's, tested in test_recommend.c): rank correlation (with ties), medians,
  * the statistics over rounds (verdicts, bootstrap intervals, noise) on the issue's case and
  * on seeded random rounds, the saturation warning, the shuffle; and the bench's phase list
  * and percentile. */

@@ -10,7 +10,7 @@
 #include "common/hs_util.h"
 #include "hs_test.h"
 #include "model/lat_hist.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 /* The bound, with room for the float rounding of a latency before it is binned (2^-24). */
 #define BOUND (LAT_HIST_REL_ERR * (1.0 + 1e-6))

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "model/model.h"
-#include "model/objective.h"
+#include "model/predict/objective.h"
 #include "model/recommend/recommend.h"
 #include "tests/hs_test.h"
 

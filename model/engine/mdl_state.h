@@ -10,7 +10,7 @@
 
 #include "model/model.h"
 #include "model/path_rules.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 typedef struct {
     double close_ns; /* when the batch closed; reported at close_ns + event_ns */

@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 #include "model/model.h"
-#include "model/objective.h"
-#include "model/predict.h"
+#include "model/predict/objective.h"
+#include "model/predict/predict.h"
 
 typedef struct {
     obj_t objective;

@@ -20,7 +20,7 @@
 #include "tests/hs_test.h"
 #include "model/model.h"
 #include "model/path_rules.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "sweep/sweep_eval_cuda.h"
 

@@ -63,15 +63,21 @@ eff=$(grep "effective configuration (model/MODEL.md 7b):" "$OUT/calibrate.txt") 
     fail "calibrate does not say which effective configuration the fit replayed"
 echo "$eff" | grep -q "bw.coal_period_us [0-9.e+]*->0" ||
     fail "the BW path's emulated moderation is not what the fit replayed: $eff"
+# the device's tail: measured on closed-loop messages and written into the profile
+grep -q "^jitter: 2000 closed-loop messages" "$OUT/calibrate.txt" ||
+    fail "calibrate did not measure the jitter quantiles"
+hintsim profile show "$OUT/rxe0.json" | grep -E "^ *jitter.p99_us .*calibrate: measured" ||
+    fail "rxe0.json: jitter.p99_us is not the measured one"
 mtu=$(cat /sys/class/net/d0/mtu 2>/dev/null || echo 1500)
 [ "$mtu" -ge 1100 ] && [ "$mtu" -lt 2100 ] && { echo "$eff" | grep -q "link.mtu_bytes [0-9]*->1024" ||
     fail "netdev MTU $mtu: the fit did not replay the QP's 1024-byte path MTU: $eff"; }
 
 # two sizes, one stream: some terms have no data or a huge std err; those keep the start
-# profile's value (generic: bw.fixed_ns 0), said as not fitted, never "fit start"
+# profile's value (generic: bw.fixed_ns 0), said as not fitted, never "fit start". -o -: the
+# profile alone on stdout (it must load), the report on stderr
 timeout 240 hintsim calibrate -d rxe0 -x 0 --iters 10 --warmup 0 --sizes 64,4K \
     --holdout none --stream-sizes 4K --stream-holdout none --depths 16 --depth-holdout none \
-    --stream-len 32 --stream-reps 1 --mixed 0 -o "$OUT/two.json" >"$OUT/two.txt" 2>&1 ||
+    --stream-len 32 --stream-reps 1 --mixed 0 --jitter 0 -o - >"$OUT/two.json" 2>"$OUT/two.txt" ||
     { cat "$OUT/two.txt"; fail "calibrate on two sizes"; }
 cat "$OUT/two.txt"
 hintsim profile show "$OUT/two.json" >"$OUT/two-show.txt" 2>&1 || fail "two.json does not load"

@@ -4,7 +4,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 hs_status_t pred_mode_parse(const char *text, pred_mode_t *out)
 {

@@ -4,7 +4,7 @@
  * so a reported percentile is within 0.4% of the exact order statistic, clamped to the exact
  * min/max): O(n) per hint, which is what lets recommend evaluate dozens of hints over
  * 10 M messages in seconds. */
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "common/hs_status.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 /* The objectives that are one figure of one result: X(ID, name, field, unit, higher_better).
  * The first row is written with F and the others with X, so that a list of the names needs

@@ -16,7 +16,7 @@
 
 #include "common/hs_status.h"
 #include "model/model.h"
-#include "model/predict.h"
+#include "model/predict/predict.h"
 
 typedef struct {
     const pred_engine_ops_t *eng;

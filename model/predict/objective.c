@@ -1,5 +1,5 @@
 /* objective.c - the objectives' table turned into lookups; see objective.h. */
-#include "model/objective.h"
+#include "model/predict/objective.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* pred_job.c - one prediction job (see pred_job.h), and what an engine's ops table says. */
-#include "model/pred_job.h"
+#include "model/predict/pred_job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
