@@ -334,14 +334,14 @@ static void lists_free(calib_lists_t *l)
     free(l->dheld);
 }
 
-static void print_json(const calib_outcome_t *c, const char *out)
+static void print_json(const calib_outcome_t *c, const char *out, FILE *fp)
 {
     cJSON *j = calib_outcome_json(c);
     char *txt;
 
     cJSON_AddStringToObject(j, "profile", out);
     txt = cJSON_Print(j);
-    printf("%s\n", txt ? txt : "{}");
+    fprintf(fp, "%s\n", txt ? txt : "{}");
     free(txt);
     cJSON_Delete(j);
 }
@@ -377,10 +377,12 @@ int cmd_calibrate(int argc, char **argv)
     st = a.server ? calib_serve(&o) : calib_calibrate(&o, a.profile, &a.set, a.out, &c);
     if ((rc = hs_status_exit_code(st)) != 0 || a.server)
         goto out;
+    /* -o -: the profile went to stdout, so the report goes to stderr */
+    FILE *rep = strcmp(a.out, "-") == 0 ? stderr : stdout;
     if (a.json)
-        print_json(&c, a.out);
+        print_json(&c, a.out, rep);
     else
-        print_outcome(&c, a.out, stdout);
+        print_outcome(&c, a.out, rep);
     if (c.nover) {
         report_over(&c);
         rc = 1;
