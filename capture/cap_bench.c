@@ -10,6 +10,7 @@
 
 #include "common/hs_util.h"
 #include "traces/trace.h"
+#include "traces/trace_convert.h"
 
 #define CAP_BENCH_MAX_SIZE ((uint64_t)1 << 30)
 /* Messages per phase and size at most: every one is a trace record (32 bytes) and a
@@ -309,7 +310,8 @@ static hs_status_t write_trace(const cap_bench_opts_t *o, const cap_live_t *l, b
     h->pid = (int64_t)getpid();
     free(h->extra_json);
     h->extra_json = cJSON_PrintUnformatted(report);
-    return trace_save(o->out_path, b->tr);
+    return o->out_fmt ? trace_save_as(o->out_path, (trace_fmt_t)o->out_fmt, b->tr)
+                      : trace_save(o->out_path, b->tr);
 }
 
 hs_status_t cap_bench_run(const cap_bench_opts_t *o, cJSON **report)

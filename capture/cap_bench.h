@@ -26,7 +26,8 @@ typedef struct {
     size_t nhints;
     uint64_t iters;          /* measured iterations per phase */
     uint64_t warmup;         /* warm-up iterations (cold) before each phase */
-    const char *out_path;    /* trace file (client/loopback); NULL = none */
+    const char *out_path;    /* trace file (client/loopback); NULL = none; "-": stdout */
+    int out_fmt;             /* trace_fmt_t to write out_path in; 0: by its extension */
     unsigned phases;         /* CAP_PHASE_* bits; 0 = all */
 } cap_bench_opts_t;
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -463,10 +465,51 @@ typedef struct {
     uint64_t *hints;
     profile_t *p;
     trace_t *tr;
+    char platform_tmp[512]; /* --platform - or a pipe, copied once: removed on release */
 } job_hold_t;
+
+/* The engine reads --platform once per replay (SimGrid takes a path): "-", a FIFO or a
+ * pipe is read once here into a temporary file, whose path the job uses instead. */
+static int platform_once(const char *platform, job_hold_t *h, const char **use)
+{
+    struct stat sb;
+    char *text = NULL;
+    size_t len = 0;
+    int fd, rc = 1;
+
+    *use = platform;
+    if (!platform || (strcmp(platform, "-") != 0 && stat(platform, &sb) == 0 &&
+                      S_ISREG(sb.st_mode)))
+        return 0;
+    if (hs_read_file(platform, &text, &len) != HS_OK)
+        return 1;
+    const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(h->platform_tmp, sizeof(h->platform_tmp), "%.400s/hintsim-platform-XXXXXX.xml",
+             dir);
+    fd = mkstemps(h->platform_tmp, 4);
+    if (fd < 0) {
+        fprintf(stderr, "hintsim: --platform %s: cannot make a temporary copy in %s\n",
+                platform, dir);
+        h->platform_tmp[0] = '\0';
+        goto free_text;
+    }
+    if (write(fd, text, len) == (ssize_t)len) {
+        *use = h->platform_tmp;
+        rc = 0;
+    } else {
+        fprintf(stderr, "hintsim: --platform %s: writing its copy %s failed\n", platform,
+                h->platform_tmp);
+    }
+    close(fd);
+free_text:
+    free(text);
+    return rc;
+}
 
 static void job_release(job_hold_t *h)
 {
+    if (h->platform_tmp[0])
+        unlink(h->platform_tmp);
     free(h->hints);
     profile_free(h->p);
     trace_free(h->tr);
@@ -489,10 +532,10 @@ static int job_from_opts(const pred_engine_ops_t *eng, const struct pred_cli_opt
     }
     j->po.include_cold = o->include_cold;
     j->po.flows = eng->run_flows ? (unsigned)o->flows : 1;
-    j->po.platform = o->platform;
     j->po.trace_name = path;
     hs_log_set_quiet(o->quiet);
-    if ((rc = parse_hints(&o->hint, &h->hints, &j->nhints)) != 0 ||
+    if ((rc = platform_once(o->platform, h, &j->po.platform)) != 0 ||
+        (rc = parse_hints(&o->hint, &h->hints, &j->nhints)) != 0 ||
         (rc = cli_profile_open(o->profile, &o->set, &h->p)) != 0 ||
         (rc = cli_trace_open(path, &h->tr)) != 0)
         return rc;

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "capture/cap_bench.h"
 #include "cli/cli.h"
@@ -26,6 +27,7 @@ struct bench_opts {
     hs_strlist_t set;
     double timeout_s;
     const char *out;
+    const char *to;
     const char *phases;
     int json;
 };
@@ -49,7 +51,10 @@ static const hs_opt_t g_bench_opts[] = {
     {"profile", 'p', HS_OPT_STR, O(profile), "P", "generic", "profile for the path settings"},
     {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
     {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
-    {"output", 'o', HS_OPT_STR, O(out), "TRACE", NULL, "trace file to write (.hst/.csv/.jsonl)"},
+    {"output", 'o', HS_OPT_STR, O(out), "TRACE", NULL,
+     "trace file to write (.hst/.csv/.jsonl; '-': standard output, with --to)"},
+    {"to", 0, HS_OPT_STR, O(to), "hst|csv|jsonl", NULL,
+     "the trace's format where -o's name does not say it ('-', a FIFO)"},
     {"phases", 0, HS_OPT_STR, O(phases), "LIST", "all", "pingpong,latency,stream (any subset)"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -97,6 +102,36 @@ static int bench_parse_lists(const struct bench_opts *a, cap_bench_opts_t *o, ui
     return -1;
 }
 
+/* The trace's format: --to, else -o's extension; -1 when known, else 2 after a message. */
+static int bench_out_fmt(const struct bench_opts *a, cap_bench_opts_t *o)
+{
+    static const char *const names[] = {"hst", "csv", "jsonl"};
+    static const trace_fmt_t fmts[] = {TRACE_FMT_HST, TRACE_FMT_CSV, TRACE_FMT_JSONL};
+    trace_fmt_t ext = trace_fmt_from_ext(a->out);
+
+    for (int i = 0; a->to && i < 3; i++) {
+        if (strcmp(a->to, names[i]) != 0)
+            continue;
+        if (ext != TRACE_FMT_UNKNOWN && ext != fmts[i]) {
+            fprintf(stderr, "hintsim: capture bench: --to %s: -o %s names another format\n",
+                    a->to, a->out);
+            return 2;
+        }
+        o->out_fmt = (int)fmts[i];
+        return -1;
+    }
+    if (a->to) {
+        fprintf(stderr, "hintsim: capture bench: --to %s: expected hst, csv or jsonl\n", a->to);
+        return 2;
+    }
+    if (ext == TRACE_FMT_UNKNOWN) {
+        fprintf(stderr, "hintsim: capture bench: -o %s: expected a .hst, .csv or .jsonl file "
+                "name, or --to FORMAT\n", a->out);
+        return 2;
+    }
+    return -1;
+}
+
 static int cmd_capture_bench(int argc, char **argv)
 {
     struct bench_opts a = {0};
@@ -124,12 +159,8 @@ static int cmd_capture_bench(int argc, char **argv)
     o.warmup = a.warmup;
     o.out_path = a.out;
     /* the output is written after the whole measurement: a wrong name fails now */
-    if (a.out && trace_fmt_from_ext(a.out) == TRACE_FMT_UNKNOWN) {
-        fprintf(stderr, "hintsim: capture bench: -o %s: expected a .hst, .csv or .jsonl file "
-                "name\n", a.out);
-        rc = 2;
+    if (a.out && (rc = bench_out_fmt(&a, &o)) >= 0)
         goto free_all;
-    }
     if (a.out && hs_check_out_path(a.out) != HS_OK) {
         rc = 1;
         goto free_all;
@@ -137,13 +168,15 @@ static int cmd_capture_bench(int argc, char **argv)
     st = cap_bench_run(&o, &rep);
     if ((rc = hs_status_exit_code(st)) != 0)
         goto free_all;
+    /* -o -: the trace went to stdout, so the report goes to stderr */
+    FILE *fp = a.out && strcmp(a.out, "-") == 0 ? stderr : stdout;
     if (a.json) {
         char *txt = cJSON_Print(rep);
         if (txt)
-            printf("%s\n", txt);
+            fprintf(fp, "%s\n", txt);
         free(txt);
     } else {
-        cap_bench_print(rep, stdout);
+        cap_bench_print(rep, fp);
     }
 free_all:
     cJSON_Delete(rep);

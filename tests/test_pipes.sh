@@ -75,6 +75,27 @@ mkdir aud && cp "$kv" aud/a.hst && cp "$kv" aud/b.hst
 check same merged.hst merged-pipe.hst
 check same audit.out audit.err
 
+# sim --platform -: SimGrid reads the platform once per hint, so a pipe is copied once (two
+# hints, the same figures as from the file; the copy is gone afterwards)
+cat >plat.xml <<'XML'
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM 'https://simgrid.org/simgrid.dtd'>
+<platform version="4.1"><zone id="z" routing="Full">
+<host id="sender0" speed="1Gf"/><host id="receiver" speed="1Gf"/>
+<link id="l" bandwidth="10Gbps" latency="2us"/>
+<route src="sender0" dst="receiver"><link_ctn id="l"/></route></zone></platform>
+XML
+"$hs" sim "$kv" -p generic --hint 0,4K --platform plat.xml -q --json | grep -E '_us"' >plat-file.txt
+ls "${TMPDIR:-/tmp}"/hintsim-platform-* 2>/dev/null | sort >plat-tmp-before.txt
+"$hs" sim "$kv" -p generic --hint 0,4K --platform - -q --json <plat.xml | grep -E '_us"' >plat-pipe.txt
+check test -s plat-file.txt
+check same plat-file.txt plat-pipe.txt
+cat plat.xml | "$hs" sim "$kv" -p generic --hint 0,4K --platform /dev/stdin -q --json |
+    grep -E '_us"' >plat-fifo.txt
+check same plat-file.txt plat-fifo.txt
+ls "${TMPDIR:-/tmp}"/hintsim-platform-* 2>/dev/null | sort >plat-tmp-after.txt
+check same plat-tmp-before.txt plat-tmp-after.txt
+
 # model, sim, recommend: the trace from stdin gives the same figures as the file
 for cmd in "model -p generic --hint 4K,64K" "sim -p generic --hint 4K" \
            "recommend -p generic --hint 0,4K,64K"; do
