@@ -13,7 +13,7 @@ PACKAGES=(build-essential cmake pkg-config clang libsimgrid-dev libibverbs-dev l
           ibverbs-providers ibverbs-utils rdma-core perftest libcjson-dev gnuplot-nox
           qemu-system-x86 busybox-static cpio kmod iproute2 xz-utils libcmocka-dev valgrind
           openmpi-bin libopenmpi-dev chromium zlib1g-dev libclang-rt-14-dev fonts-liberation
-          python3-numpy protobuf-compiler)
+          python3-numpy protobuf-compiler slurmctld slurmd slurm-client)
 
 deps() {
     local missing=()
