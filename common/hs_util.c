@@ -344,6 +344,48 @@ hs_status_t hs_afile_open(const char *path, hs_afile_t **out)
     return HS_OK;
 }
 
+/* mode 0666 less this process's umask (read without changing it for good). */
+static mode_t afile_mode(void)
+{
+    mode_t m = umask(022);
+
+    umask(m);
+    return 0666 & ~m;
+}
+
+hs_status_t hs_afile_open_owned(const char *path, const char *owner, hs_afile_t **out)
+{
+    hs_afile_t *af = calloc(1, sizeof(*af));
+    size_t len = strlen(path) + strlen(owner) + 16;
+    int fd;
+
+    if (!af)
+        return HS_ERR_NOMEM;
+    af->path = strdup(path);
+    af->tmp = malloc(len);
+    if (!af->path || !af->tmp) {
+        hs_afile_abort(af);
+        return HS_ERR_NOMEM;
+    }
+    snprintf(af->tmp, len, "%s" AFILE_TMP "%s.XXXXXX", path, owner);
+    fd = mkstemp(af->tmp); /* O_CREAT | O_EXCL in path's folder */
+    if (fd < 0) {
+        free(af->tmp);
+        af->tmp = NULL;
+        goto fail;
+    }
+    if (fchmod(fd, afile_mode()) != 0 || !(af->fp = fdopen(fd, "wb"))) {
+        close(fd);
+        goto fail;
+    }
+    *out = af;
+    return HS_OK;
+fail:
+    hs_log_error("%s: cannot create output: %s", path, strerror(errno));
+    hs_afile_abort(af);
+    return HS_ERR_IO;
+}
+
 FILE *hs_afile_stream(hs_afile_t *af) { return af->fp; }
 
 hs_status_t hs_afile_commit(hs_afile_t *af)

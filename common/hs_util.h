@@ -94,6 +94,11 @@ hs_status_t hs_afile_open(const char *path, hs_afile_t **out);
 /* The pid of the writer whose temporary name is name ("<path>.tmp.<pid>", where the last
  * ".tmp." starts at name + *path_len); 0 when name is not one. */
 long hs_afile_tmp_pid(const char *name, size_t *path_len);
+/* hs_afile_open for files other processes read, maybe on other hosts (a sweep's): the
+ * temporary is made by mkstemp (O_EXCL) as "<path>.tmp.<owner>.XXXXXX", so two writers never
+ * share one, with mode 0666 less the umask (mkstemp's 0600 would hide it from the group);
+ * path is always a regular file here (no "-", no in-place write). */
+hs_status_t hs_afile_open_owned(const char *path, const char *owner, hs_afile_t **out);
 FILE *hs_afile_stream(hs_afile_t *af);
 hs_status_t hs_afile_commit(hs_afile_t *af);
 void hs_afile_abort(hs_afile_t *af);

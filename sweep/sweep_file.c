@@ -18,12 +18,6 @@
 #define TMP_TAG ".tmp."
 #define STAGE_PREFIX ".hintsim-stage." /* hs_stage_name's, before HOST.SPACE.PID */
 
-struct sweep_afile {
-    FILE *fp;
-    char *path;
-    char *tmp; /* NULL once renamed over path */
-};
-
 void sweep_file_owner(char *buf, size_t len)
 {
     char name[512];
@@ -36,92 +30,23 @@ void sweep_file_owner(char *buf, size_t len)
         snprintf(buf, len, "localhost.00000000.%ld", (long)getpid());
 }
 
-/* mode 0666 less this process's umask (read without changing it for good). */
-static mode_t file_mode(void)
+hs_status_t sweep_afile_open(const char *path, hs_afile_t **out)
 {
-    mode_t m = umask(022);
-
-    umask(m);
-    return 0666 & ~m;
-}
-
-static hs_status_t afile_fail(sweep_afile_t *af, const char *what)
-{
-    hs_log_error("%s: cannot %s: %s", af->path, what, strerror(errno));
-    sweep_afile_abort(af);
-    return HS_ERR_IO;
-}
-
-hs_status_t sweep_afile_open(const char *path, sweep_afile_t **out)
-{
-    sweep_afile_t *af = calloc(1, sizeof(*af));
     char owner[512];
-    size_t len = strlen(path) + sizeof(owner) + 16;
-    int fd;
 
-    if (!af)
-        return HS_ERR_NOMEM;
-    af->path = strdup(path);
-    af->tmp = malloc(len);
-    if (!af->path || !af->tmp) {
-        sweep_afile_abort(af);
-        return HS_ERR_NOMEM;
-    }
     sweep_file_owner(owner, sizeof(owner));
-    snprintf(af->tmp, len, "%s" TMP_TAG "%s.XXXXXX", path, owner);
-    fd = mkstemp(af->tmp); /* O_CREAT | O_EXCL in path's folder */
-    if (fd < 0) {
-        free(af->tmp);
-        af->tmp = NULL;
-        return afile_fail(af, "create output");
-    }
-    if (fchmod(fd, file_mode()) != 0 || !(af->fp = fdopen(fd, "wb"))) {
-        close(fd);
-        return afile_fail(af, "create output");
-    }
-    *out = af;
-    return HS_OK;
-}
-
-FILE *sweep_afile_stream(sweep_afile_t *af) { return af->fp; }
-
-hs_status_t sweep_afile_commit(sweep_afile_t *af)
-{
-    int bad = ferror(af->fp) || fflush(af->fp) != 0 || fsync(fileno(af->fp)) != 0;
-
-    if (fclose(af->fp) != 0)
-        bad = 1;
-    af->fp = NULL;
-    if (bad || rename(af->tmp, af->path) != 0)
-        return afile_fail(af, "write output");
-    free(af->tmp);
-    af->tmp = NULL;
-    sweep_afile_abort(af);
-    return HS_OK;
-}
-
-void sweep_afile_abort(sweep_afile_t *af)
-{
-    if (!af)
-        return;
-    if (af->fp)
-        fclose(af->fp);
-    if (af->tmp)
-        unlink(af->tmp);
-    free(af->tmp);
-    free(af->path);
-    free(af);
+    return hs_afile_open_owned(path, owner, out);
 }
 
 hs_status_t sweep_file_write(const char *path, const char *text)
 {
-    sweep_afile_t *af;
+    hs_afile_t *af;
     hs_status_t st = sweep_afile_open(path, &af);
 
     if (st != HS_OK)
         return st;
-    fputs(text, sweep_afile_stream(af));
-    return sweep_afile_commit(af);
+    fputs(text, hs_afile_stream(af));
+    return hs_afile_commit(af);
 }
 
 /* ---- stale temporaries ---------------------------------------------------------------- */

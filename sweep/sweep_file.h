@@ -15,19 +15,16 @@
 #include <stdio.h>
 
 #include "common/hs_status.h"
+#include "common/hs_util.h"
 
 /* A temporary older than this many seconds is stale whoever wrote it: a temporary lives
  * only while one file is written (milliseconds), so an hour means its writer died. */
 #define SWEEP_TMP_STALE_S 3600u
 
-/* An output file that appears under its name only when complete. Exactly one of commit
- * and abort must be called; both free the object. Errors are logged with the path. The
- * file gets mode 0666 less the umask (mkstemp's 0600 would hide it from the group). */
-typedef struct sweep_afile sweep_afile_t;
-hs_status_t sweep_afile_open(const char *path, sweep_afile_t **out);
-FILE *sweep_afile_stream(sweep_afile_t *af);
-hs_status_t sweep_afile_commit(sweep_afile_t *af);
-void sweep_afile_abort(sweep_afile_t *af);
+/* An output file that appears under its name only when complete: hs_afile_open_owned
+ * (common/hs_util.h) with this process's sweep_file_owner; written, committed and aborted
+ * with hs_afile_stream, hs_afile_commit and hs_afile_abort. */
+hs_status_t sweep_afile_open(const char *path, hs_afile_t **out);
 
 /* Write a whole NUL-terminated string to path that way. */
 hs_status_t sweep_file_write(const char *path, const char *text);

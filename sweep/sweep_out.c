@@ -113,15 +113,15 @@ static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
 static hs_status_t write_csv(const sweep_grid_t *g, const sweep_plan_t *plan,
                              const sweep_result_t *res, const char *path)
 {
-    sweep_afile_t *af;
+    hs_afile_t *af;
     hs_status_t st = sweep_afile_open(path, &af);
 
     if (st != HS_OK)
         return st;
-    csv_header(sweep_afile_stream(af), g);
+    csv_header(hs_afile_stream(af), g);
     for (size_t i = 0; i < plan->n; i++)
-        csv_row(sweep_afile_stream(af), g, plan, res, i);
-    return sweep_afile_commit(af);
+        csv_row(hs_afile_stream(af), g, plan, res, i);
+    return hs_afile_commit(af);
 }
 
 static cJSON *point_json(const sweep_grid_t *g, const sweep_plan_t *plan,

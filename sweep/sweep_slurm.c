@@ -102,20 +102,20 @@ static const char k_job[] =
 
 hs_status_t sweep_slurm_write(const sweep_slurm_script_t *s)
 {
-    sweep_afile_t *af = NULL;
+    hs_afile_t *af = NULL;
     FILE *fp = stdout;
     hs_status_t st;
 
     if (strcmp(s->path, "-") != 0) {
         if ((st = sweep_afile_open(s->path, &af)) != HS_OK)
             return st;
-        fp = sweep_afile_stream(af);
+        fp = hs_afile_stream(af);
     }
     script_head(fp, s);
     fputs(k_submit, fp);
     fputs(k_job, fp);
     if (af)
-        return sweep_afile_commit(af);
+        return hs_afile_commit(af);
     return fflush(fp) == 0 && !ferror(fp) ? HS_OK : HS_ERR_IO;
 }
 

@@ -66,7 +66,7 @@ static void rm_rf(char *dir)
 static void test_temporary_name_and_mode(void **state)
 {
     char *dir = hs_test_tmpdir(), path[4300], owner[512], want[4900], *text = NULL;
-    sweep_afile_t *a, *b;
+    hs_afile_t *a, *b;
     struct stat sb;
     mode_t old = umask(027);
     DIR *d;
@@ -92,10 +92,10 @@ static void test_temporary_name_and_mode(void **state)
     }
     closedir(d);
     assert_int_equal(n, 2);
-    fputs("first", sweep_afile_stream(a));
-    fputs("second", sweep_afile_stream(b));
-    sweep_afile_abort(b);
-    assert_int_equal(sweep_afile_commit(a), HS_OK);
+    fputs("first", hs_afile_stream(a));
+    fputs("second", hs_afile_stream(b));
+    hs_afile_abort(b);
+    assert_int_equal(hs_afile_commit(a), HS_OK);
     assert_int_equal(count_names(dir, NULL), 1); /* the file alone: no temporary left */
     assert_int_equal(hs_read_file(path, &text, NULL), HS_OK);
     assert_string_equal(text, "first");
