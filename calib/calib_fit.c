@@ -543,7 +543,8 @@ static double prof_value(const profile_t *p, const char *key)
  * all np), the refinements params[ref[0..nr)] at orig there. One fit of the base ones not
  * kept and the refinements (at start's values), from *cur: when it determines all of them,
  * it replaces *cur and their figures in *all; else the refinements' figures say the largest
- * standard error of that fit, so that they are kept. */
+ * standard error of that fit, so that they are kept. With fewer figures than those terms no
+ * such fit exists: the refinements are kept (an infinite standard error). */
 typedef struct {
     const profile_t *start;
     const calib_param_t *params;
@@ -572,6 +573,15 @@ static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_
         st = profile_set_value(from, rc->params[ref[k]].key,
                                prof_value(rc->start, rc->params[ref[k]].key),
                                "calibrate: fit start (refinement)");
+    }
+    if (st == HS_OK && n > rc->nobs) { /* fewer figures than terms: none can be refined */
+        for (size_t k = 0; k < nr; k++) {
+            all->value[ref[k]] = prof_value(*cur, rc->params[ref[k]].key);
+            all->stderr_rel[ref[k]] = INFINITY; /* so calib_keep_undetermined keeps it */
+            all->determined[ref[k]] = 1;
+        }
+        profile_free(from);
+        return HS_OK;
     }
     for (size_t j = 0; j < n; j++)
         sub[j] = rc->params[idx[j]];

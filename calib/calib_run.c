@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/cap_bench.h"
 #include "capture/cap_replay.h"
 #include "common/hs_util.h"
 
@@ -439,14 +440,6 @@ static hs_status_t measure_switch(mctx_t *x)
     return st;
 }
 
-/* The q-quantile of the sorted v[0..n): its ceil(q n)-th smallest. */
-static double sorted_quantile(const double *v, size_t n, double q)
-{
-    size_t k = (size_t)ceil(q * (double)n);
-
-    return v[k ? k - 1 : 0];
-}
-
 /* Jitter: o->jitter_len closed-loop messages of the smallest size on the LL path; each warm
  * message's latency beyond their median, at the 90th, 99th and 99.9th percentile (what the
  * model adds per message: MODEL.md section 8). */
@@ -475,10 +468,10 @@ static hs_status_t measure_jitter(mctx_t *x)
     }
     n = warm_lat(&b, raw, 0, b.tr->n, 0, 1, v);
     if (n > 0) {
-        med = median_of(v, n); /* sorts v */
-        x->m->jitter_p90_us = sorted_quantile(v, n, 0.90) - med;
-        x->m->jitter_p99_us = sorted_quantile(v, n, 0.99) - med;
-        x->m->jitter_p999_us = sorted_quantile(v, n, 0.999) - med;
+        med = median_of(v, n);
+        x->m->jitter_p90_us = cap_pctl(v, n, 0.90) - med;
+        x->m->jitter_p99_us = cap_pctl(v, n, 0.99) - med;
+        x->m->jitter_p999_us = cap_pctl(v, n, 0.999) - med;
         x->m->jitter_n = n;
         x->m->jitter_bytes = size;
     }
