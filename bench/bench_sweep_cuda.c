@@ -96,8 +96,8 @@ static void *cpu_worker(void *arg)
         pthread_mutex_unlock(&pool->lock);
         if (i >= pool->n)
             break;
-        hs_status_t st = pred_run(&model_engine_ops, pool->tr, pool->ps[i], &o, pool->hints[i],
-                                  0, &pool->res[i]);
+        pred_ctx_t c = {&model_engine_ops, pool->tr, pool->ps[i], &o};
+        hs_status_t st = pred_run(&c, pool->hints[i], 0, &pool->res[i]);
         if (st != HS_OK)
             pool->st = st;
     }

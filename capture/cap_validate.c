@@ -214,7 +214,7 @@ static hs_status_t predict_all(vctx_t *v)
     hs_status_t st = HS_OK;
 
     for (size_t k = 0; st == HS_OK && k < v->nc; k++)
-        st = pred_run(&model_engine_ops, v->tr, v->eff, &po, v->c[k].hint, 0,
+        st = pred_run(&(pred_ctx_t){&model_engine_ops, v->tr, v->eff, &po}, v->c[k].hint, 0,
                       &v->c[k].pred);
     return st;
 }

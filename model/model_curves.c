@@ -20,7 +20,7 @@ static hs_status_t run_stream(const profile_t *p, uint64_t size, uint64_t hint, 
         st = trace_push(tr, &rec);
     }
     if (st == HS_OK)
-        st = pred_run(&model_engine_ops, tr, p, &o, hint, 1, r);
+        st = pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, hint, 1, r);
     trace_free(tr);
     return st;
 }

@@ -46,8 +46,7 @@ static size_t cdf_candidates(const rec_report_t *r, size_t idx[REP_CDF_MAX])
 
 /* A shallow copy of r's results in which the CDF candidates carry lat_us (owned by kept[],
  * released by the caller). */
-static hs_status_t with_latencies(const rec_report_t *r, const pred_engine_ops_t *eng,
-                                  const pred_opts_t *po, const profile_t *p, const trace_t *tr,
+static hs_status_t with_latencies(const rec_report_t *r, const pred_ctx_t *c,
                                   pred_result_t *res, pred_result_t kept[REP_CDF_MAX])
 {
     size_t idx[REP_CDF_MAX], n = cdf_candidates(r, idx);
@@ -57,7 +56,7 @@ static hs_status_t with_latencies(const rec_report_t *r, const pred_engine_ops_t
     for (size_t k = 0; k < n && st == HS_OK; k++) {
         if (res[idx[k]].lat_us)
             continue;
-        st = pred_run(eng, tr, p, po, r->results[idx[k]].hint_bytes, 1, &kept[k]);
+        st = pred_run(c, r->results[idx[k]].hint_bytes, 1, &kept[k]);
         if (st == HS_OK)
             res[idx[k]].lat_us = kept[k].lat_us;
     }
@@ -75,7 +74,7 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
 
     memset(kept, 0, sizeof(kept));
     if (st == HS_OK)
-        st = with_latencies(r, eng, po, p, tr, res, kept);
+        st = with_latencies(r, &(pred_ctx_t){eng, tr, p, po}, res, kept);
     if (st == HS_OK) {
         in = (plot_input_t){.command = "recommend", .engine = eng->name, .profile = p,
                             .profile_hash = profile_hash(p), .trace = tr,

@@ -156,7 +156,7 @@ static hs_status_t run_hint(eval_model_t *m, const trace_t *tr, const profile_t 
     memset(&r, 0, sizeof(r));
     st = pred_check_trace(tr, p, &o);
     if (st == HS_OK)
-        st = pred_run_into(m->eng, tr, p, &o, hint, &m->buf, &r);
+        st = pred_run_into(&(pred_ctx_t){m->eng, tr, p, &o}, hint, &m->buf, &r);
     if (st == HS_OK)
         fill_result(m->objective, &r, out);
     pred_result_release(&r);

@@ -39,7 +39,7 @@ add_test(NAME test_py_trace
           ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_py_trace PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
 
-# No function of the model's engine takes more than 6 parameters (a context struct instead).
+# No function in model/ takes more than 6 parameters (a context struct instead).
 add_test(NAME test_param_count
   COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_param_count.py ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_param_count PROPERTIES LABELS unit TIMEOUT 60)

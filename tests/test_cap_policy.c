@@ -141,7 +141,7 @@ static double first_latency_us(const profile_t *p)
                            .size_bytes = 64, .opcode = TRACE_OP_WRITE};
         assert_int_equal(trace_push(tr, &rec), HS_OK);
     }
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, 0, 1, &r), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, 0, 1, &r), HS_OK);
     lat = r.lat_us[0];
     pred_result_release(&r);
     trace_free(tr);

@@ -38,7 +38,7 @@ static pred_result_t run(const trace_t *tr, const profile_t *p, uint64_t hint, p
     pred_opts_t o = {.mode = m};
     pred_result_t r;
 
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, hint, 1, &r), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, hint, 1, &r), HS_OK);
     return r;
 }
 
@@ -312,18 +312,20 @@ static void test_closed_loop(void **state)
     profile_t *p = mk_profile(NULL);
     trace_t *tr = mk_trace(3, 8, 0);
     pred_opts_t o = {.mode = PRED_CLOSED};
+    pred_ctx_t c = {&model_engine_ops, tr, p, &o};
     pred_result_t r;
 
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, 64, 1, &r), HS_ERR_INVALID);
+    assert_int_equal(pred_run(&c, 64, 1, &r), HS_ERR_INVALID);
     for (size_t i = 0; i < tr->n; i++)
         tr->recs[i].t_done_ns = tr->recs[i].t_post_ns;
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, 64, 1, &r), HS_OK);
+    assert_int_equal(pred_run(&c, 64, 1, &r), HS_OK);
     assert_float_equal(r.lat_us[1], r.lat_us[0], 1e-4);
     assert_float_equal(r.lat_us[2], r.lat_us[0], 1e-4);
     pred_result_release(&r);
     trace_free(tr);
     assert_int_equal(trace_new(&tr), HS_OK); /* empty */
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, 64, 1, &r), HS_ERR_INVALID);
+    c.tr = tr;
+    assert_int_equal(pred_run(&c, 64, 1, &r), HS_ERR_INVALID);
     trace_free(tr);
     profile_free(p);
 }

@@ -36,7 +36,7 @@ static pred_result_t run(const char *prof, const char *const *sets, const trace_
     assert_int_equal(profile_load(prof, &p), HS_OK);
     for (; sets && *sets; sets++)
         assert_int_equal(profile_set(p, *sets), HS_OK);
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, hint, 0, &r), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, hint, 0, &r), HS_OK);
     profile_free(p);
     return r;
 }

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""test_param_count.py - no function defined or declared in the model's engine takes more
-than 6 parameters (STYLE.md: a context struct instead of a long parameter list).
+"""test_param_count.py - no function defined or declared in model/ (profiles, the engine,
+predictions, recommend) takes more than 6 parameters (STYLE.md: a context struct instead of
+a long parameter list).
 
     test_param_count.py SOURCE_DIR [MAX [DIR|FILE...]]
 
-Scans SOURCE_DIR/model/engine and model/model*.c, model/model.h unless paths (relative to
-SOURCE_DIR) are given; prints every function over the limit (file:line name count) and
-exits 1 if any."""
+Scans every .c and .h file under SOURCE_DIR/model unless paths (relative to SOURCE_DIR) are
+given; prints every function over the limit (file:line name count) and exits 1 if any."""
 import os
 import re
 import sys
@@ -60,8 +60,7 @@ def sources(src, paths):
 def main():
     src = sys.argv[1]
     limit = int(sys.argv[2]) if len(sys.argv) > 2 else 6
-    paths = sys.argv[3:] or ['model/engine', 'model/model.h', 'model/model_curves.c',
-                             'model/model_load.c']
+    paths = sys.argv[3:] or ['model']
     over, seen = [], 0
     for path in sources(src, paths):
         with open(path, encoding='utf-8') as fh:

@@ -70,10 +70,10 @@ static void check_engine(const pred_engine_ops_t *eng)
 
     assert_int_equal(profile_load("generic", &none), HS_OK);
     assert_false(pred_has_jitter(none));
-    assert_int_equal(pred_run(eng, tr, none, &o, 4096, 0, &r0), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){eng, tr, none, &o}, 4096, 0, &r0), HS_OK);
     L = r0.p50_us;
     assert_float_equal(r0.p99_us, L, L * 0.005); /* no jitter: every message the same */
-    assert_int_equal(pred_run(eng, tr, p, &o, 4096, 0, &r), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){eng, tr, p, &o}, 4096, 0, &r), HS_OK);
     /* the histogram's 0.4% and the draws' own spread over 20000 messages (u_(k) of the
      * 99th percentile within about +-0.0015 of 0.99: +-7 us of the 40 us between p90 and
      * p99 at 0.445 us per 0.001 of u below it, +-0.25 us... above: 150 us per 0.009) */

@@ -203,7 +203,7 @@ static void test_all_cold(void **state)
     /* the summariser does it, so every caller gets it (sweep, the report's figures) */
     pred_opts_t po = {.mode = PRED_CLOSED};
     pred_result_t one;
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &po, 0, 0, &one), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &po}, 0, 0, &one), HS_OK);
     assert_int_equal(one.count, tr->n);
     assert_true(one.p99_us > 0);
     pred_result_release(&one);
@@ -419,10 +419,10 @@ static void test_parallel_equals_serial(void **state)
     assert_int_equal(a.winner, b.winner);
     /* a worker replays every candidate into the same arrays (pred_run_into): each one's
      * figures are those of a replay into fresh ones */
+    pred_ctx_t c1 = {&model_engine_ops, tr, p, &o1.pred};
     for (size_t i = 0; i < a.n; i++) {
         pred_result_t one;
-        assert_int_equal(pred_run(&model_engine_ops, tr, p, &o1.pred, a.results[i].hint_bytes,
-                                  0, &one), HS_OK);
+        assert_int_equal(pred_run(&c1, a.results[i].hint_bytes, 0, &one), HS_OK);
         assert_true(one.p50_us == a.results[i].p50_us && one.p99_us == a.results[i].p99_us);
         assert_true(one.mean_us == a.results[i].mean_us &&
                     one.ll_fraction == a.results[i].ll_fraction);
@@ -645,6 +645,7 @@ static void test_warn_path_saturated(void **state)
     profile_t *p = prof("seed000", NULL);
     rec_path_load_t l[2];
     pred_opts_t po = {.mode = PRED_OPEN};
+    pred_ctx_t in_open = {&model_engine_ops, tr, p, &po};
     pred_result_t res;
 
     assert_int_equal(rec_path_load(tr, p, 8192, l), HS_OK);
@@ -653,7 +654,7 @@ static void test_warn_path_saturated(void **state)
     assert_true(l[0].saturated && !l[1].saturated);
     assert_true(l[0].offered_gbps > l[0].sustained_gbps);
     assert_true(l[0].offered_gbps < p->link_gbps); /* the link alone would carry it */
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &po, 8192, 0, &res), HS_OK);
+    assert_int_equal(pred_run(&in_open, 8192, 0, &res), HS_OK);
     assert_true(res.throughput_gbps <= l[0].sustained_gbps * 1.02);
     assert_true(res.p50_us > 100 * 5); /* the backlog: far above a round trip */
     pred_result_release(&res);
@@ -837,7 +838,8 @@ static void test_cli_trace_checks(void **state)
     free(out);
     assert_int_equal(pred_check_trace(rings, p, &open), HS_ERR_INVALID);
     assert_int_equal(pred_check_trace(rings, p, &closed), HS_OK);
-    assert_int_equal(pred_run(&model_engine_ops, rings, p, &open, 0, 0, &res), HS_ERR_INVALID);
+    pred_ctx_t in_open = {&model_engine_ops, rings, p, &open};
+    assert_int_equal(pred_run(&in_open, 0, 0, &res), HS_ERR_INVALID);
     size_t moved = 0;
     assert_int_equal(trace_sort_posts(rings, &moved), HS_OK);
     assert_true(moved > 0);

@@ -38,11 +38,12 @@ static int agree_one(const trace_t *tr, const profile_t *p, uint64_t hint, const
                      pred_mode_t mode)
 {
     pred_opts_t o = {.mode = mode, .flows = 1};
+    pred_ctx_t cm = {&model_engine_ops, tr, p, &o}, cs = {&sim_engine_ops, tr, p, &o};
     pred_result_t rm, rs;
     int bad = 0;
 
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, hint, 0, &rm), HS_OK);
-    assert_int_equal(pred_run(&sim_engine_ops, tr, p, &o, hint, 0, &rs), HS_OK);
+    assert_int_equal(pred_run(&cm, hint, 0, &rm), HS_OK);
+    assert_int_equal(pred_run(&cs, hint, 0, &rs), HS_OK);
     printf("  hint %llu (%s), %s loop\n", (unsigned long long)hint, label,
            mode == PRED_OPEN ? "open" : "closed");
     bad += compare("p50_us", rm.p50_us, rs.p50_us);
@@ -156,8 +157,9 @@ static void test_agree_switch_split(void **state)
     for (size_t h = 0; h < 2; h++) {
         for (int closed = 0; closed < 2; closed++) {
             pred_opts_t o = {.mode = closed ? PRED_CLOSED : PRED_OPEN, .flows = 1};
+            pred_ctx_t c = {&model_engine_ops, tr, p, &o};
             pred_result_t rm;
-            assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, hints[h], 0, &rm), HS_OK);
+            assert_int_equal(pred_run(&c, hints[h], 0, &rm), HS_OK);
             assert_true(rm.costs.drain_us > 0 && rm.switches > 100);
             pred_result_release(&rm);
             bad += agree_one(tr, p, hints[h], "a switch before every message",

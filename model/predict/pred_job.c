@@ -67,12 +67,13 @@ free_flows:
  * arrays of its own). */
 static hs_status_t run_one_flow(const pred_job_t *j, pred_job_out_t *out, hs_progress_t *bar)
 {
+    pred_ctx_t c = {j->eng, j->tr, j->p, &j->po};
     pred_result_t *res = calloc(j->nhints, sizeof(*res));
     hs_status_t st;
 
     if (!res)
         return HS_ERR_NOMEM;
-    st = pred_run_hints(j->eng, j->tr, j->p, &j->po, j->hints, j->nhints, j->threads, res, bar);
+    st = pred_run_hints(&c, j->hints, j->nhints, j->threads, res, bar);
     for (size_t i = 0; i < j->nhints; i++)
         out->hints[i].res = res[i];
     out->nhints = j->nhints;

@@ -97,64 +97,85 @@ static void fill_main(const lat_hist_t *h, const lat_hist_t *cold, pred_result_t
     out->cold_max_us = cold->n ? cold->max_us : 0;
 }
 
-/* Walk the messages once: main, cold and per-class histograms, bytes and LL count;
- * cold-start messages go apart unless include_cold. */
-static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw,
-                           lat_hist_t *h, lat_hist_t *cold, lat_hist_t *cls,
-                           double *bytes, uint64_t *nll)
+/* What one walk over the messages gathers: the main, cold-start and per-class histograms,
+ * the bytes and the LL count of the messages in the figures. */
+typedef struct {
+    lat_hist_t main, cold, cls[PRED_NCLASSES];
+    double bytes;
+    uint64_t nll;
+} pred_walk_t;
+
+static void walk_free(pred_walk_t *w)
 {
+    for (unsigned k = 0; k < PRED_NCLASSES; k++)
+        free(w->cls[k].bins);
+    free(w->main.bins);
+    free(w->cold.bins);
+}
+
+/* Every histogram empty, bytes and count 0; -1 (nothing held) when out of memory. */
+static int walk_init(pred_walk_t *w)
+{
+    int bad;
+
+    memset(w, 0, sizeof(*w));
+    bad = hist_init(&w->main) | hist_init(&w->cold);
+    for (unsigned k = 0; k < PRED_NCLASSES; k++)
+        bad |= hist_init(&w->cls[k]);
+    if (bad)
+        walk_free(w);
+    return bad ? -1 : 0;
+}
+
+/* Walk the messages once into w; cold-start messages go apart unless include_cold. */
+static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw,
+                           pred_walk_t *w)
+{
+    double bytes = 0;
+    uint64_t nll = 0;
+
     for (size_t i = 0; i < tr->n; i++) {
         const trace_rec_t *r = &tr->recs[i];
         double us = raw->lat_us[i];
         if (isnan(us))
             continue; /* not measured (validate) */
         if ((r->flags & TRACE_F_COLD) && !include_cold) {
-            hist_add(cold, us);
+            hist_add(&w->cold, us);
             continue;
         }
         size_t bin = lat_hist_bin(us);
-        hist_add_bin(h, bin, us);
-        hist_add_bin(&cls[hs_size_class(r->size_bytes)], bin, us);
-        *bytes += (double)r->size_bytes;
-        *nll += raw->path && raw->path[i] == TRACE_F_PATH_LL;
+        hist_add_bin(&w->main, bin, us);
+        hist_add_bin(&w->cls[hs_size_class(r->size_bytes)], bin, us);
+        bytes += (double)r->size_bytes;
+        nll += raw->path && raw->path[i] == TRACE_F_PATH_LL;
     }
+    w->bytes = bytes;
+    w->nll = nll;
 }
 
 hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
                            uint64_t hint_bytes, pred_result_t *out)
 {
-    lat_hist_t h, cold, cls[PRED_NCLASSES];
-    hs_status_t st = HS_ERR_NOMEM;
-    double bytes = 0, span_us;
-    uint64_t nll = 0;
-    unsigned k = 0;
+    pred_walk_t w;
+    hs_status_t st;
+    double span_us;
 
     memset(out, 0, sizeof(*out));
-    memset(&h, 0, sizeof(h));
-    memset(&cold, 0, sizeof(cold));
-    memset(cls, 0, sizeof(cls));
-    if (hist_init(&h) || hist_init(&cold))
-        goto out;
-    for (k = 0; k < PRED_NCLASSES; k++)
-        if (hist_init(&cls[k]))
-            goto out;
+    if (walk_init(&w))
+        return HS_ERR_NOMEM;
     /* a trace of cold-start messages only is summarised on them: apart, none would be left */
-    summarize_walk(tr, o->include_cold || pred_all_cold(tr), raw, &h, &cold, cls, &bytes, &nll);
+    summarize_walk(tr, o->include_cold || pred_all_cold(tr), raw, &w);
     out->hint_bytes = hint_bytes;
-    fill_main(&h, &cold, out);
+    fill_main(&w.main, &w.cold, out);
     span_us = raw->t_last_done_us - raw->t_first_post_us;
-    out->throughput_gbps = span_us > 0 ? bytes * 8.0 / (span_us * 1e3) : 0;
-    out->ll_fraction = h.n ? (double)nll / (double)h.n : 0;
+    out->throughput_gbps = span_us > 0 ? w.bytes * 8.0 / (span_us * 1e3) : 0;
+    out->ll_fraction = w.main.n ? (double)w.nll / (double)w.main.n : 0;
     out->switches = raw->switches;
     out->drain_us_total = raw->drain_us_total;
     out->sq_full_stalls = raw->sq_full_stalls;
     out->costs = raw->costs;
-    st = fill_classes(cls, out);
-out:
-    for (unsigned j = 0; j < k && j < PRED_NCLASSES; j++)
-        free(cls[j].bins);
-    free(h.bins);
-    free(cold.bins);
+    st = fill_classes(w.cls, out);
+    walk_free(&w);
     return st;
 }
 
@@ -209,35 +230,32 @@ void pred_jitter_apply(const profile_t *p, const pred_raw_t *raw, size_t n)
     }
 }
 
-hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                          const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
+hs_status_t pred_run_into(const pred_ctx_t *c, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out)
 {
     pred_raw_t raw = {.lat_us = buf->lat_us, .path = buf->path};
 
-    if (tr->n == 0) {
+    if (c->tr->n == 0) {
         hs_log_error("the trace has no records: nothing to predict");
         return HS_ERR_INVALID;
     }
-    hs_status_t st = eng->replay(tr, p, o, hint_bytes, &raw);
+    hs_status_t st = c->eng->replay(c->tr, c->p, c->o, hint_bytes, &raw);
     if (st != HS_OK)
         return st;
-    pred_jitter_apply(p, &raw, tr->n);
-    return pred_summarize(tr, o, &raw, hint_bytes, out);
+    pred_jitter_apply(c->p, &raw, c->tr->n);
+    return pred_summarize(c->tr, c->o, &raw, hint_bytes, out);
 }
 
-hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                     const pred_opts_t *o, uint64_t hint_bytes, int keep_lat,
-                     pred_result_t *out)
+hs_status_t pred_run(const pred_ctx_t *c, uint64_t hint_bytes, int keep_lat, pred_result_t *out)
 {
     pred_raw_t raw;
-    hs_status_t st = pred_check_trace(tr, p, o);
+    hs_status_t st = pred_check_trace(c->tr, c->p, c->o);
 
     if (st != HS_OK)
         return st;
-    st = pred_raw_alloc(&raw, tr->n); /* an empty trace: pred_run_into says so */
+    st = pred_raw_alloc(&raw, c->tr->n); /* an empty trace: pred_run_into says so */
     if (st == HS_OK)
-        st = pred_run_into(eng, tr, p, o, hint_bytes, &raw, out);
+        st = pred_run_into(c, hint_bytes, &raw, out);
     if (st == HS_OK && keep_lat) {
         out->lat_us = raw.lat_us;
         raw.lat_us = NULL;
@@ -249,10 +267,7 @@ hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const prof
 /* ---- several hints at once --------------------------------------------------------- */
 
 typedef struct {
-    const pred_engine_ops_t *eng;
-    const trace_t *tr;
-    const profile_t *p;
-    const pred_opts_t *po;
+    const pred_ctx_t *c;
     const uint64_t *hints;
     pred_result_t *res;
     hs_status_t *st;
@@ -269,7 +284,7 @@ static void *pool_worker(void *arg)
 {
     pred_pool_t *pool = arg;
     pred_raw_t buf;
-    hs_status_t have = pred_raw_alloc(&buf, pool->tr->n);
+    hs_status_t have = pred_raw_alloc(&buf, pool->c->tr->n);
 
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -282,9 +297,9 @@ static void *pool_worker(void *arg)
             pool->st[i] = HS_ERR_INVALID;
             continue;
         }
-        pool->st[i] = have == HS_OK ? pred_run_into(pool->eng, pool->tr, pool->p, pool->po,
-                                                    pool->hints[i], &buf, &pool->res[i])
-                                    : have;
+        pool->st[i] = have;
+        if (have == HS_OK)
+            pool->st[i] = pred_run_into(pool->c, pool->hints[i], &buf, &pool->res[i]);
         pthread_mutex_lock(&pool->lock);
         pool->failed |= pool->st[i] != HS_OK;
         pool->done++;
@@ -376,18 +391,17 @@ hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_o
     return HS_OK;
 }
 
-hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                           const pred_opts_t *o, const uint64_t *hints, size_t n,
+hs_status_t pred_run_hints(const pred_ctx_t *c, const uint64_t *hints, size_t n,
                            unsigned nthreads, pred_result_t *results, hs_progress_t *bar)
 {
-    pred_pool_t pool = {eng, tr, p, o, hints, results, NULL, n, 0, 0,
-                        PTHREAD_MUTEX_INITIALIZER, bar, 0};
+    pred_pool_t pool = {.c = c, .hints = hints, .res = results, .n = n,
+                        .lock = PTHREAD_MUTEX_INITIALIZER, .bar = bar};
     hs_status_t st;
 
     if (n == 0)
         return HS_OK;
     /* checked once here, or each hint's replay would say it again */
-    if ((st = pred_check_trace(tr, p, o)) != HS_OK)
+    if ((st = pred_check_trace(c->tr, c->p, c->o)) != HS_OK)
         return st;
     pool.st = calloc(n, sizeof(*pool.st));
     if (!pool.st)

@@ -164,15 +164,22 @@ const char *pred_engine_figures(const pred_engine_ops_t *eng);
 /* eng->detail(), or NULL when the engine has none. */
 const char *pred_engine_detail(const pred_engine_ops_t *eng);
 
-/* Run one engine for one hint and summarise into *out (caller releases with
+/* What a run replays, with which engine and under which options: what stays the same from
+ * one hint to the next. Every member is borrowed. */
+typedef struct {
+    const pred_engine_ops_t *eng;
+    const trace_t *tr;
+    const profile_t *p;
+    const pred_opts_t *o;
+} pred_ctx_t;
+
+/* Run c->eng over c->tr for one hint and summarise into *out (caller releases with
  * pred_result_release). keep_lat keeps the per-message latencies in out->lat_us. */
-hs_status_t pred_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                     const pred_opts_t *o, uint64_t hint_bytes, int keep_lat,
+hs_status_t pred_run(const pred_ctx_t *c, uint64_t hint_bytes, int keep_lat,
                      pred_result_t *out);
-/* pred_run into the caller's per-message arrays buf->lat_us and buf->path (tr->n entries
+/* pred_run into the caller's per-message arrays buf->lat_us and buf->path (c->tr->n entries
  * each, reused across calls: recommend's workers); buf's other fields are ignored. */
-hs_status_t pred_run_into(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                          const pred_opts_t *o, uint64_t hint_bytes, const pred_raw_t *buf,
+hs_status_t pred_run_into(const pred_ctx_t *c, uint64_t hint_bytes, const pred_raw_t *buf,
                           pred_result_t *out);
 /* What a replay needs of a trace, checked in one pass before any hint is replayed: sizes of
  * at most PRED_MAX_MSG_BYTES and at most 2^32 - 1 WRs of p's segment size on either path;
@@ -190,8 +197,7 @@ unsigned pred_threads(unsigned asked);
  * n), on up to nthreads threads (capped at n and 64; 0 = 1), each replaying into
  * per-message arrays of its own; bar (NULL: none) counts finished hints. Returns the first
  * failing hint's status, in hint order, else HS_OK. */
-hs_status_t pred_run_hints(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
-                           const pred_opts_t *o, const uint64_t *hints, size_t n,
+hs_status_t pred_run_hints(const pred_ctx_t *c, const uint64_t *hints, size_t n,
                            unsigned nthreads, pred_result_t *results, hs_progress_t *bar);
 /* Jitter (MODEL.md section 8): a message's latency beyond its modelled figure, as the
  * profile's jitter.* quantiles say. pred_jitter_at: at quantile u in [0, 1): 0 up to the

@@ -739,13 +739,14 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
                             const profile_t *p, const rec_opts_t *o, const uint64_t *hints,
                             rec_report_t *out)
 {
+    pred_ctx_t c = {eng, tr, p, &o->pred};
     hs_progress_t bar;
     hs_status_t st;
 
     if (o->progress)
         hs_progress_start(&bar, "candidates", out->n);
     out->threads_used = pred_threads(o->threads);
-    st = pred_run_hints(eng, tr, p, &o->pred, hints, out->n, out->threads_used, out->results,
+    st = pred_run_hints(&c, hints, out->n, out->threads_used, out->results,
                         o->progress ? &bar : NULL);
     if (o->progress)
         hs_progress_finish(&bar);

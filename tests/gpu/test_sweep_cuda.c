@@ -161,10 +161,11 @@ static void run_grid(const char *trace_path, const char *prof_name, pred_mode_t 
                                       (const profile_t *const *)pts, hints, NPOINTS, gpu, NULL),
                      HS_OK);
     for (size_t i = 0; i < NPOINTS; i++) {
+        pred_ctx_t ctx = {&model_engine_ops, tr, pts[i], &o};
         pred_result_t c, b;
-        assert_int_equal(pred_run(&model_engine_ops, tr, pts[i], &o, hints[i], 0, &c), HS_OK);
+        assert_int_equal(pred_run(&ctx, hints[i], 0, &c), HS_OK);
         o.every_chunk = 1; /* the base replay, every chunk: what the GPU runs */
-        assert_int_equal(pred_run(&model_engine_ops, tr, pts[i], &o, hints[i], 0, &b), HS_OK);
+        assert_int_equal(pred_run(&ctx, hints[i], 0, &b), HS_OK);
         o.every_chunk = 0;
         g_bad_base += differ(what, i, &gpu[i], &b, 1, 1) > 0;
         /* against the sweep's CPU model (shortcuts on): within REL; a point beyond it counts
@@ -241,7 +242,7 @@ static void test_batch_sizes(void **state)
     ps[0] = ps[1] = ps[2] = p;
     /* one replay, then three: the same answers whatever the batch */
     assert_int_equal(scu_replay_batch(g_cu, tr, PRED_OPEN, 0, ps, hints, 1, r, NULL), HS_OK);
-    assert_int_equal(pred_run(&model_engine_ops, tr, p, &o, 0, 0, &c), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, 0, 0, &c), HS_OK);
     assert_int_equal(differ("phased seed000 alone", 0, &r[0], &c, 0, 1), 0);
     pred_result_release(&r[0]);
     assert_int_equal(scu_replay_batch(g_cu, tr, PRED_OPEN, 0, ps, hints, 3, r, NULL), HS_OK);
