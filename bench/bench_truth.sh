@@ -9,7 +9,8 @@
 # calibrated link when it offers more (its post times stretched), runs `recommend` and
 # `validate` (auto candidates, two processes) with the fitted profile. Everything lands in
 # $OUT: seed, calibrate.*, and per trace a folder w-NAME/ (or r-N/) with meta (key=value:
-# kind, mode, records, pace), rec.json, val.json and their stderr.
+# kind, mode, records, pace), rec.json, val.json, msgs.csv (validate --messages: every
+# measured message beside its prediction) and their stderr.
 #
 # MODE short (the vm CI test): smaller traces, 5 rounds, 5 classes, one random mix;
 # full (the benchmark): larger traces, 7 rounds, 6 classes, three random mixes.
@@ -117,7 +118,8 @@ validate_dir() {
     SRV_LOG="$1/server.txt"
     server_run validate timeout 1200 hintsim validate "$1/trace.hst" -d rxe0 -x 0 -P $P \
         --connect "$ADDR" --timeout 60 $REC_ARG --mode "$2" --repeat $ROUNDS \
-        --classes $CLASSES --seed "$SEED" --json -q >"$1/val.json" 2>"$1/val.err"
+        --classes $CLASSES --seed "$SEED" --messages "$1/msgs.csv" --json -q \
+        >"$1/val.json" 2>"$1/val.err"
     echo "validate=$?" >>"$1/meta"
 }
 

@@ -2,6 +2,7 @@
  * (see cap_validate.h). The summary arithmetic is at the end of the file. */
 #include "capture/cap_validate.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,28 @@ typedef struct {
     cap_stats_t stats;
     profile_t *eff;          /* the profile the live replay runs (cap_profile_effective) */
     char eff_changes[512];   /* what differs from the profile given */
+    hs_afile_t *msgs;        /* o->messages, a file: committed when the run succeeds */
+    FILE *mfp;               /* where the per-message rows go (NULL: nowhere) */
 } vctx_t;
+
+/* Rows of one measured round of cd (o->messages): predicted beside measured, per message. */
+static hs_status_t write_messages(vctx_t *v, const cand_t *cd, uint64_t round,
+                                  const pred_raw_t *raw)
+{
+    for (size_t i = 0; i < v->tr->n; i++) {
+        const trace_rec_t *r = &v->tr->recs[i];
+        if (fprintf(v->mfp, "%llu,%llu,%zu,%llu,%.3f,%s,%.3f,%.3f\n",
+                    (unsigned long long)cd->hint, (unsigned long long)round, i,
+                    (unsigned long long)r->size_bytes,
+                    (double)(r->t_post_ns - v->tr->recs[0].t_post_ns) / 1e3,
+                    raw->path[i] == TRACE_F_PATH_LL ? "ll" : "bw", (double)cd->pred.lat_us[i],
+                    (double)raw->lat_us[i]) < 0) {
+            hs_log_error("%s: %s", v->o->messages, strerror(errno));
+            return HS_ERR_IO;
+        }
+    }
+    return HS_OK;
+}
 
 /* One measured run of one candidate: its own connection (the hint sets the BW depth). */
 static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
@@ -71,6 +93,8 @@ static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
         st = pred_summarize(v->tr, &po, &raw, cd->hint, &cd->meas[round]);
     if (st == HS_OK)
         cd->meas_obj[round] = obj_cost(o->objective, &cd->meas[round]);
+    if (st == HS_OK && v->mfp)
+        st = write_messages(v, cd, round, &raw);
     free(raw.lat_us);
     free(raw.path);
     return st;
@@ -214,8 +238,8 @@ static hs_status_t predict_all(vctx_t *v)
     hs_status_t st = HS_OK;
 
     for (size_t k = 0; st == HS_OK && k < v->nc; k++)
-        st = pred_run(&(pred_ctx_t){&model_engine_ops, v->tr, v->eff, &po}, v->c[k].hint, 0,
-                      &v->c[k].pred);
+        st = pred_run(&(pred_ctx_t){&model_engine_ops, v->tr, v->eff, &po}, v->c[k].hint,
+                      v->mfp != NULL, &v->c[k].pred);
     return st;
 }
 
@@ -523,6 +547,39 @@ static cJSON *report_json(vctx_t *v)
     return j;
 }
 
+/* Open o->messages and write its header; nothing when not asked. */
+static hs_status_t open_messages(vctx_t *v)
+{
+    hs_status_t st;
+
+    if (!v->o->messages)
+        return HS_OK;
+    if ((st = hs_afile_open(v->o->messages, &v->msgs)) != HS_OK)
+        return st;
+    v->mfp = hs_afile_stream(v->msgs);
+    if (fprintf(v->mfp, "%s\n", CAP_MESSAGES_HEADER) < 0) {
+        hs_log_error("%s: %s", v->o->messages, strerror(errno));
+        return HS_ERR_IO;
+    }
+    return HS_OK;
+}
+
+/* Commit o->messages when everything succeeded; else remove what was written. */
+static hs_status_t close_messages(vctx_t *v, hs_status_t st)
+{
+    hs_afile_t *af = v->msgs;
+
+    v->msgs = NULL;
+    v->mfp = NULL;
+    if (!af)
+        return st;
+    if (st != HS_OK) {
+        hs_afile_abort(af);
+        return st;
+    }
+    return hs_afile_commit(af);
+}
+
 static hs_status_t load_trace(vctx_t *v)
 {
     hs_status_t st = trace_load_posts(v->o->trace_path, 1, &v->tr);
@@ -618,6 +675,8 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
     if (st == HS_OK)
         st = make_effective(&v);
     if (st == HS_OK)
+        st = open_messages(&v);
+    if (st == HS_OK)
         st = pick_candidates(&v);
     if (st == HS_OK)
         st = predict_all(&v);
@@ -625,6 +684,7 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
         st = measure_all(&v);
     if (st == HS_OK)
         st = summarize(&v);
+    st = close_messages(&v, st);
     if (st == HS_OK)
         *report = report_json(&v);
 out:

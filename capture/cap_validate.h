@@ -38,7 +38,16 @@ typedef struct {
     uint64_t limit;          /* replay only the first N messages (0 = all) */
     uint64_t seed;           /* shuffle and bootstrap seed */
     size_t classes;          /* auto: classes to measure (0 = CAP_DEFAULT_CLASSES) */
+    const char *messages;    /* NULL, or a CSV file of every measured message:
+                              * CAP_MESSAGES_HEADER, one row per candidate, round and message;
+                              * written whole or not at all */
 } cap_validate_opts_t;
+
+/* The columns of validate's per-message CSV: the class's hint, the round (from 0), the
+ * message's index in the trace, its size and trace post time, the path it took, the
+ * model's latency for it (jitter included, as in the figures) and the measured one. */
+#define CAP_MESSAGES_HEADER "hint,round,index,size_bytes,t_post_us,path,predicted_us,measured_us"
+
 
 #define CAP_DEFAULT_CLASSES 6
 #define CAP_DEFAULT_REPEAT 5

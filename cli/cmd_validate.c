@@ -31,6 +31,7 @@ struct validate_opts {
     const char *mem;
     double timeout_s;
     const char *outdir;
+    const char *messages;
     int json;
     int quiet;
 };
@@ -59,6 +60,8 @@ static const hs_opt_t g_opts[] = {
     {"mem", 0, HS_OPT_STR, O(mem), "host|cuda", "host", "buffer memory kind"},
     {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
     {"output", 'o', HS_OPT_STR, O(outdir), "DIR", NULL, "write DIR/validate.json and report.html"},
+    {"messages", 0, HS_OPT_STR, O(messages), "FILE", NULL,
+     "write every measured message as CSV: predicted beside measured"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
     {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar or round lines"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -78,7 +81,9 @@ static const hs_cmd_spec_t g_spec = {
     "predicted and measured objective (from 4 classes up) and the median |error|, each with\n"
     "a 95% bootstrap interval over the rounds; whether the recommendation is worse than the\n"
     "best beyond the noise; and whether the hint takes effect on this device at all.\n"
-    "The --server end needs no TRACE and writes no report (-o is the --connect end's)."};
+    "The --server end needs no TRACE and writes no report (-o is the --connect end's).\n"
+    "--messages FILE: one CSV row per candidate, round and message (" CAP_MESSAGES_HEADER
+    "),\nto see which messages a prediction misses."};
 
 static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts_t *o,
                       uint64_t **hints)
@@ -92,6 +97,12 @@ static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts
     if (a->server && a->outdir) { /* it wrote nothing and failed after the whole run */
         fprintf(stderr, "hintsim: validate: -o belongs to the --connect end: the --server end "
                 "only answers, the measurements and the report are the client's\n");
+        return 2;
+    }
+    if (a->messages && (a->server || strcmp(a->messages, "-") == 0)) {
+        fprintf(stderr, "hintsim: validate: --messages %s: %s\n", a->messages,
+                a->server ? "belongs to the --connect end, which measures"
+                          : "name a file (the report is on standard output)");
         return 2;
     }
     if (a->classes < 1 || a->classes > CAP_MAX_CANDIDATES) {
@@ -162,6 +173,7 @@ int cmd_validate(int argc, char **argv)
     o.limit = a.limit;
     o.seed = a.seed;
     o.classes = (size_t)a.classes;
+    o.messages = a.messages;
     if ((st = cap_validate_run(&o, &rep)) == HS_OK)
         st = emit(&a, rep);
     rc = hs_status_exit_code(st);

@@ -62,4 +62,24 @@ grep -q 'the device carried' "$out/kv.json" || fail "kv.json: no saturation warn
 # burst in closed loop cannot be: the flag is false there
 grep -q -E '"saturated":[[:space:]]*false' "$out/burst.json" ||
     fail "burst.json: a closed-loop replay flagged saturated"
+# --messages: one row per class, round and message (2 x 2 x 500), predicted beside measured;
+# the model's p50 over a round's rows is the predicted p50 of remote.json (histogram: 0.4%),
+# and the path column routes as the hint says (kv: 64 B and 4 KB; 4K: all LL, 0: all BW)
+m=$out/remote-msgs.csv
+[ -s "$m" ] || fail "remote-msgs.csv missing"
+head -1 "$m" | grep -qx 'hint,round,index,size_bytes,t_post_us,path,predicted_us,measured_us' ||
+    fail "remote-msgs.csv: header $(head -1 "$m")"
+[ "$(tail -n +2 "$m" | wc -l)" -eq 2000 ] || fail "remote-msgs.csv: $(tail -n +2 "$m" | wc -l) rows, not 2000"
+awk -F, 'NR > 1 && !($8 > 0 && $7 > 0) { print "row " NR ": " $0; bad = 1 } END { exit bad }' "$m" ||
+    fail "remote-msgs.csv: a latency that is not positive"
+awk -F, 'NR > 1 && (($1 == 0) != ($6 == "bw")) { print "row " NR ": " $0; bad = 1 } END { exit bad }' "$m" ||
+    fail "remote-msgs.csv: a message on the path its hint does not route it to"
+for h in 4096 0; do
+    p50=$(awk -F, -v h=$h 'NR > 1 && $1 == h && $2 == 0 { print $7 }' "$m" | sort -g |
+        awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    want=$(python3 -c "import json,sys; d=json.load(open('$out/remote.json'))
+print([r['predicted']['p50_us'] for r in d['results'] if r['hint'] == $h][0])")
+    awk -v a="$p50" -v b="$want" 'BEGIN { exit !(a > 0 && (a - b) / b < 0.01 && (b - a) / b < 0.01) }' ||
+        fail "remote-msgs.csv: hint $h: p50 of predicted_us $p50, validate.json says $want"
+done
 echo "capture-validate-check: PASS"

@@ -32,6 +32,7 @@ timeout 300 hintsim validate -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OU
 spid=$!
 wait_listen $HP
 timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 10.77.0.1 --timeout 60 --limit 500 \
-    --repeat 2 --hints 4K,0 --json >"$OUT/remote.json" || fail "validate as client"
+    --repeat 2 --hints 4K,0 --messages "$OUT/remote-msgs.csv" --json >"$OUT/remote.json" ||
+    fail "validate as client"
 wait $spid || { cat "$OUT/srv.txt"; fail "validate server"; }
 echo "capture-validate: PASS"
