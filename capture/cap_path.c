@@ -399,27 +399,45 @@ static hs_status_t post_one(cap_ep_t *ep, cap_qp_t *q, uint64_t off, uint64_t le
     return HS_OK;
 }
 
-/* Post message msg's WRs; sig_last: its last WR is signalled whatever the interval. */
+/* Wait until c more WRs fit in q's send queue (c <= depth). Slots free as signalled WRs
+ * complete; where the WRs in the way are the open batch alone (all unsignalled), nothing
+ * would free them: a signalled zero-byte WRITE closes the batch (the model's forced close
+ * at a slot wait, model/MODEL.md section 3) in the slot kept for a fence. */
+static hs_status_t wait_slots(cap_ep_t *ep, cap_qp_t *q, uint64_t c)
+{
+    uint64_t limit = q->cfg.depth - c;
+    uint64_t out = cap_track_outstanding(&q->track);
+    hs_status_t st;
+
+    if (out > limit && out == q->unsig_run && !q->last_signaled) {
+        st = post_one(ep, q, 0, 0, 1, 0);
+        if (st != HS_OK)
+            return st;
+    }
+    return wait_outstanding(ep, q, limit, "waiting for a send-queue slot");
+}
+
+/* Post message msg's WRs in chunks (cap_chunk_len), each waiting for its slots as a whole,
+ * signalled as cap_sig_wr says. */
 static hs_status_t post_msg(cap_ep_t *ep, cap_qp_t *q, uint64_t msg, uint64_t size_bytes,
                             int imm, int sig_last, int *signaled_out)
 {
     uint64_t nseg = cap_seg_count(size_bytes, q->cfg.seg_bytes);
-    uint64_t off = 0;
+    uint64_t off = 0, c;
     int sig = 0;
     hs_status_t st;
 
-    for (uint64_t i = 0; i < nseg; i++) {
-        uint64_t len = cap_seg_len(size_bytes, q->cfg.seg_bytes, i);
-        int last = i + 1 == nseg;
-
-        st = wait_outstanding(ep, q, q->cfg.depth - 1, "waiting for a send-queue slot");
+    for (uint64_t i = 0; i < nseg; i += c) {
+        c = cap_chunk_len(nseg, i, q->cfg.signal_every);
+        st = wait_slots(ep, q, c);
+        for (uint64_t k = 0; st == HS_OK && k < c; k++) {
+            uint64_t len = cap_seg_len(size_bytes, q->cfg.seg_bytes, i + k);
+            sig = cap_sig_wr(q->unsig_run, q->cfg.signal_every, nseg, i + k, sig_last);
+            st = post_one(ep, q, off, len, sig, imm && i + k + 1 == nseg);
+            off += len;
+        }
         if (st != HS_OK)
             return st;
-        sig = (sig_last && last) || cap_sig_due(q->unsig_run, q->cfg.signal_every);
-        st = post_one(ep, q, off, len, sig, imm && last);
-        if (st != HS_OK)
-            return st;
-        off += len;
     }
     st = cap_track_push(&q->track, msg, q->track.next_seq - 1);
     if (signaled_out)

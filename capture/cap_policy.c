@@ -172,16 +172,22 @@ uint64_t cap_seg_len(uint64_t size_bytes, uint64_t seg_bytes, uint64_t i)
     return size_bytes - off < seg_bytes ? size_bytes - off : seg_bytes;
 }
 
-int cap_sig_should(uint64_t seq, uint32_t signal_every)
+uint64_t cap_chunk_len(uint64_t nwr, uint64_t i, uint32_t signal_every)
 {
-    if (signal_every <= 1)
-        return 1;
-    return (seq + 1) % signal_every == 0;
+    uint64_t k = signal_every ? signal_every : 1;
+
+    return nwr - i < k ? nwr - i : k;
 }
 
-int cap_sig_due(uint32_t unsig_run, uint32_t signal_every)
+int cap_sig_wr(uint32_t unsig_run, uint32_t signal_every, uint64_t nwr, uint64_t i,
+               int sig_last)
 {
-    return (uint64_t)unsig_run + 1 >= signal_every;
+    uint64_t k = signal_every ? signal_every : 1;
+    int last = i + 1 == nwr;
+
+    if (sig_last && last)
+        return 1;
+    return (last || (i + 1) % k == 0) && (uint64_t)unsig_run + 1 >= k;
 }
 
 hs_status_t cap_track_init(cap_track_t *t, size_t capacity)

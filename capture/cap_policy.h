@@ -88,13 +88,19 @@ hs_status_t cap_profile_effective(profile_t *p, const cap_path_cfg_t cfg[CAP_NPA
 uint64_t cap_seg_count(uint64_t size_bytes, uint64_t seg_bytes);
 /* Length of segment i of a message. */
 uint64_t cap_seg_len(uint64_t size_bytes, uint64_t seg_bytes, uint64_t i);
-/* Whether the WR with per-QP sequence number seq is signalled (every k-th, k >= 1). */
-int cap_sig_should(uint64_t seq, uint32_t signal_every);
-/* Whether the next WR is signalled when unsig_run WRs were posted since the last signalled
- * one: the k-th WR of a batch closes it (k = signal_every >= 1), counted from the last
- * signalled WR, so a WR signalled out of turn (a drain's fence, a message its poster waits
- * for) starts a new batch, as a forced close does in model/MODEL.md section 3. */
-int cap_sig_due(uint32_t unsig_run, uint32_t signal_every);
+/* The WRs of a message are posted in chunks of at most signal_every WRs counted from its
+ * first WR, as the model's chunks (model/MODEL.md section 3): the length of the chunk that
+ * starts at WR i of a message of nwr WRs (i < nwr). */
+uint64_t cap_chunk_len(uint64_t nwr, uint64_t i, uint32_t signal_every);
+/* Whether WR i of a message of nwr WRs is signalled when unsig_run WRs were posted since
+ * the last signalled one: the last WR of a chunk (cap_chunk_len) that brings the open batch
+ * to k WRs or more closes it (k = signal_every >= 1), so a batch holds k to 2k - 1 WRs and
+ * ends where a message (or a chunk of a long one) ends, as the model's batches do; sig_last:
+ * the message's last WR is signalled whatever the interval (a message its poster waits
+ * for). Counted from the last signalled WR, so a WR signalled out of turn (that one, a
+ * drain's fence) starts a new batch, as a forced close does in model/MODEL.md section 3. */
+int cap_sig_wr(uint32_t unsig_run, uint32_t signal_every, uint64_t nwr, uint64_t i,
+               int sig_last);
 
 /* ---- completion tracking ------------------------------------------------------------- */
 

@@ -202,36 +202,67 @@ static void test_segments(void **state)
     assert_int_equal(cap_seg_len(100, 0, 0), 100);
 }
 
-static void test_signalling(void **state)
+/* signalled[w] for the WRs of messages of nwr[] WRs posted in turn (signal every k). */
+static void post_all(const uint64_t *nwr, size_t n, uint32_t k, int *signalled)
 {
-    int n = 0;
-    (void)state;
-    for (uint64_t s = 0; s < 64; s++)
-        n += cap_sig_should(s, 16);
-    assert_int_equal(n, 4);
-    assert_true(cap_sig_should(15, 16));
-    assert_false(cap_sig_should(0, 16));
-    assert_true(cap_sig_should(0, 1));
+    uint32_t run = 0;
+    size_t w = 0;
+
+    for (size_t m = 0; m < n; m++)
+        for (uint64_t i = 0; i < nwr[m]; i++, w++) {
+            signalled[w] = cap_sig_wr(run, k, nwr[m], i, 0);
+            run = signalled[w] ? 0 : run + 1;
+        }
 }
 
-/* Counted from the last signalled WR: a WR signalled out of turn (a drain's fence, a message
- * the poster waits for) starts a new batch of signal_every WRs, as a forced close does in
- * the model (MODEL.md section 3). */
-static void test_signalling_batch(void **state)
+/* A batch closes at the end of the message (or chunk) that brings it to k WRs or more, as
+ * the model's does: messages of 1 and 4 WRs in turn (an allreduce's control and segmented
+ * data), k = 16. Worked by hand: WRs 0-15 are messages 0-6 (16 WRs): WR 15 closes; the next
+ * batch reaches 16 inside message 13 (WRs 31-34), so its last WR, 34, closes it (a count
+ * of every 16th WR would signal 31 and leave WRs 32-34 waiting for a later batch); then
+ * 35-50 (16 WRs, message 20 a single WR). */
+static void test_signalling_chunks(void **state)
+{
+    uint64_t nwr[21];
+    int sig[51];
+    (void)state;
+    for (size_t m = 0; m < 21; m++)
+        nwr[m] = m % 2 ? 4 : 1;
+    post_all(nwr, 21, 16, sig);
+    for (int w = 0; w < 51; w++)
+        assert_int_equal(sig[w], w == 15 || w == 34 || w == 50);
+    /* a long message: chunks of k WRs from its first WR, each closing the batch once the
+     * count reaches k (here after 3 single WRs: 3 + 16 = 19 at WR 18), the rest 8 WRs */
+    assert_int_equal(cap_chunk_len(40, 0, 16), 16);
+    assert_int_equal(cap_chunk_len(40, 32, 16), 8);
+    assert_int_equal(cap_chunk_len(5, 0, 0), 1);
+    uint64_t mixed[] = {1, 1, 1, 40};
+    int s2[43];
+    post_all(mixed, 4, 16, s2);
+    for (int w = 0; w < 43; w++)
+        assert_int_equal(s2[w], w == 18 || w == 34);
+}
+
+/* Counted from the last signalled WR: a WR signalled out of turn (a message the poster
+ * waits for, here the single-WR message 5) starts a new batch of k WRs, as a forced close
+ * does in the model (MODEL.md section 3). */
+static void test_signalling_out_of_turn(void **state)
 {
     uint32_t run = 0;
     int sig[40];
     (void)state;
     for (int w = 0; w < 40; w++) {
-        sig[w] = cap_sig_due(run, 16) || w == 5; /* WR 5 signalled out of turn */
+        sig[w] = cap_sig_wr(run, 16, 1, 0, w == 5);
         run = sig[w] ? 0 : run + 1;
     }
     for (int w = 0; w < 40; w++) /* 5, then 16 WRs later: 21 and 37; not 15 and 31 */
         assert_int_equal(sig[w], w == 5 || w == 21 || w == 37);
-    assert_true(cap_sig_due(0, 1));
-    assert_true(cap_sig_due(0, 0));
-    assert_false(cap_sig_due(14, 16));
-    assert_true(cap_sig_due(15, 16));
+    assert_true(cap_sig_wr(0, 1, 1, 0, 0));
+    assert_true(cap_sig_wr(0, 0, 1, 0, 0));
+    assert_false(cap_sig_wr(14, 16, 1, 0, 0));
+    assert_true(cap_sig_wr(15, 16, 1, 0, 0));
+    assert_false(cap_sig_wr(20, 16, 4, 1, 0)); /* not a chunk's end */
+    assert_true(cap_sig_wr(0, 16, 4, 3, 1));   /* the message's last, asked for */
 }
 
 static void test_track(void **state)
@@ -298,7 +329,7 @@ int main(void)
         cmocka_unit_test(test_route_class),     cmocka_unit_test(test_route_switch_immediate),
         cmocka_unit_test(test_route_hysteresis), cmocka_unit_test(test_cfg_from_profile),
         cmocka_unit_test(test_cfg_limits),       cmocka_unit_test(test_segments),
-        cmocka_unit_test(test_signalling),       cmocka_unit_test(test_signalling_batch),
+        cmocka_unit_test(test_signalling_chunks), cmocka_unit_test(test_signalling_out_of_turn),
         cmocka_unit_test(test_track),           cmocka_unit_test(test_profile_effective),
         cmocka_unit_test(test_wait_expired),
     };
