@@ -165,6 +165,28 @@ static int parse_hints(const hs_strlist_t *in, uint64_t **out, size_t *n_out)
     return 0;
 }
 
+/* The text table's cells, one function per text form of PRED_FIGURES (predict.h): each
+ * after a space, right-aligned in its column of width w. */
+static void text_cell_num(int w, double v)
+{
+    char c[32]; /* a cell that fits its column (rec_fmt_cell): none runs into the next */
+
+    printf(" %*s", w, rec_fmt_cell(v, w, c, sizeof(c)));
+}
+
+static void text_cell_pct(int w, double fraction)
+{
+    printf(" %*.1f%%", w - 1, 100 * fraction);
+}
+
+static void text_cell_count(int w, uint64_t v)
+{
+    printf(" %*llu", w, (unsigned long long)v);
+}
+
+#define TEXT_HEAD_(member, kind, head, width, form) printf(" %*s", width, head);
+#define TEXT_CELL_(member, kind, head, width, form) text_cell_##form(width, r->member);
+
 /* One row; flow names the flow ("flow 1", "all flows") with --flows, else NULL. */
 static void print_result_text(const pred_result_t *r, const char *flow)
 {
@@ -173,14 +195,9 @@ static void print_result_text(const pred_result_t *r, const char *flow)
     rec_label_hint(r->hint_bytes, h, sizeof(h));
     if (flow)
         printf("%-10s ", flow);
-    char c[8][32]; /* cells that fit their columns (rec_fmt_cell): none runs into the next */
-    printf("%-16s %9s %9s %9s %9s %10s %9s %8s %5.1f%% %8llu %10s %8llu\n", h,
-           rec_fmt_cell(r->p50_us, 9, c[0], 32), rec_fmt_cell(r->p90_us, 9, c[1], 32),
-           rec_fmt_cell(r->p99_us, 9, c[2], 32), rec_fmt_cell(r->p999_us, 9, c[3], 32),
-           rec_fmt_cell(r->max_us, 10, c[4], 32), rec_fmt_cell(r->mean_us, 9, c[5], 32),
-           rec_fmt_cell(r->throughput_gbps, 8, c[6], 32), 100 * r->ll_fraction,
-           (unsigned long long)r->switches, rec_fmt_cell(r->drain_us_total, 10, c[7], 32),
-           (unsigned long long)r->sq_full_stalls);
+    printf("%-16s", h);
+    PRED_FIGURES(TEXT_CELL_)
+    printf("\n");
 }
 
 static void print_classes_text(const pred_result_t *r, unsigned flows)
@@ -229,9 +246,9 @@ static void print_header_text(const pred_engine_ops_t *eng, const profile_t *p,
     printf("\n\n");
     if (po->flows > 1)
         printf("%-10s ", "flow");
-    printf("%-16s %9s %9s %9s %9s %10s %9s %8s %6s %8s %10s %8s\n", "hint", "p50_us",
-           "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "Gb/s", "LL", "switches",
-           "drain_us", "stalls");
+    printf("%-16s", "hint");
+    PRED_FIGURES(TEXT_HEAD_)
+    printf("\n");
 }
 
 static uint64_t trace_max_size(const trace_t *tr)

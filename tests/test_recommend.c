@@ -798,6 +798,66 @@ static cJSON *model_results(const char *path, const char *args)
     return r;
 }
 
+/* The last n space-separated tokens of line l (up to its '\n') into tok[0..n-1]; how many
+ * the line has in all. */
+static size_t last_tokens(const char *l, char tok[][32], size_t n)
+{
+    char line[512], *save = NULL, *all[64];
+    size_t len = strcspn(l, "\n"), k = 0;
+
+    assert_true(len < sizeof(line));
+    memcpy(line, l, len);
+    line[len] = '\0';
+    for (char *t = strtok_r(line, " ", &save); t && k < 64; t = strtok_r(NULL, " ", &save))
+        all[k++] = t;
+    for (size_t i = 0; i < n && i < k; i++)
+        snprintf(tok[i], 32, "%s", all[k - n + i]);
+    return k;
+}
+
+/* `model`'s text table shows the JSON's figures (PRED_FIGURES) in their order: a column
+ * per figure and each cell the figure's value to its printed precision, so a figure added
+ * to one output and not the other, or a column moved, fails. */
+static void test_text_columns(void **state)
+{
+    (void)state;
+    static const uint64_t sizes[] = {8, 4096, 16384};
+    char *dir = hs_test_tmpdir(), path[512], *out = NULL, tok[32][32];
+    trace_t *tr = mk(3000, 2000, sizes, 3);
+    size_t nfig = 0;
+
+    snprintf(path, sizeof(path), "%s/t.hst", dir);
+    assert_int_equal(trace_save(path, tr), HS_OK);
+    trace_free(tr);
+    cJSON *res = model_results(path, "--hint 0,8K"), *f;
+    assert_int_equal(cJSON_GetArraySize(res), 2);
+    cJSON_ArrayForEach(f, cJSON_GetArrayItem(res, 0))
+        nfig += cJSON_IsNumber(f) && strcmp(f->string, "hint") && strcmp(f->string, "count");
+    assert_true(nfig >= 11);
+    assert_int_equal(hs_test_run(&out, "( %s model %s --profile seed000 --quiet --hint 0,8K "
+                                 "2>/dev/null )", hs_test_bin(), path), 0);
+    char *l = strstr(out, "\nhint ");
+    assert_non_null(l);
+    assert_int_equal(last_tokens(l + 1, tok, nfig), nfig + 1); /* "hint" and a heading each */
+    for (int r = 0; r < 2; r++) {
+        l += strcspn(l + 1, "\n") + 1;
+        last_tokens(l + 1, tok, nfig);
+        size_t k = 0;
+        cJSON_ArrayForEach(f, cJSON_GetArrayItem(res, r)) {
+            if (!cJSON_IsNumber(f) || !strcmp(f->string, "hint") || !strcmp(f->string, "count"))
+                continue;
+            double v = f->valuedouble, cell = strtod(tok[k], NULL);
+            if (tok[k][strlen(tok[k]) - 1] == '%')
+                cell /= 100; /* a fraction shown as a percentage with one decimal */
+            assert_true(fabs(cell - v) <= 0.01 * fabs(v) + 0.001);
+            k++;
+        }
+    }
+    free(out);
+    cJSON_Delete(res);
+    free(dir);
+}
+
 /* Records out of post order (the interposer drains several threads' rings in turn) are
  * replayed in post order, with a note, and give what the sorted file gives; the library's
  * open-loop replay refuses them. A message over 1 TiB is refused naming its record, by
@@ -1115,6 +1175,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_candidates_auto),
+        cmocka_unit_test(test_text_columns),
         cmocka_unit_test(test_hint_formats),
         cmocka_unit_test(test_p99_tie_and_why),
         cmocka_unit_test(test_warn_closed_shape),

@@ -20,6 +20,7 @@ hs_status_t pred_mode_parse(const char *text, pred_mode_t *out)
 #define PRED_JSON_NUM_(member, kind) cJSON_AddNumberToObject(o, #member, (double)r->member);
 #define PRED_JSON_KEYED_(member, key) cJSON_AddNumberToObject(o, key, (double)r->member);
 #define PRED_JSON_COLD_(member, kind, key) PRED_JSON_KEYED_(member, key)
+#define PRED_JSON_FIGURE_(member, kind, head, width, form) PRED_JSON_NUM_(member, kind)
 
 static cJSON *classes_to_json(const pred_result_t *res)
 {
@@ -58,7 +59,7 @@ static void add_cold(cJSON *parent, const pred_result_t *r)
 
 void pred_figures_to_json(cJSON *o, const pred_result_t *r)
 {
-    PRED_FIGURES(PRED_JSON_NUM_)
+    PRED_FIGURES(PRED_JSON_FIGURE_)
 }
 
 cJSON *pred_result_to_json(const pred_result_t *r)

@@ -107,12 +107,19 @@ hs_status_t pred_raw_alloc(pred_raw_t *raw, size_t n);
 void pred_raw_free(pred_raw_t *raw);
 
 /* The scalar figures of CLI.md for one hint, each defined here once: X(member, kind of
- * hs_field.h), the JSON key being the member's name. They drive pred_result_t's members and
- * pred_figures_to_json; a measured result (validate) has them too. */
+ * hs_field.h, text heading, text width, text form), the JSON key being the member's name.
+ * They drive pred_result_t's members, pred_figures_to_json and the columns of the text
+ * table of `hintsim model` and `sim` (cli_predict.c), in this order; a measured result
+ * (validate) has them too. Text forms, each right-aligned in its width: num, a number with
+ * as many of 3 decimals as fit (then an exponent: rec_fmt_cell); pct, a fraction as a
+ * percentage with one decimal and '%'; count, an integer. */
 #define PRED_FIGURES(X)                                                                     \
-    X(p50_us, F64) X(p90_us, F64) X(p99_us, F64) X(p999_us, F64) X(max_us, F64)              \
-    X(mean_us, F64) X(throughput_gbps, F64) X(ll_fraction, F64) X(switches, U64)             \
-    X(drain_us_total, F64) X(sq_full_stalls, U64)
+    X(p50_us, F64, "p50_us", 9, num) X(p90_us, F64, "p90_us", 9, num)                        \
+    X(p99_us, F64, "p99_us", 9, num) X(p999_us, F64, "p999_us", 9, num)                      \
+    X(max_us, F64, "max_us", 10, num) X(mean_us, F64, "mean_us", 9, num)                     \
+    X(throughput_gbps, F64, "Gb/s", 8, num) X(ll_fraction, F64, "LL", 6, pct)                \
+    X(switches, U64, "switches", 8, count) X(drain_us_total, F64, "drain_us", 10, num)       \
+    X(sq_full_stalls, U64, "stalls", 8, count)
 
 /* The cold-start messages' figures, reported apart ("cold"): X(member, kind, JSON key). */
 #define PRED_COLD_FIGURES(X)                                                                \
@@ -123,7 +130,9 @@ void pred_raw_free(pred_raw_t *raw);
 typedef struct {
     uint64_t hint_bytes;
     uint64_t count; /* messages the figures cover (cold start excluded unless asked) */
-    PRED_FIGURES(HS_FIELD_MEMBER)
+#define PRED_FIGURE_MEMBER_(member, kind, head, width, form) HS_FIELD_MEMBER(member, kind)
+    PRED_FIGURES(PRED_FIGURE_MEMBER_)
+#undef PRED_FIGURE_MEMBER_
     pred_costs_t costs;
     pred_class_t *classes; /* owned; power-of-two size classes present in the trace */
     size_t nclasses;
