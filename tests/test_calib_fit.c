@@ -323,6 +323,39 @@ static void test_refinement_kept_when_collinear(void **state)
     profile_free(t);
 }
 
+/* Fewer figures than terms once the refinement joins: two figures (LL at 64 B and 1 MB)
+ * fit the wire latency and the link rate, and leave nothing to fit link.pkt_ns beside them.
+ * The fit goes on with it kept at its start value (warned, "not fitted") instead of failing
+ * "3 parameters from 2 observations". */
+static void test_refinement_kept_when_too_few_figures(void **state)
+{
+    static const uint64_t sizes[] = {64, 1 << 20};
+    calib_param_t params[3] = {g_params[0], g_params[1], {"link.pkt_ns", 1, 1e7, 1}};
+    double orig[3] = {1000, 100, 3000};
+    profile_t *t = NULL, *start = NULL, *fit = NULL;
+    calib_result_t res;
+    hs_test_stderr_t cap;
+    (void)state;
+    assert_int_equal(profile_load("generic", &t), HS_OK);
+    assert_int_equal(profile_set(t, "link.pkt_ns=5000"), HS_OK);
+    calib_obs_t *obs = observe(t, sizes, 2, 0); /* obs[0..1]: the LL path's two sizes */
+    assert_int_equal(profile_load("generic", &start), HS_OK);
+    assert_int_equal(profile_set(start, "link.pkt_ns=3000"), HS_OK);
+    hs_test_stderr_begin(&cap);
+    assert_int_equal(calib_fit_keeping(start, params, 3, obs, 2, calib_predict_isolated,
+                                       (void *)&model_engine_ops, orig, &fit, &res), HS_OK);
+    free(hs_test_stderr_end(&cap));
+    assert_true(calib_param_kept(&res, 2));
+    assert_false(calib_param_kept(&res, 0) || calib_param_kept(&res, 1));
+    assert_float_equal(fit->link_pkt_ns, 3000, 0);
+    assert_non_null(strstr(source_of(fit, "link.pkt_ns"), "not fitted"));
+    assert_non_null(strstr(source_of(fit, "link.gbps"), "calibrate: fitted"));
+    free(obs);
+    profile_free(fit);
+    profile_free(start);
+    profile_free(t);
+}
+
 static void test_bad_input(void **state)
 {
     profile_t *start = NULL, *fit = NULL;
@@ -768,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_huge_stderr_kept),
         cmocka_unit_test(test_refit_after_keep),
         cmocka_unit_test(test_refinement_kept_when_collinear),
+        cmocka_unit_test(test_refinement_kept_when_too_few_figures),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_replay_with_override),
         cmocka_unit_test(test_cli_errors),
