@@ -102,36 +102,6 @@ static int bench_parse_lists(const struct bench_opts *a, cap_bench_opts_t *o, ui
     return -1;
 }
 
-/* The trace's format: --to, else -o's extension; -1 when known, else 2 after a message. */
-static int bench_out_fmt(const struct bench_opts *a, cap_bench_opts_t *o)
-{
-    static const char *const names[] = {"hst", "csv", "jsonl"};
-    static const trace_fmt_t fmts[] = {TRACE_FMT_HST, TRACE_FMT_CSV, TRACE_FMT_JSONL};
-    trace_fmt_t ext = trace_fmt_from_ext(a->out);
-
-    for (int i = 0; a->to && i < 3; i++) {
-        if (strcmp(a->to, names[i]) != 0)
-            continue;
-        if (ext != TRACE_FMT_UNKNOWN && ext != fmts[i]) {
-            fprintf(stderr, "hintsim: capture bench: --to %s: -o %s names another format\n",
-                    a->to, a->out);
-            return 2;
-        }
-        o->out_fmt = (int)fmts[i];
-        return -1;
-    }
-    if (a->to) {
-        fprintf(stderr, "hintsim: capture bench: --to %s: expected hst, csv or jsonl\n", a->to);
-        return 2;
-    }
-    if (ext == TRACE_FMT_UNKNOWN) {
-        fprintf(stderr, "hintsim: capture bench: -o %s: expected a .hst, .csv or .jsonl file "
-                "name, or --to FORMAT\n", a->out);
-        return 2;
-    }
-    return -1;
-}
-
 static int cmd_capture_bench(int argc, char **argv)
 {
     struct bench_opts a = {0};
@@ -140,6 +110,7 @@ static int cmd_capture_bench(int argc, char **argv)
     cJSON *rep = NULL;
     char **pos = NULL;
     int npos = 0, rc = hs_cli_parse(&g_bench_spec, argc, argv, &a, &pos, &npos);
+    trace_fmt_t fmt = TRACE_FMT_UNKNOWN; /* no -o: no trace */
     hs_status_t st;
 
     if (rc >= 0)
@@ -159,8 +130,11 @@ static int cmd_capture_bench(int argc, char **argv)
     o.warmup = a.warmup;
     o.out_path = a.out;
     /* the output is written after the whole measurement: a wrong name fails now */
-    if (a.out && (rc = bench_out_fmt(&a, &o)) >= 0)
+    if (a.out && (st = trace_fmt_pick(a.to, a.out, TRACE_OUT_TRACES, &fmt)) != HS_OK) {
+        rc = hs_status_exit_code(st);
         goto free_all;
+    }
+    o.out_fmt = (int)fmt;
     if (a.out && hs_check_out_path(a.out) != HS_OK) {
         rc = 1;
         goto free_all;

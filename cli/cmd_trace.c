@@ -189,77 +189,15 @@ out:
 
 /* ---- convert ---------------------------------------------------------------------- */
 
-/* What convert and gen write: the trace formats, and the viewers' formats (convert only). */
-typedef enum { OUT_NONE, OUT_HST, OUT_CSV, OUT_JSONL, OUT_PERFETTO, OUT_CHROME_JSON } out_fmt_t;
-
-static const struct {
-    const char *name, *ext;
-    out_fmt_t fmt;
-} g_out_fmts[] = {
-    {"hst", ".hst", OUT_HST},
-    {"csv", ".csv", OUT_CSV},
-    {"jsonl", ".jsonl", OUT_JSONL},
-    {"perfetto", ".pftrace", OUT_PERFETTO},
-    {"perfetto", ".perfetto-trace", OUT_PERFETTO},
-    {"chrome-json", ".json", OUT_CHROME_JSON},
-};
-#define N_OUT_FMTS (sizeof(g_out_fmts) / sizeof(g_out_fmts[0]))
-
-static out_fmt_t fmt_by_ext(const char *out)
+/* The format to write out in (trace_fmt_pick: --to, else out's name); 2 after the error
+ * and the usage when neither names one of set, or they differ. */
+static int out_fmt_pick(const hs_cmd_spec_t *spec, const char *to, const char *out,
+                        trace_out_set_t set, trace_fmt_t *fmt)
 {
-    size_t len = strlen(out);
-
-    for (size_t i = 0; i < N_OUT_FMTS; i++) {
-        size_t el = strlen(g_out_fmts[i].ext);
-        if (len > el && strcmp(out + len - el, g_out_fmts[i].ext) == 0)
-            return g_out_fmts[i].fmt;
-    }
-    return OUT_NONE;
-}
-
-static const char *fmt_name(out_fmt_t f)
-{
-    for (size_t i = 0; i < N_OUT_FMTS; i++)
-        if (g_out_fmts[i].fmt == f)
-            return g_out_fmts[i].name;
-    return "?";
-}
-
-/* The format to write: --to (to), else out's extension; OUT_NONE after a usage message when
- * neither names one, --to names another than out's extension, or (traces_only: gen) a
- * viewer's format. "-", a FIFO or any name without a known extension takes --to. */
-static out_fmt_t out_fmt_pick(const hs_cmd_spec_t *spec, const char *to, const char *out,
-                              int traces_only)
-{
-    out_fmt_t ext = fmt_by_ext(out), want = OUT_NONE;
-    const char *names = traces_only ? "hst, csv or jsonl" : "hst, csv, jsonl, perfetto or chrome-json";
-
-    for (size_t i = 0; to && i < N_OUT_FMTS; i++)
-        if (strcmp(to, g_out_fmts[i].name) == 0)
-            want = g_out_fmts[i].fmt;
-    if (to && (want == OUT_NONE || (traces_only && want > OUT_JSONL))) {
-        fprintf(stderr, "hintsim: --to %s: not a format (%s)\nusage: %s\n", to, names, spec->usage);
-        return OUT_NONE;
-    }
-    if (to && ext != OUT_NONE && ext != want) {
-        fprintf(stderr, "hintsim: --to %s: the output name %s says %s; name it for the format "
-                "(or '-' for standard output)\nusage: %s\n", to, out, fmt_name(ext), spec->usage);
-        return OUT_NONE;
-    }
-    if (!to && (ext == OUT_NONE || (traces_only && ext > OUT_JSONL))) {
-        fprintf(stderr, "hintsim: %s: the output name must end in .hst, .csv, .jsonl%s, or --to "
-                "names the format (%s), as it must for '-' (standard output) or a FIFO\n"
-                "usage: %s\n", out, traces_only ? "" : ", .pftrace (perfetto) or .json "
-                "(chrome-json)", names, spec->usage);
-        return OUT_NONE;
-    }
-    return to ? want : ext;
-}
-
-static trace_fmt_t trace_fmt_of(out_fmt_t f)
-{
-    return f == OUT_HST ? TRACE_FMT_HST : f == OUT_CSV ? TRACE_FMT_CSV
-           : f == OUT_JSONL ? TRACE_FMT_JSONL : TRACE_FMT_UNKNOWN;
+    if (trace_fmt_pick(to, out, set, fmt) == HS_OK)
+        return 0;
+    fprintf(stderr, "usage: %s\n", spec->usage);
+    return 2;
 }
 
 struct convert_opts {
@@ -307,16 +245,16 @@ static hs_status_t convert_check(const char *path, const trace_t *tr)
     return HS_ERR_INVALID;
 }
 
-static hs_status_t convert_write(out_fmt_t fmt, const char *out, const trace_t *tr,
+static hs_status_t convert_write(trace_fmt_t fmt, const char *out, const trace_t *tr,
                                  const char *in)
 {
     switch (fmt) {
-    case OUT_PERFETTO:
+    case TRACE_FMT_PERFETTO:
         return trace_perfetto_save(out, tr, in);
-    case OUT_CHROME_JSON:
+    case TRACE_FMT_CHROME_JSON:
         return trace_chrome_json_save(out, tr, in);
     default:
-        return trace_save_as(out, trace_fmt_of(fmt), tr);
+        return trace_save_as(out, fmt, tr);
     }
 }
 
@@ -326,15 +264,12 @@ static int trace_convert_cmd(int argc, char **argv)
     trace_t *tr = NULL;
     char **pos = NULL;
     int npos, rc = hs_cli_parse(&g_convert_spec, argc, argv, &o, &pos, &npos);
-    out_fmt_t fmt;
+    trace_fmt_t fmt;
     hs_status_t st;
 
-    if (rc >= 0 || (rc = need_out(&g_convert_spec, o.out)) != 0)
+    if (rc >= 0 || (rc = need_out(&g_convert_spec, o.out)) != 0 ||
+        (rc = out_fmt_pick(&g_convert_spec, o.to, o.out, TRACE_OUT_VIEWERS, &fmt)) != 0)
         goto out;
-    if ((fmt = out_fmt_pick(&g_convert_spec, o.to, o.out, 0)) == OUT_NONE) {
-        rc = 2;
-        goto out;
-    }
     if ((st = trace_load(pos[0], &tr)) != HS_OK || (st = convert_check(pos[0], tr)) != HS_OK ||
         (st = convert_write(fmt, o.out, tr, pos[0])) != HS_OK) {
         rc = exit_of(st);
@@ -435,7 +370,7 @@ static int trace_gen_cmd(int argc, char **argv)
     struct gen_opts o = {0};
     char **pos = NULL;
     int npos, rc = hs_cli_parse(&g_gen_spec, argc, argv, &o, &pos, &npos);
-    out_fmt_t fmt;
+    trace_fmt_t fmt = TRACE_FMT_UNKNOWN;
     hs_status_t st;
 
     if (rc >= 0 || (rc = need_out(&g_gen_spec, o.out)) != 0)
@@ -454,12 +389,9 @@ static int trace_gen_cmd(int argc, char **argv)
     }
     /* a name that says no format is left to the generator, which checks the parameters
      * first and then refuses the name (exit 2) */
-    fmt = OUT_NONE;
-    if ((o.to || fmt_by_ext(o.out) != OUT_NONE) &&
-        (fmt = out_fmt_pick(&g_gen_spec, o.to, o.out, 1)) == OUT_NONE) {
-        rc = 2;
+    if ((o.to || trace_out_fmt_from_ext(o.out) != TRACE_FMT_UNKNOWN) &&
+        (rc = out_fmt_pick(&g_gen_spec, o.to, o.out, TRACE_OUT_TRACES, &fmt)) != 0)
         goto out;
-    }
     const char **sets = calloc(o.set.n + 3, sizeof(*sets));
     char range[3][48];
     int nsets = sets ? gen_sets(&o, sets, range) : -1;
@@ -468,8 +400,7 @@ static int trace_gen_cmd(int argc, char **argv)
         rc = sets ? 2 : 1;
         goto out;
     }
-    st = trace_gen_run_as(o.workload, o.count, o.seed, sets, (size_t)nsets, trace_fmt_of(fmt),
-                          o.out);
+    st = trace_gen_run_as(o.workload, o.count, o.seed, sets, (size_t)nsets, fmt, o.out);
     free(sets);
     if ((rc = exit_of(st)) == 0 && !o.quiet)
         fprintf(note_fp(o.out), "%s: %" PRIu64 " records of workload %s (seed %" PRIu64 ")\n",

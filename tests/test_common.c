@@ -360,7 +360,7 @@ static void test_cli_exit_codes(void **state)
     /* a live run's output path is checked before the measurement, not after it */
     assert_int_equal(hs_test_run(&out, "%s capture bench --device nosuchdev --sizes 8 -o x.txt",
                                  hs_test_bin()), 2);
-    assert_non_null(strstr(out, "expected a .hst, .csv or .jsonl"));
+    assert_non_null(strstr(out, "must end in .hst, .csv, .jsonl"));
     free(out);
     assert_int_equal(hs_test_run(&out, "%s capture bench --device nosuchdev --sizes 8 -o "
                                  "/nonexistent-dir/t.hst", hs_test_bin()), 1);

@@ -14,6 +14,7 @@
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
 #include "traces/trace.h"
+#include "traces/trace_convert.h"
 #include "traces/trace_format.h"
 
 #define NREC 20000                 /* 4 full blocks of 4096 and one of 3616 */
@@ -423,6 +424,62 @@ static void test_pipes_and_fifos(void **state)
     run_expect(1, "nothing to read", "trace audit %s", fifo_dir);
     run_expect(1, "not a regular file, a pipe or a FIFO", "trace info /dev/zero");
 }
+
+/* One rule for an output's format (trace_fmt_pick), in every command with -o and --to:
+ * --to, else the name's extension, and the two agree where both say one. */
+#define NO TRACE_FMT_UNKNOWN
+#define TR TRACE_OUT_TRACES
+#define VW TRACE_OUT_VIEWERS
+static void test_out_fmt_rule(void **state)
+{
+    static const struct {
+        const char *to, *path;
+        trace_out_set_t set;
+        trace_fmt_t want; /* NO: refused */
+    } c[] = {
+        {NULL, "a.hst", TR, TRACE_FMT_HST},       {NULL, "d.x/a.csv", TR, TRACE_FMT_CSV},
+        {NULL, "a.jsonl", TR, TRACE_FMT_JSONL},   {"hst", "a.hst", TR, TRACE_FMT_HST},
+        {"csv", "-", TR, TRACE_FMT_CSV},          {"jsonl", "fifo", TR, TRACE_FMT_JSONL},
+        {NULL, "-", TR, NO},                      {NULL, "a.txt", TR, NO},
+        {"csv", "a.json", TR, NO},                {"csv", "a.json", VW, NO},
+        {"jsonl", "a.csv", TR, NO},               {"hst", "a.pftrace", VW, NO},
+        {"perfetto", "-", TR, NO},                {NULL, "a.pftrace", TR, NO},
+        {"bogus", "-", VW, NO},                   {NULL, "a.csv/x", VW, NO},
+        {NULL, "a.pftrace", VW, TRACE_FMT_PERFETTO},
+        {NULL, "a.perfetto-trace", VW, TRACE_FMT_PERFETTO},
+        {"chrome-json", "-", VW, TRACE_FMT_CHROME_JSON},
+        {NULL, "a.json", VW, TRACE_FMT_CHROME_JSON},
+    };
+    char *out = NULL;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        trace_fmt_t fmt = TRACE_FMT_PERFTEST; /* untouched on a refusal */
+        hs_status_t st = trace_fmt_pick(c[i].to, c[i].path, c[i].set, &fmt);
+        if (st != (c[i].want == NO ? HS_ERR_USAGE : HS_OK) ||
+            fmt != (c[i].want == NO ? TRACE_FMT_PERFTEST : c[i].want))
+            fail_msg("--to %s -o %s: status %d, format %d", c[i].to ? c[i].to : "(none)",
+                     c[i].path, st, fmt);
+    }
+    /* each command names the file and the format its name says */
+    run_expect(2, "x.json says chrome-json", "trace convert %s -o %s --to csv",
+               tmp("orig.hst"), tmp("x.json"));
+    run_expect(2, "x.json says chrome-json", "trace gen -w kv -n 10 -o %s --to csv",
+               tmp("x.json"));
+    run_expect(2, "x.json says chrome-json",
+               "capture bench --device nosuchdev --sizes 8 -o %s --to csv", tmp("x.json"));
+    run_expect(2, "x.csv says csv", "capture bench --device nosuchdev --sizes 8 -o %s "
+               "--to jsonl", tmp("x.csv"));
+    run_expect(2, "standard output needs --to", "capture bench --device nosuchdev --sizes 8 "
+               "-o -");
+    /* -o - with --to passes the check: what stops it is the device */
+    assert_int_equal(run(&out, "capture bench --device nosuchdev --sizes 8 -o - --to csv"), 3);
+    assert_null(strstr(out, "--to"));
+    free(out);
+}
+#undef NO
+#undef TR
+#undef VW
 
 static void test_convert_roundtrip(void **state)
 {
@@ -1090,6 +1147,7 @@ int main(void)
         cmocka_unit_test(test_no_partial_output),
         cmocka_unit_test(test_workloads_values),
         cmocka_unit_test(test_text_bom),
+        cmocka_unit_test(test_out_fmt_rule),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,7 @@
 /* trace_io.c - trace_load and trace_save: whole traces in any supported format.
  * Input formats are recognised by content (the .hst magic, the CSV or JSON Lines first
- * line, perftest's report lines), output formats by extension. */
+ * line, perftest's report lines), output formats by --to name or extension (one table,
+ * the viewers' formats included, and one rule for both: trace_fmt_pick). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -44,19 +45,97 @@ trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
     return TRACE_FMT_UNKNOWN;
 }
 
+/* ---- output formats: by --to name and by extension ------------------------------------ */
+
+/* Every format an output can be written in, its --to name and its extensions. */
+static const struct {
+    const char *name, *ext;
+    trace_fmt_t fmt;
+} g_out_fmts[] = {
+    {"hst", ".hst", TRACE_FMT_HST},
+    {"csv", ".csv", TRACE_FMT_CSV},
+    {"jsonl", ".jsonl", TRACE_FMT_JSONL},
+    {"perfetto", ".pftrace", TRACE_FMT_PERFETTO},
+    {"perfetto", ".perfetto-trace", TRACE_FMT_PERFETTO},
+    {"chrome-json", ".json", TRACE_FMT_CHROME_JSON},
+};
+#define N_OUT_FMTS (sizeof(g_out_fmts) / sizeof(g_out_fmts[0]))
+
+static int is_trace_fmt(trace_fmt_t f)
+{
+    return f == TRACE_FMT_HST || f == TRACE_FMT_CSV || f == TRACE_FMT_JSONL;
+}
+
+trace_fmt_t trace_out_fmt_from_ext(const char *path)
+{
+    size_t len = strlen(path);
+
+    for (size_t i = 0; i < N_OUT_FMTS; i++) {
+        size_t el = strlen(g_out_fmts[i].ext);
+        if (len >= el && strcmp(path + len - el, g_out_fmts[i].ext) == 0)
+            return g_out_fmts[i].fmt;
+    }
+    return TRACE_FMT_UNKNOWN;
+}
+
 trace_fmt_t trace_fmt_from_ext(const char *path)
 {
-    const char *dot = strrchr(path, '.');
+    trace_fmt_t f = trace_out_fmt_from_ext(path);
 
-    if (!dot || strchr(dot, '/'))
-        return TRACE_FMT_UNKNOWN;
-    if (strcmp(dot, ".hst") == 0)
-        return TRACE_FMT_HST;
-    if (strcmp(dot, ".csv") == 0)
-        return TRACE_FMT_CSV;
-    if (strcmp(dot, ".jsonl") == 0)
-        return TRACE_FMT_JSONL;
+    return is_trace_fmt(f) ? f : TRACE_FMT_UNKNOWN;
+}
+
+const char *trace_fmt_name(trace_fmt_t fmt)
+{
+    for (size_t i = 0; i < N_OUT_FMTS; i++)
+        if (g_out_fmts[i].fmt == fmt)
+            return g_out_fmts[i].name;
+    return "?";
+}
+
+/* The format --to names among set, or TRACE_FMT_UNKNOWN. */
+static trace_fmt_t fmt_by_name(const char *to, trace_out_set_t set)
+{
+    for (size_t i = 0; i < N_OUT_FMTS; i++)
+        if (strcmp(to, g_out_fmts[i].name) == 0)
+            return set == TRACE_OUT_VIEWERS || is_trace_fmt(g_out_fmts[i].fmt)
+                       ? g_out_fmts[i].fmt : TRACE_FMT_UNKNOWN;
     return TRACE_FMT_UNKNOWN;
+}
+
+hs_status_t trace_fmt_pick(const char *to, const char *path, trace_out_set_t set,
+                           trace_fmt_t *out)
+{
+    int viewers = set == TRACE_OUT_VIEWERS;
+    const char *names = viewers ? "hst, csv, jsonl, perfetto or chrome-json"
+                                : "hst, csv or jsonl";
+    trace_fmt_t ext = trace_out_fmt_from_ext(path), want = to ? fmt_by_name(to, set) : ext;
+
+    if (to && want == TRACE_FMT_UNKNOWN) {
+        if (fmt_by_name(to, TRACE_OUT_VIEWERS) != TRACE_FMT_UNKNOWN)
+            hs_log_error("--to %s: a viewer's format ('hintsim trace convert' writes it); "
+                         "this output is a trace (%s)", to, names);
+        else
+            hs_log_error("--to %s: not a format (%s)", to, names);
+        return HS_ERR_USAGE;
+    }
+    if (to && ext != TRACE_FMT_UNKNOWN && ext != want) {
+        hs_log_error("--to %s: the output name %s says %s; name it for the format (or '-' "
+                     "for standard output)", to, path, trace_fmt_name(ext));
+        return HS_ERR_USAGE;
+    }
+    if (!to && strcmp(path, "-") == 0) {
+        hs_log_error("-o -: standard output needs --to to name the format (%s)", names);
+        return HS_ERR_USAGE;
+    }
+    if (!to && (want == TRACE_FMT_UNKNOWN || (!viewers && !is_trace_fmt(want)))) {
+        hs_log_error("%s: the output name must end in .hst, .csv, .jsonl%s, or --to names the "
+                     "format (%s), as it must for '-' (standard output) or a FIFO", path,
+                     viewers ? ", .pftrace (perfetto) or .json (chrome-json)" : "", names);
+        return HS_ERR_USAGE;
+    }
+    *out = want;
+    return HS_OK;
 }
 
 /* fp: a seekable stream at its start (owned: closed here). */
