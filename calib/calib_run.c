@@ -21,20 +21,6 @@
                          * no think time, so each waits for the previous one */
 enum { SWITCH_MSGS = 8, SWITCH_REPS = 5 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* The lower median (what calib_predict_replay takes of the engine's latencies). */
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n ? v[(n - 1) / 2] : 0;
-}
-
 static int in_list(uint64_t v, const uint64_t *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -196,10 +182,10 @@ static hs_status_t warm_median(const calib_bench_t *bn, const pred_raw_t *raw, s
                      bn->group, (unsigned long long)bn->tr->recs[a].size_bytes);
         return HS_ERR_CHECK;
     }
-    o->meas_us = median_of(v, n);
+    o->meas_us = cap_pctl(v, n, 0.5); /* the lower median, as calib_predict_replay takes */
     for (uint64_t r = bn->skip; bn->reps - bn->skip > 1 && r < bn->reps; r++) {
         size_t k = warm_lat(bn, raw, a, b, r, r + 1, v);
-        double m = k ? median_of(v, k) : o->meas_us;
+        double m = k ? cap_pctl(v, k, 0.5) : o->meas_us;
         lo = m < lo ? m : lo;
         hi = m > hi ? m : hi;
     }
@@ -339,7 +325,7 @@ static double mix_service_us(const mctx_t *x, const uint64_t *sizes, size_t n)
             free(v);
             return 0;
         }
-        sum += median_of(v, k) / (double)n;
+        sum += cap_pctl(v, k, 0.5) / (double)n;
     }
     free(v);
     return sum;
@@ -429,10 +415,10 @@ static hs_status_t measure_switch(mctx_t *x)
         if (raw[r].switches > 0 && raw[r].drain_us_total > 0)
             drains[n++] = raw[r].drain_us_total / (double)raw[r].switches;
     if (st == HS_OK && n > 0) {
-        x->m->drain_us_median = median_of(drains, n);
+        x->m->drain_us_median = cap_pctl(drains, n, 0.5);
         for (size_t i = 0; i < n; i++)
             dev[i] = fabs(drains[i] - x->m->drain_us_median);
-        x->m->drain_us_mad = median_of(dev, n);
+        x->m->drain_us_mad = cap_pctl(dev, n, 0.5);
         x->m->nswitches = (size_t)raw[0].switches * n;
     }
     raws_free(raw, b.reps);
@@ -468,7 +454,7 @@ static hs_status_t measure_jitter(mctx_t *x)
     }
     n = warm_lat(&b, raw, 0, b.tr->n, 0, 1, v);
     if (n > 0) {
-        med = median_of(v, n);
+        med = cap_pctl(v, n, 0.5);
         x->m->jitter_p90_us = cap_pctl(v, n, 0.90) - med;
         x->m->jitter_p99_us = cap_pctl(v, n, 0.99) - med;
         x->m->jitter_p999_us = cap_pctl(v, n, 0.999) - med;
