@@ -5,12 +5,15 @@
  * in the same order (built with -fmad=false, so every double is the host's): a replay's
  * figures are those of model_engine_ops with every_chunk, and latencies are reported in
  * message order (a switch closes the old path's open batch, so at most one batch has
- * members), so the summary's sums are the host's too. A block is one warp of W replays
- * (W = 1..32) walking the trace in step: each lane loads one of W consecutive records
- * (coalesced), shuffles hand them round. A replay is a long chain of dependent steps, so a
- * launch is latency-bound: W is the smallest that leaves about 8 warps per multiprocessor
- * (more registers than that would not be resident at once), so that small batches still
- * give each multiprocessor several warps to switch between.
+ * members), so the summary's sums are the host's too; the profile's jitter (MODEL.md
+ * section 8) is added to each latency as pred_jitter_apply adds it. A block is one warp of
+ * W replays (W = 1..32) walking the trace in step, the trace staged through shared memory
+ * (the next stage copied asynchronously while this one is replayed). A replay is a long
+ * chain of dependent steps, so a launch is latency-bound: W is the smallest that leaves
+ * about 8 warps per multiprocessor (more registers than that would not be resident at
+ * once), so that small batches still give each multiprocessor several warps to switch
+ * between; replays that branch alike share a warp (scu_order_t), and a replay's constants
+ * are read through the read-only path (PC, RC).
  */
 /* the project's C headers, with C linkage (their guards make later includes no-ops) */
 extern "C" {
@@ -22,6 +25,7 @@ extern "C" {
 }
 #include "sweep/sweep_eval_cuda.h"
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <float.h>
 #include <math.h>
@@ -33,6 +37,7 @@ extern "C" {
 #include "model/path_rules.h"
 
 #define SCU_COLD (1ull << 63) /* a record's size word: cold-start flag (sizes < 2^41) */
+#define SCU_STAGE 128         /* records per stage of the trace in shared memory */
 #define SCU_THREADS 32        /* the most replays per block (one warp) */
 #define SCU_WARPS_PER_SM 8    /* the warps per multiprocessor a launch aims at */
 
@@ -41,6 +46,8 @@ typedef struct {
     prules_t r;
     profile_t prof;          /* size factors (prules_per_byte); pointers in it unused */
     uint64_t hint;
+    double jit[4];           /* pred_jitter_at's points, made non-decreasing (0: median) */
+    int has_jit;             /* pred_has_jitter */
     uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
     size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
     size_t mem_off[2];
@@ -54,6 +61,19 @@ typedef struct {
     double pct[4];           /* p50, p90, p99, p999 */
 } scu_out_t;
 
+/* One trace record on the device: size (with the cold flag) and time, 16 bytes (one
+ * asynchronous copy each). */
+typedef struct {
+    uint64_t size;
+    double t;
+} scu_rec_t;
+
+/* A replay's constants are read where used through the read-only data path (ld.global.nc):
+ * never written during a launch, so the compiler may load them early, past the stores to
+ * the rings, open batches and histogram, instead of after each of them. */
+#define PC(pa, f) __ldg(&(pa)->c->f)
+#define RC(s, f) __ldg(&(s)->R->f)
+
 typedef struct {
     double close_ns;
     uint32_t nwr;
@@ -61,7 +81,7 @@ typedef struct {
 
 typedef struct {
     double tref_ns, hw_ns;
-    uint32_t cold; /* the message is flagged cold-start */
+    uint64_t ic; /* the message's index in the trace, SCU_COLD when it is flagged cold-start */
 } dmember_t;
 
 /* A path's state; its constants stay in the replay's parameters (c), read where used, so
@@ -84,6 +104,7 @@ typedef struct {
     dpath_t path[2];
     const profile_t *prof;
     const prules_t *R;      /* the shared constants, read where used (as dpath_t.c) */
+    const scu_param_t *P;   /* the replay's parameters (jitter), read where used */
     size_t nfactors;
     uint64_t hint;
     double cpu_free_ns, link_free_ns;
@@ -92,7 +113,7 @@ typedef struct {
     double queue, drain, coalesce, l1;
     unsigned long long switches, stalls;
     prules_router_t route;
-    int prev_path, include_cold;
+    int prev_path, include_cold, has_jit;
     /* the summary (predict.c's summarize_walk, in message order) */
     uint32_t *bins;
     unsigned long long hn, nll;
@@ -108,7 +129,7 @@ __device__ __forceinline__ static void ring_push(dpath_t *pa, double close_ns, u
     b->close_ns = close_ns;
     b->nwr = nwr;
     if (pa->count++ == 0)
-        pa->head_r_ns = close_ns + pa->c->event_ns;
+        pa->head_r_ns = close_ns + PC(pa, event_ns);
 }
 
 __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, double r_ns)
@@ -117,13 +138,51 @@ __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, dou
     s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
-/* One message's latency into the summary (summarize_walk): the messages come in order. The
- * bin's count is an atomic add whose result is not read (a reduction the replay does not
- * wait for); only this thread adds to these bins. */
-__device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, int k, uint32_t cold)
+/* pred_jitter_at (model/predict/predict.c) for v already non-decreasing, the same operations
+ * in the same order: 0 up to the median, then linear through (0.9, v1), (0.99, v2),
+ * (0.999, v3), v3 above. */
+__device__ __forceinline__ static double jitter_lin(const scu_param_t *P, int k, double u,
+                                                   double q0, double q1)
 {
-    if (cold && !s->include_cold)
+    double lo = __ldg(&P->jit[k - 1]), hi = __ldg(&P->jit[k]);
+
+    return lo + (hi - lo) * (u - q0) / (q1 - q0);
+}
+
+__device__ __forceinline__ static double jitter_at(const scu_param_t *P, double u)
+{
+    if (u <= 0.5)
+        return 0;
+    if (u < 0.9)
+        return jitter_lin(P, 1, u, 0.5, 0.9);
+    if (u < 0.99)
+        return jitter_lin(P, 2, u, 0.9, 0.99);
+    if (u < 0.999)
+        return jitter_lin(P, 3, u, 0.99, 0.999);
+    return __ldg(&P->jit[3]);
+}
+
+/* pred_jitter_apply's draw for message i: hs_splitmix64 (common/hs_util.h) of i's own seed,
+ * its top 53 bits as a uniform in [0, 1). */
+__device__ __forceinline__ static double jitter_u(uint64_t i)
+{
+    uint64_t z = (i ^ 0x6a09e667f3bcc909ULL) + 0x9e3779b97f4a7c15ULL;
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
+
+/* One message's latency into the summary (summarize_walk), with its jitter when the profile
+ * has one (pred_jitter_apply: added to the float latency, rounded to float again): the
+ * messages come in order. The bin's count is an atomic add whose result is not read (a
+ * reduction the replay does not wait for); only this thread adds to these bins. */
+__device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, int k, uint64_t ic)
+{
+    if ((ic & SCU_COLD) && !s->include_cold)
         return;
+    if (s->has_jit)
+        lat_us = (float)(lat_us + jitter_at(s->P, jitter_u(ic & ~SCU_COLD)));
     double us = lat_us;
     atomicAdd(&s->bins[lat_hist_bin(us)], 1u);
     s->hn++;
@@ -133,18 +192,31 @@ __device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, 
     s->nll += k == PRULES_LL;
 }
 
+/* One member of a batch closed at close_ns and reported at r_ns. */
 template <int K>
-__device__ __forceinline__ static void batch_report(dstate_t *s, dpath_t *pa, double close_ns, int queued)
+__device__ __forceinline__ static void member_report(dstate_t *s, const dmember_t m,
+                                                     double close_ns, double r_ns)
 {
-    double r_ns = close_ns + pa->c->event_ns;
+    double coal = close_ns > m.hw_ns ? close_ns - m.hw_ns : 0;
+    summarize_one(s, (float)((r_ns - m.tref_ns) * 1e-3), K, m.ic);
+    s->sum_lat_ns += r_ns - m.tref_ns;
+    s->coalesce += coal;
+}
 
-    for (uint32_t j = 0; j < pa->nmem; j++) {
-        const dmember_t m = pa->mem[j];
-        double coal = close_ns > m.hw_ns ? close_ns - m.hw_ns : 0;
-        summarize_one(s, (float)((r_ns - m.tref_ns) * 1e-3), K, m.cold);
-        s->sum_lat_ns += r_ns - m.tref_ns;
-        s->coalesce += coal;
-    }
+/* Report the open batch's members, then last when given: the member whose chunk closed the
+ * batch, not stored (a batch of one reads nothing back from memory). */
+template <int K>
+__device__ __forceinline__ static void batch_report(dstate_t *s, dpath_t *pa, double close_ns,
+                                                    int queued, int has_last = 0,
+                                                    const dmember_t last = dmember_t{0, 0, 0})
+{
+    double r_ns = close_ns + PC(pa, event_ns);
+
+    #pragma unroll 1
+    for (uint32_t j = 0; j < pa->nmem; j++)
+        member_report<K>(s, pa->mem[j], close_ns, r_ns);
+    if (has_last)
+        member_report<K>(s, last, close_ns, r_ns);
     if (queued)
         ring_push(pa, close_ns, pa->open_n);
     pa->nmem = 0;
@@ -164,18 +236,18 @@ template <int K>
 __device__ __forceinline__ static void batch_force_close(dstate_t *s, dpath_t *pa)
 {
     if (pa->open_n)
-        batch_close<K>(s, pa, pa->c->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
+        batch_close<K>(s, pa, PC(pa, period_ns) > 0 ? pa->timer_close_ns : pa->h1_ns);
 }
 
 __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 {
     const dbatch_t b = pa->ring[pa->head];
-    double r_ns = b.close_ns + pa->c->event_ns;
+    double r_ns = b.close_ns + PC(pa, event_ns);
 
-    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + pa->c->event_ns;
+    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + PC(pa, event_ns);
     pa->used -= b.nwr;
     pa->head = (pa->head + 1) & pa->mask;
-    double next_r_ns = pa->ring[pa->head].close_ns + pa->c->event_ns;
+    double next_r_ns = pa->ring[pa->head].close_ns + PC(pa, event_ns);
     pa->head_r_ns = --pa->count ? next_r_ns : HUGE_VAL;
     return r_ns;
 }
@@ -183,14 +255,14 @@ __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 template <int K>
 __device__ __forceinline__ static double batch_close_pop(dstate_t *s, dpath_t *pa)
 {
-    double c = pa->c->period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
+    double c = PC(pa, period_ns) > 0 ? pa->timer_close_ns : pa->h1_ns;
     uint32_t n = pa->open_n;
 
     batch_report<K>(s, pa, c, 0);
-    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->c->event_ns;
+    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + PC(pa, event_ns);
     pa->used -= n;
     pa->head = (pa->head + 1) & pa->mask;
-    return c + pa->c->event_ns;
+    return c + PC(pa, event_ns);
 }
 
 template <int K>
@@ -201,24 +273,25 @@ __device__ __forceinline__ static double slot_pop(dstate_t *s, dpath_t *pa)
 
 template <int K>
 __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint32_t nwr, double hw_ns,
-                                 int is_last, double tref_ns, uint32_t cold)
+                                 int is_last, double tref_ns, uint64_t ic)
 {
     if (hw_ns > pa->timer_close_ns)
         batch_close<K>(s, pa, pa->timer_close_ns);
     if (pa->open_n == 0) {
-        if (pa->c->period_ns > 0) {
-            pa->timer_close_ns = hw_ns + pa->c->period_ns;
-            pa->timer_r_ns = pa->timer_close_ns + pa->c->event_ns;
+        if (PC(pa, period_ns) > 0) {
+            pa->timer_close_ns = hw_ns + PC(pa, period_ns);
+            pa->timer_r_ns = pa->timer_close_ns + PC(pa, event_ns);
         }
         pa->h1_ns = hw_ns;
     } else if (hw_ns > pa->h1_ns) {
         pa->h1_ns = hw_ns;
     }
     pa->open_n += nwr;
-    if (is_last)
-        pa->mem[pa->nmem++] = dmember_t{tref_ns, hw_ns, cold};
-    if (pa->open_n >= pa->c->batch)
-        batch_close<K>(s, pa, pa->h1_ns);
+    const dmember_t m = dmember_t{tref_ns, hw_ns, ic};
+    if (pa->open_n >= PC(pa, batch)) /* batch_close, this message's member in registers */
+        batch_report<K>(s, pa, pa->h1_ns, 1, is_last, m);
+    else if (is_last)
+        pa->mem[pa->nmem++] = m;
 }
 
 template <int K>
@@ -231,6 +304,7 @@ __device__ __forceinline__ static void reap_due(dstate_t *s, dpath_t *pa, double
         }
         batch_close<K>(s, pa, pa->timer_close_ns);
     }
+    #pragma unroll 1
     while (pa->head_r_ns <= t)
         batch_pop(s, pa);
 }
@@ -242,7 +316,8 @@ __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa,
     reap_due<K>(s, pa, t_ns);
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
-    while (pa->used + nwr > pa->c->window) {
+    #pragma unroll 1
+    while (pa->used + nwr > PC(pa, window)) {
         double r_ns = slot_pop<K>(s, pa);
         if (r_ns > t_ns) {
             t_ns = r_ns;
@@ -260,7 +335,7 @@ __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa,
 __device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_ns, uint32_t c, dcost_t *cc)
 {
     cc->nwr = c;
-    cc->post_ns = c * (s->R->post_ns + s->R->l1x_ns) + s->R->doorbell_ns;
+    cc->post_ns = c * (RC(s, post_ns) + RC(s, l1x_ns)) + RC(s, doorbell_ns);
     cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
     cc->ser_ns = ser_ns;
     cc->ser_share_ns = c == 1 ? ser_ns : ser_ns / c; /* x / 1 is x: no double division */
@@ -279,11 +354,11 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + lat + pa->c->fixed_ns;
+    double hw = end + lat + PC(pa, fixed_ns);
     if (split != 0)
         hw += split;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
-        double extra = (s->R->perturb_factor - 1) * (hw - t_post - (start - nic));
+        double extra = (RC(s, perturb_factor) - 1) * (hw - t_post - (start - nic));
         hw += extra;
         s->drain += extra;
     }
@@ -294,11 +369,11 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
 template <int K>
 __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, const dcost_t *cc, double dma,
                                     double lat, double split, double t0, int is_last,
-                                    double tref_ns, uint32_t cold, int *stalled, double *t_post)
+                                    double tref_ns, uint64_t ic, int *stalled, double *t_post)
 {
     *t_post = slots_acquire<K>(s, pa, cc->nwr, t0, stalled);
     double hw = chunk_hw(s, pa, cc, dma, lat, split, *t_post);
-    batch_add<K>(s, pa, cc->nwr, hw, is_last, tref_ns, cold);
+    batch_add<K>(s, pa, cc->nwr, hw, is_last, tref_ns, ic);
     return hw;
 }
 
@@ -306,10 +381,10 @@ __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, co
  * (post_chunks, chunks_plan, chunks_run). */
 template <int K>
 __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, double t_ns, double tref_ns,
-                                    uint32_t cold)
+                                    uint64_t ic)
 {
     dpath_t *pa = &s->path[K];
-    double npb = s->R->ns_per_byte, lat = s->R->wire2_ns;
+    double npb = RC(s, ns_per_byte), lat = RC(s, wire2_ns);
     int stalled = 0;
     double t_post;
 
@@ -317,48 +392,48 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
         npb = prules_per_byte(s->prof, npb, size);
         lat *= prules_lat_factor(s->prof, size);
     }
-    uint64_t nwr = prules_nwr(pa->c->seg_bytes, pa->c->seg_shift, size);
-    double dma = size <= pa->c->inline_bytes ? 0 : s->R->dma_ns;
-    if (nwr <= pa->c->batch) {
+    uint64_t nwr = prules_nwr(PC(pa, seg_bytes), PC(pa, seg_shift), size);
+    double dma = size <= PC(pa, inline_bytes) ? 0 : RC(s, dma_ns);
+    if (nwr <= PC(pa, batch)) {
         dcost_t cc;
         chunk_cost(s, (double)(int64_t)size * npb +
-                          prules_npkt(s->R->mtu_bytes, s->R->mtu_shift, size) * s->R->pkt_ns +
-                          (double)(uint32_t)nwr * s->R->wr_ns,
+                          prules_npkt(RC(s, mtu_bytes), RC(s, mtu_shift), size) * RC(s, pkt_ns) +
+                          (double)(uint32_t)nwr * RC(s, wr_ns),
                    (uint32_t)nwr, &cc);
-        s->l1 += (double)nwr * s->R->l1x_ns;
+        s->l1 += (double)nwr * RC(s, l1x_ns);
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? pa->c->split_ns : 0, t0, 1, tref_ns, cold,
+        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? PC(pa, split_ns) : 0, t0, 1, tref_ns, ic,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
         return;
     }
-    s->l1 += (double)(int64_t)nwr * s->R->l1x_ns;
+    s->l1 += (double)(int64_t)nwr * RC(s, l1x_ns);
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     reap_due<K>(s, pa, t0);
-    uint64_t full_bytes = (uint64_t)pa->c->batch * pa->c->seg_bytes;
-    uint64_t nfull = (nwr - 1) / pa->c->batch;
+    uint64_t full_bytes = (uint64_t)PC(pa, batch) * PC(pa, seg_bytes);
+    uint64_t nfull = (nwr - 1) / PC(pa, batch);
     dcost_t full, last;
     chunk_cost(s, (double)full_bytes * npb +
-                      prules_npkt(s->R->mtu_bytes, s->R->mtu_shift, full_bytes) * s->R->pkt_ns +
-                      (double)pa->c->batch * s->R->wr_ns,
-               pa->c->batch, &full);
+                      prules_npkt(RC(s, mtu_bytes), RC(s, mtu_shift), full_bytes) * RC(s, pkt_ns) +
+                      (double)PC(pa, batch) * RC(s, wr_ns),
+               PC(pa, batch), &full);
     uint64_t lb = size - nfull * full_bytes;
-    uint32_t last_nwr = (uint32_t)(nwr - nfull * pa->c->batch);
+    uint32_t last_nwr = (uint32_t)(nwr - nfull * PC(pa, batch));
     chunk_cost(s, (double)(int64_t)lb * npb +
-                      prules_npkt(s->R->mtu_bytes, s->R->mtu_shift, lb) * s->R->pkt_ns +
-                      (double)last_nwr * s->R->wr_ns,
+                      prules_npkt(RC(s, mtu_bytes), RC(s, mtu_shift), lb) * RC(s, pkt_ns) +
+                      (double)last_nwr * RC(s, wr_ns),
                last_nwr, &last);
-    chunk_step<K>(s, pa, &full, dma, lat, 0, t0, 0, tref_ns, cold, &stalled, &t_post);
+    chunk_step<K>(s, pa, &full, dma, lat, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
     s->queue += t_post - t0;
-    nwr -= pa->c->batch;
-    while (nwr > pa->c->batch) {
+    nwr -= PC(pa, batch);
+    while (nwr > PC(pa, batch)) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &full, dma, lat, 0, t_ch, 0, tref_ns, cold, &stalled, &t_post);
-        nwr -= pa->c->batch;
+        chunk_step<K>(s, pa, &full, dma, lat, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
+        nwr -= PC(pa, batch);
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K>(s, pa, &last, dma, lat, pa->c->split_ns, t_ch, 1, tref_ns, cold, &stalled, &t_post);
+    chunk_step<K>(s, pa, &last, dma, lat, PC(pa, split_ns), t_ch, 1, tref_ns, ic, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 
@@ -381,12 +456,12 @@ __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *
             force_close_k<0>(s);
         /* no index by a run-time value: the state stays in registers */
         double last_r = from ? s->path[1].last_r_ns : s->path[0].last_r_ns;
-        double done = (t0 > last_r ? t0 : last_r) + s->R->drain_fixed_ns;
+        double done = (t0 > last_r ? t0 : last_r) + RC(s, drain_fixed_ns);
         s->switches++;
         s->drain_us_total += (done - *t_ns) * 1e-3;
         s->drain += done - t0;
         s->pert_from_ns = done;
-        s->pert_until_ns = done + s->R->perturb_window_ns;
+        s->pert_until_ns = done + RC(s, perturb_window_ns);
         *t_ns = done;
     }
     return s->route.cur;
@@ -406,7 +481,7 @@ __device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_
 }
 
 __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t *p, char *arena, uint32_t *bins,
-                                  const uint64_t *sizes, int include_cold)
+                                  uint64_t first_size, int include_cold, int has_jit)
 {
     const prules_t *r = &p->r;
 
@@ -418,8 +493,10 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
     s->hint = p->hint;
     prules_router_init(&s->route, r->hysteresis);
     s->R = r;
+    s->P = p;
+    s->has_jit = has_jit;
     s->pert_from_ns = s->pert_until_ns = -1;
-    s->route.cur = prules_class(p->hint, sizes[0] & ~SCU_COLD);
+    s->route.cur = prules_class(p->hint, first_size & ~SCU_COLD);
     s->bins = bins;
     s->include_cold = include_cold;
     s->hmin = HUGE_VAL;
@@ -428,7 +505,7 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
 /* One message: replay_mode's body (open: t is the post time from the first record's; closed:
  * the think time after the previous record's completion). */
 template <int CLOSED>
-__device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size, double t, uint32_t cold)
+__device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size, double t, uint64_t cold)
 {
     double prev_r = s->prev_path ? s->path[1].last_r_ns : s->path[0].last_r_ns;
     double ready = !CLOSED ? t : i == 0 ? 0 : prev_r + t;
@@ -436,9 +513,9 @@ __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size
     int k = s->hint == 0 ? 1 : route(s, size, &tt);
 
     if (k)
-        post_message<1>(s, size, tt, ready, cold);
+        post_message<1>(s, size, tt, ready, i | cold);
     else
-        post_message<0>(s, size, tt, ready, cold);
+        post_message<0>(s, size, tt, ready, i | cold);
     if (CLOSED) {
         if (k)
             force_close_k<1>(s);
@@ -448,32 +525,45 @@ __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size
     }
 }
 
-template <int CLOSED>
+/* Stage [base, base + SCU_STAGE) of the trace into buf with asynchronous copies (cp.async),
+ * shared out among the block's threads; committed as one batch. */
+__device__ __forceinline__ static void stage_load(scu_rec_t *buf, const scu_rec_t *recs,
+                                                  size_t base, size_t n)
+{
+    for (unsigned j = threadIdx.x; j < SCU_STAGE && base + j < n; j += blockDim.x)
+        __pipeline_memcpy_async(&buf[j], &recs[base + j], sizeof(scu_rec_t));
+    __pipeline_commit();
+}
+
+/* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
+ * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
+ * the replays step through this one, so that no step waits for device memory. */
+template <int CLOSED, int JIT>
 __global__ void __launch_bounds__(SCU_THREADS, 1)
-    scu_replay_kernel(const uint64_t *sizes, const double *times, size_t n,
+    scu_replay_kernel(const scu_rec_t *__restrict__ recs, size_t n,
                       const scu_param_t *params, char *arena, size_t arena_stride,
                       uint32_t *bins, scu_out_t *out, size_t nrep, int include_cold)
 {
+    __shared__ scu_rec_t buf[2][SCU_STAGE];
     size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned width = blockDim.x, lane = threadIdx.x;
-    unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
     int live = id < nrep;
     dstate_t s;
 
     if (live)
-        state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS, sizes,
-                   include_cold);
-    for (size_t base = 0; base < n; base += width) {
-        size_t j = base + (size_t)lane;
-        uint64_t my_size = j < n ? sizes[j] : 0;
-        double my_t = j < n ? times[j] : 0;
-        int cnt = n - base < width ? (int)(n - base) : (int)width;
-        for (int q = 0; q < cnt; q++) {
-            uint64_t size = __shfl_sync(mask, my_size, q);
-            double t = __shfl_sync(mask, my_t, q);
-            if (live)
-                step<CLOSED>(&s, base + (size_t)q, size & ~SCU_COLD, t, (size & SCU_COLD) != 0);
+        state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS,
+                   recs[0].size, include_cold, JIT);
+    stage_load(buf[0], recs, 0, n);
+    for (size_t base = 0, b = 0; base < n; base += SCU_STAGE, b ^= 1) {
+        stage_load(buf[b ^ 1], recs, base + SCU_STAGE, n); /* an empty batch past the end */
+        __pipeline_wait_prior(1);
+        __syncwarp();
+        int cnt = n - base < SCU_STAGE ? (int)(n - base) : SCU_STAGE;
+#pragma unroll 1
+        for (int q = 0; live && q < cnt; q++) {
+            const scu_rec_t r = buf[b][q];
+            step<CLOSED>(&s, base + (size_t)q, r.size & ~SCU_COLD, r.t, r.size & SCU_COLD);
         }
+        __syncwarp(); /* every thread is done with buf[b] before it is refilled */
     }
     if (!live)
         return;
@@ -513,11 +603,11 @@ __global__ void scu_pct_kernel(const uint32_t *bins, scu_out_t *out, size_t nrep
 
 struct scu_ctx {
     int device, nsm;
+    size_t smem_sm; /* shared memory per multiprocessor, bytes */
     char name[256];
     const trace_t *tr; /* the trace on the device, for mode and include_cold */
     pred_mode_t mode;
-    uint64_t *d_sizes;
-    double *d_times;
+    scu_rec_t *d_recs;
     size_t n;
 };
 
@@ -574,6 +664,7 @@ extern "C" hs_status_t scu_open(int device, scu_ctx_t **out)
         return HS_ERR_NOMEM;
     c->device = device;
     c->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    c->smem_sm = prop.sharedMemPerMultiprocessor > 0 ? prop.sharedMemPerMultiprocessor : 1;
     snprintf(c->name, sizeof(c->name), "%s", prop.name);
     *out = c;
     return HS_OK;
@@ -581,10 +672,8 @@ extern "C" hs_status_t scu_open(int device, scu_ctx_t **out)
 
 static void trace_drop(scu_ctx_t *c)
 {
-    cudaFree(c->d_sizes);
-    cudaFree(c->d_times);
-    c->d_sizes = NULL;
-    c->d_times = NULL;
+    cudaFree(c->d_recs);
+    c->d_recs = NULL;
     c->tr = NULL;
 }
 
@@ -601,39 +690,32 @@ extern "C" void scu_close(scu_ctx_t *c)
 static hs_status_t trace_upload(scu_ctx_t *c, const trace_t *tr, pred_mode_t mode)
 {
     hs_status_t st = HS_OK;
-    uint64_t *sz = NULL;
-    double *t = NULL;
+    scu_rec_t *rec = NULL;
 
     if (c->tr == tr && c->mode == mode)
         return HS_OK;
     trace_drop(c);
-    sz = (uint64_t *)malloc(tr->n * sizeof(*sz));
-    t = (double *)malloc(tr->n * sizeof(*t));
-    if (!sz || !t) {
-        st = HS_ERR_NOMEM;
-        goto out;
-    }
+    if (!(rec = (scu_rec_t *)malloc(tr->n * sizeof(*rec))))
+        return HS_ERR_NOMEM;
     for (size_t i = 0; i < tr->n; i++) {
         const trace_rec_t *r = &tr->recs[i];
-        sz[i] = r->size_bytes | ((r->flags & TRACE_F_COLD) ? SCU_COLD : 0);
+        rec[i].size = r->size_bytes | ((r->flags & TRACE_F_COLD) ? SCU_COLD : 0);
         if (mode == PRED_OPEN)
-            t[i] = (double)(r->t_post_ns - tr->recs[0].t_post_ns);
+            rec[i].t = (double)(r->t_post_ns - tr->recs[0].t_post_ns);
         else
-            t[i] = i && r->t_post_ns > tr->recs[i - 1].t_done_ns
-                       ? (double)(r->t_post_ns - tr->recs[i - 1].t_done_ns) : 0;
+            rec[i].t = i && r->t_post_ns > tr->recs[i - 1].t_done_ns
+                           ? (double)(r->t_post_ns - tr->recs[i - 1].t_done_ns) : 0;
     }
-    CU_TRY(cudaMalloc(&c->d_sizes, tr->n * sizeof(*sz)), "allocating the trace");
-    CU_TRY(cudaMalloc(&c->d_times, tr->n * sizeof(*t)), "allocating the trace");
-    CU_TRY(cudaMemcpy(c->d_sizes, sz, tr->n * sizeof(*sz), cudaMemcpyHostToDevice), "copying the trace");
-    CU_TRY(cudaMemcpy(c->d_times, t, tr->n * sizeof(*t), cudaMemcpyHostToDevice), "copying the trace");
+    CU_TRY(cudaMalloc(&c->d_recs, tr->n * sizeof(*rec)), "allocating the trace");
+    CU_TRY(cudaMemcpy(c->d_recs, rec, tr->n * sizeof(*rec), cudaMemcpyHostToDevice),
+           "copying the trace");
     c->tr = tr;
     c->mode = mode;
     c->n = tr->n;
 out:
     if (st != HS_OK)
         trace_drop(c);
-    free(sz);
-    free(t);
+    free(rec);
     return st;
 }
 
@@ -649,11 +731,12 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *pa
     size_t off = 0;
 
     memset(par, 0, sizeof(*par));
-    if (pred_has_jitter(p)) { /* MODEL.md section 8: the CPU engines apply it per message */
-        hs_log_error("sweep --engine cuda: profile %s has jitter.* quantiles, which the GPU "
-                     "replay does not apply yet: use --engine cpu", p->name);
-        return HS_ERR_INVALID;
-    }
+    par->has_jit = pred_has_jitter(p); /* MODEL.md section 8, as pred_jitter_at makes them */
+    par->jit[1] = p->jitter_p90_us;
+    par->jit[2] = p->jitter_p99_us;
+    par->jit[3] = p->jitter_p999_us;
+    for (int k = 1; k < 4; k++)
+        par->jit[k] = par->jit[k] > par->jit[k - 1] ? par->jit[k] : par->jit[k - 1];
     if ((st = prules_init(p, hint, &par->r)) != HS_OK)
         return st;
     par->prof = *p;
@@ -708,8 +791,24 @@ static hs_status_t result_fill(const scu_out_t *o, const profile_t *p, uint64_t 
     return HS_OK;
 }
 
-/* One launch over reps [0, n): params in, summaries out. */
-static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold,
+/* The shared memory of kern: enough for its trace stages at the most blocks per
+ * multiprocessor its registers allow, the rest left to L1, which holds the replays' rings and
+ * open batches. */
+static void carveout_set(const void *kern, const scu_ctx_t *c)
+{
+    cudaFuncAttributes fa;
+    int blocks = 0;
+
+    if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kern, SCU_THREADS, 0) != cudaSuccess)
+        return;
+    size_t need = (size_t)blocks * (fa.sharedSizeBytes + 1024);
+    int pct = (int)((need * 100 + c->smem_sm - 1) / c->smem_sm);
+    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, pct > 100 ? 100 : pct);
+}
+
+/* One launch over reps [0, n), with jitter (jit) or none: params in, summaries out. */
+static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold, int jit,
                           const scu_param_t *par, size_t stride, size_t n, scu_out_t *host_out,
                           double *gpu_s)
 {
@@ -733,18 +832,22 @@ static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold,
     CU_TRY(cudaMemset(d_bins, 0, n * LAT_HIST_NBINS * sizeof(uint32_t)), "clearing histograms");
     CU_TRY(cudaEventCreate(&e0), "creating events");
     CU_TRY(cudaEventCreate(&e1), "creating events");
-    /* the rings and open batches are per thread and few threads run per SM: all L1 */
-    cudaFuncSetAttribute(scu_replay_kernel<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
-    cudaFuncSetAttribute(scu_replay_kernel<1>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
     CU_TRY(cudaEventRecord(e0), "recording an event");
-    if (mode == PRED_CLOSED)
-        scu_replay_kernel<1><<<blocks, width>>>(c->d_sizes, c->d_times, c->n, d_par,
-                                                      d_arena, stride, d_bins, d_out, n,
-                                                      include_cold);
+#define SCU_LAUNCH(CL, JIT)                                                                    \
+    do {                                                                                       \
+        carveout_set((const void *)scu_replay_kernel<CL, JIT>, c);                             \
+        scu_replay_kernel<CL, JIT><<<blocks, width>>>(c->d_recs, c->n, d_par, d_arena, stride, \
+                                                      d_bins, d_out, n, include_cold);         \
+    } while (0)
+    if (mode == PRED_CLOSED && jit)
+        SCU_LAUNCH(1, 1);
+    else if (mode == PRED_CLOSED)
+        SCU_LAUNCH(1, 0);
+    else if (jit)
+        SCU_LAUNCH(0, 1);
     else
-        scu_replay_kernel<0><<<blocks, width>>>(c->d_sizes, c->d_times, c->n, d_par,
-                                                      d_arena, stride, d_bins, d_out, n,
-                                                      include_cold);
+        SCU_LAUNCH(0, 0);
+#undef SCU_LAUNCH
     CU_TRY(cudaGetLastError(), "launching the replay kernel");
     scu_pct_kernel<<<(unsigned)((n + 127) / 128), 128>>>(d_bins, d_out, n);
     CU_TRY(cudaGetLastError(), "launching the summary kernel");
@@ -766,12 +869,17 @@ out:
     return st;
 }
 
-/* Launch order: replays of one hint (and then of one window on each path) side by side, so
- * that a warp's 32 threads take the same branches (the same path, the same switches) for
- * most messages: a warp runs every branch any of its threads takes. */
+/* Launch order: replays of one link rate and one hint (then of one window on each path)
+ * side by side, so that a warp's threads take the same branches (a link saturated or not,
+ * the same path, the same switches) for most messages: a warp runs every branch any of its
+ * threads takes (bench_sweep_cuda: 1.4x over hint and windows alone; link rate first or
+ * hint first, the same). Replays with jitter first, launched apart: the kernel without it
+ * has none of its code. */
 typedef struct {
+    int jit;
     uint64_t hint;
     uint32_t w1, w0, b1;
+    double npb; /* the link's ns per byte */
     size_t idx;
 } scu_order_t;
 
@@ -779,6 +887,10 @@ static int order_cmp(const void *a, const void *b)
 {
     const scu_order_t *x = (const scu_order_t *)a, *y = (const scu_order_t *)b;
 
+    if (x->jit != y->jit)
+        return x->jit < y->jit ? -1 : 1;
+    if (x->npb != y->npb)
+        return x->npb < y->npb ? -1 : 1;
     if (x->hint != y->hint)
         return x->hint < y->hint ? -1 : 1;
     if (x->w1 != y->w1)
@@ -836,8 +948,8 @@ extern "C" hs_status_t scu_replay_batch(scu_ctx_t *c, const trace_t *tr, pred_mo
         if ((st = param_fill(profiles[i], hints[i], &par[i], &bytes)) != HS_OK)
             goto out;
         stride = bytes > stride ? bytes : stride;
-        ord[i] = scu_order_t{hints[i], par[i].r.path[1].window, par[i].r.path[0].window,
-                             par[i].r.path[1].batch, i};
+        ord[i] = scu_order_t{par[i].has_jit, hints[i], par[i].r.path[1].window, par[i].r.path[0].window,
+                             par[i].r.path[1].batch, par[i].r.ns_per_byte, i};
     }
     qsort(ord, n, sizeof(*ord), order_cmp);
     for (size_t j = 0; j < n; j++)
@@ -848,9 +960,11 @@ extern "C" hs_status_t scu_replay_batch(scu_ctx_t *c, const trace_t *tr, pred_mo
     sd.bytes_per_replay = stride + LAT_HIST_NBINS * sizeof(uint32_t) + sizeof(scu_param_t) +
                           sizeof(scu_out_t);
     sd.batch = batch_cap(sd.bytes_per_replay, n);
-    for (size_t i = 0; i < n && st == HS_OK; i += sd.batch) {
-        size_t m = n - i < sd.batch ? n - i : sd.batch;
-        st = launch(c, mode, include_cold, sorted + i, stride, m, so + i, &sd.kernel_s);
+    for (size_t i = 0, m; i < n && st == HS_OK; i += m) { /* the jitter kernel apart */
+        int jit = sorted[i].has_jit;
+        for (m = 1; i + m < n && m < sd.batch && sorted[i + m].has_jit == jit; m++)
+            ;
+        st = launch(c, mode, include_cold, jit, sorted + i, stride, m, so + i, &sd.kernel_s);
         sd.launches++;
     }
     for (size_t j = 0; j < n; j++)

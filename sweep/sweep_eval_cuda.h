@@ -5,9 +5,10 @@
  * replay, pred_opts_t.every_chunk: no skip, memo or closed form), with the per-path rules of
  * model/path_rules.h and the latency histogram of model/lat_hist.h compiled for the GPU, so
  * that its figures are the CPU model's: p50/p90/p99/p999 from the same streaming histogram,
- * mean, max, throughput, LL share, switches, drain, stalls and the cost terms. The trace lies
- * in device memory once (sizes and post times or think times, read coalesced by each warp
- * and shared by shuffles); each replay's rings, open batches and histogram are its own.
+ * mean, max, throughput, LL share, switches, drain, stalls and the cost terms, with the
+ * profile's jitter (MODEL.md section 8) as the CPU adds it. The trace lies in device memory
+ * once (sizes and post times or think times, staged by each block through shared memory);
+ * each replay's rings, open batches and histogram are its own.
  *
  * Built only when CMake finds a CUDA compiler (sweep/cuda.cmake); without one, or without a
  * GPU at run time, every entry point returns HS_ERR_UNSUPPORTED or HS_ERR_ENV saying why.
@@ -69,9 +70,9 @@ int scu_built(void);
 /* ---- the sweep evaluator --------------------------------------------------------------- */
 
 /* The model evaluator of sweep_eval_model.h (its keys, checks and profiles), with its points
- * computed on the GPU in batches (sweep_eval_ops_t.prepare): fixed hints as one replay each,
- * "auto" as the recommender's candidates ranked as rec_run ranks them. The grid's engine
- * must be "model". Release with sweep_eval_cuda_destroy. */
+ * computed on the GPU in batches (sweep_eval_ops_t.prepare): fixed hints as one replay each;
+ * "auto" points are the recommender's (rec_run, on the CPU). The grid's engine must be
+ * "model". Release with sweep_eval_cuda_destroy. */
 hs_status_t sweep_eval_cuda_create(const sweep_grid_t *g, sweep_eval_t *out);
 void sweep_eval_cuda_destroy(sweep_eval_t *ev);
 

@@ -3,7 +3,8 @@
  *
  * Every sample trace x built-in profile x open and closed loop, a grid of 256 points each:
  * every profile parameter varied at random within its bounds (path_rules.c), the size
- * factors too, and hints from none to everything-LL. Each point is replayed on the GPU in
+ * factors and the jitter.* quantiles too (MODEL.md section 8: about a fifth of the points
+ * have jitter, counted and required), and hints from none to everything-LL. Each point is replayed on the GPU in
  * one batch and by model_engine_ops on the CPU: against the CPU's base replay
  * (pred_opts_t.every_chunk, what the GPU runs) every figure equal, bit for bit; against the
  * CPU model as the sweep runs it (its shortcuts on) every figure within 1e-9 relative, except
@@ -29,7 +30,7 @@
 
 static scu_ctx_t *g_cu;
 static uint64_t g_rng = 0x243F6A8885A308D3ull;
-static size_t g_checked, g_bad_base, g_bad, g_cpu_own, g_pct_equal;
+static size_t g_checked, g_bad_base, g_bad, g_cpu_own, g_pct_equal, g_jitter;
 
 static double pick(const double *v, size_t n)
 {
@@ -183,6 +184,7 @@ static void run_grid(const char *trace_path, const char *prof_name, pred_mode_t 
         g_pct_equal += gpu[i].p50_us == c.p50_us && gpu[i].p99_us == c.p99_us &&
                        gpu[i].p999_us == c.p999_us;
         g_checked++;
+        g_jitter += pred_has_jitter(pts[i]) != 0;
         pred_result_release(&c);
         pred_result_release(&b);
         pred_result_release(&gpu[i]);
@@ -218,9 +220,10 @@ static void test_samples(void **state)
     closedir(d);
     printf("%zu points on %zu traces: %zu differ from the CPU's base replay (bit for bit), %zu "
            "from the CPU model beyond %g, %zu where the CPU's shortcuts differ from its own base "
-           "replay beyond %g; percentiles equal on %zu\n", g_checked, ntraces, g_bad_base, g_bad,
-           REL, g_cpu_own, REL, g_pct_equal);
+           "replay beyond %g; percentiles equal on %zu; %zu points with jitter\n", g_checked,
+           ntraces, g_bad_base, g_bad, REL, g_cpu_own, REL, g_pct_equal, g_jitter);
     assert_true(ntraces >= 8);
+    assert_true(g_jitter >= g_checked / 10);
     assert_int_equal(g_bad_base, 0);
     assert_int_equal(g_bad, 0);
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_sweep_cuda_cli.sh HINTSIM SRC - `hintsim sweep --engine cuda` gives the CPU sweep's
 # merged outputs (label gpu; exits 77 where there is no CUDA device): every sample trace x
-# two built-in profiles x two axes x fixed hints and auto, open and closed loop. The GPU's
+# two built-in profiles x three axes (jitter.p99_us one of them) x fixed hints and auto, open
+# and closed loop. The GPU's
 # sweep.csv is the CPU's: the same rows and keys, every figure within 1e-9 relative (the GPU
 # runs the model's base replay, whose doubles the CPU's shortcuts can miss in the last digits:
 # tests/gpu/test_sweep_cuda.c); and the same bytes whether the GPU ran it whole, as two Slurm
@@ -35,7 +36,7 @@ traces=$(ls "$SRC"/traces/samples/*.hst | sed 's/.*/"&"/' | paste -sd, -)
 for mode in open closed; do
   cat >"$T/grid-$mode.json" <<JSON
 {"traces": [$traces], "profiles": ["generic", "seed000"],
- "vary": {"ll.depth": [8, 32], "switch.hysteresis": [1, 3]},
+ "vary": {"ll.depth": [8, 32], "switch.hysteresis": [1, 3], "jitter.p99_us": [0, 40]},
  "hints": [0, 512, "4K", 65536, "auto"], "objective": "p99", "engine": "model", "mode": "$mode"}
 JSON
 done
