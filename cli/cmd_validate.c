@@ -82,8 +82,8 @@ static const hs_cmd_spec_t g_spec = {
     "a 95% bootstrap interval over the rounds; whether the recommendation is worse than the\n"
     "best beyond the noise; and whether the hint takes effect on this device at all.\n"
     "The --server end needs no TRACE and writes no report (-o is the --connect end's).\n"
-    "--messages FILE: one CSV row per candidate, round and message (" CAP_MESSAGES_HEADER
-    "),\nto see which messages a prediction misses."};
+    "--messages FILE: one CSV row per candidate, round and message, to see which messages\n"
+    "a prediction misses; its header:\n" CAP_MESSAGES_HEADER};
 
 static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts_t *o,
                       uint64_t **hints)
