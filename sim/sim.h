@@ -34,9 +34,8 @@ hs_status_t sim_flows_merge(const trace_t *tr, unsigned nflows, const pred_raw_t
 /* sim_engine_ops.run_flows: nflows senders into one receiver, each flow's figures into
  * flows[] and all flows' messages together into *agg (caller releases every one on HS_OK;
  * nothing held on failure). */
-hs_status_t sim_run_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
-                          uint64_t hint_bytes, unsigned nflows, pred_result_t *flows,
-                          pred_result_t *agg);
+hs_status_t sim_run_flows(const pred_ctx_t *c, uint64_t hint_bytes, unsigned nflows,
+                          pred_result_t *flows, pred_result_t *agg);
 
 /* The SimGrid library (version, headers) for `hintsim doctor`. */
 void sim_probe_simgrid(hs_probe_t *c);

@@ -28,36 +28,35 @@ static hs_status_t raws_alloc(size_t n, unsigned nflows, pred_raw_t **out)
 }
 
 /* Each flow's figures into flows[]; *done counts those to release. */
-static hs_status_t summarize_flows(const trace_t *tr, const pred_opts_t *o, uint64_t hint,
-                                   unsigned nflows, const pred_raw_t *raws,
-                                   pred_result_t *flows, unsigned *done)
+static hs_status_t summarize_flows(const pred_ctx_t *c, uint64_t hint, unsigned nflows,
+                                   const pred_raw_t *raws, pred_result_t *flows,
+                                   unsigned *done)
 {
     hs_status_t st = HS_OK;
 
     for (*done = 0; *done < nflows; (*done)++)
-        if ((st = pred_summarize(tr, o, &raws[*done], hint, &flows[*done])) != HS_OK)
+        if ((st = pred_summarize(c->tr, c->o, &raws[*done], hint, &flows[*done])) != HS_OK)
             break;
     return st;
 }
 
-hs_status_t sim_run_flows(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
-                          uint64_t hint, unsigned nflows, pred_result_t *flows,
-                          pred_result_t *agg)
+hs_status_t sim_run_flows(const pred_ctx_t *c, uint64_t hint, unsigned nflows,
+                          pred_result_t *flows, pred_result_t *agg)
 {
     pred_raw_t *raws = NULL, mraw = {0};
     trace_t *mtr = NULL;
     unsigned done = 0;
-    hs_status_t st = raws_alloc(tr->n, nflows, &raws);
+    hs_status_t st = raws_alloc(c->tr->n, nflows, &raws);
 
     if (st != HS_OK)
         return st;
-    if ((st = sim_replay_flows(tr, p, o, hint, nflows, raws)) != HS_OK)
+    if ((st = sim_replay_flows(c->tr, c->p, c->o, hint, nflows, raws)) != HS_OK)
         goto free_raws;
-    if ((st = summarize_flows(tr, o, hint, nflows, raws, flows, &done)) != HS_OK)
+    if ((st = summarize_flows(c, hint, nflows, raws, flows, &done)) != HS_OK)
         goto release_flows;
-    if ((st = sim_flows_merge(tr, nflows, raws, &mtr, &mraw)) != HS_OK)
+    if ((st = sim_flows_merge(c->tr, nflows, raws, &mtr, &mraw)) != HS_OK)
         goto release_flows;
-    st = pred_summarize(mtr, o, &mraw, hint, agg);
+    st = pred_summarize(mtr, c->o, &mraw, hint, agg);
     pred_raw_free(&mraw);
     trace_free(mtr);
     if (st != HS_OK)

@@ -14,6 +14,9 @@ import sys
 # a function's name and its parameter list, up to the first ';' or '{' after it
 FUNC = re.compile(r'^[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\(([^;{}]*?)\)\s*[{;]',
                   re.MULTILINE | re.DOTALL)
+# a function pointer (a member of an ops table, a typedef): its name and parameter list
+FPTR = re.compile(r'\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*\(([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*)\)\s*[;,=)]',
+                  re.MULTILINE | re.DOTALL)
 SKIP = {'if', 'while', 'for', 'switch', 'return', 'sizeof', 'defined'}
 
 
@@ -65,7 +68,7 @@ def main():
     for path in sources(src, paths):
         with open(path, encoding='utf-8') as fh:
             text = strip(fh.read())
-        for m in FUNC.finditer(text):
+        for m in list(FUNC.finditer(text)) + list(FPTR.finditer(text)):
             if m.group(1) in SKIP:
                 continue
             seen += 1

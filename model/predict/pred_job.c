@@ -47,12 +47,13 @@ void pred_job_out_release(pred_job_out_t *out)
 /* One hint of several flows. */
 static hs_status_t run_flows(const pred_job_t *j, uint64_t hint, pred_hint_out_t *h)
 {
+    pred_ctx_t c = {.eng = j->eng, .tr = j->tr, .p = j->p, .o = &j->po};
     hs_status_t st;
 
     h->flows = calloc(j->po.flows, sizeof(*h->flows));
     if (!h->flows)
         return HS_ERR_NOMEM;
-    st = j->eng->run_flows(j->tr, j->p, &j->po, hint, j->po.flows, h->flows, &h->agg);
+    st = j->eng->run_flows(&c, hint, j->po.flows, h->flows, &h->agg);
     if (st != HS_OK)
         goto free_flows;
     h->res = h->flows[0]; /* borrowed: released through flows */

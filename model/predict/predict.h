@@ -142,6 +142,8 @@ typedef struct {
     float *lat_us; /* owned, per message (tr->n), only when pred_run was asked to keep it */
 } pred_result_t;
 
+struct pred_ctx; /* pred_ctx_t, below */
+
 /* What an engine's figures are. */
 typedef enum {
     PRED_MODELLED = 0,  /* computed by the analytical model (the default of an ops table) */
@@ -156,13 +158,12 @@ typedef struct pred_engine_ops {
     hs_status_t (*replay)(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
                           uint64_t hint_bytes, pred_raw_t *raw);
     pred_engine_kind_t kind;
-    /* nflows senders replaying tr into one receiver (o->flows is ignored): each flow's
-     * figures into flows[0..nflows-1] and all flows' messages together into *agg, every one
-     * to be released by the caller on HS_OK (nothing held on failure). NULL: the engine
-     * replays one flow only. */
-    hs_status_t (*run_flows)(const trace_t *tr, const profile_t *p, const pred_opts_t *o,
-                             uint64_t hint_bytes, unsigned nflows, pred_result_t *flows,
-                             pred_result_t *agg);
+    /* nflows senders replaying c->tr into one receiver (c->o->flows is ignored): each
+     * flow's figures into flows[0..nflows-1] and all flows' messages together into *agg,
+     * every one to be released by the caller on HS_OK (nothing held on failure). NULL: the
+     * engine replays one flow only. */
+    hs_status_t (*run_flows)(const struct pred_ctx *c, uint64_t hint_bytes, unsigned nflows,
+                             pred_result_t *flows, pred_result_t *agg);
     /* What an output must name besides the engine's name (the simulator's network model
      * and factors); static string. NULL: nothing. */
     const char *(*detail)(void);
@@ -175,7 +176,7 @@ const char *pred_engine_detail(const pred_engine_ops_t *eng);
 
 /* What a run replays, with which engine and under which options: what stays the same from
  * one hint to the next. Every member is borrowed. */
-typedef struct {
+typedef struct pred_ctx {
     const pred_engine_ops_t *eng;
     const trace_t *tr;
     const profile_t *p;
