@@ -37,7 +37,7 @@ hintsim capture bench -d rxe0 -x 0 --sizes 64 --iters 20 --warmup 2 --phases pin
     -o - --to csv >"$OUT/piped.csv" 2>"$OUT/piped.txt" || fail "capture bench -o - --to csv"
 hintsim trace info "$OUT/piped.csv" >/dev/null || fail "capture bench -o -: stdout is not a trace"
 grep -q "p50" "$OUT/piped.txt" || fail "capture bench -o -: the table is not on stderr"
-expect 2 "or --to FORMAT" hintsim capture bench -d rxe0 -x 0 --sizes 64 -o -
+expect 2 "needs --to to name the format" hintsim capture bench -d rxe0 -x 0 --sizes 64 -o -
 
 # 2. server + client, two hints (the client reconnects per hint)
 timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OUT/srv.txt" 2>&1 &
