@@ -185,6 +185,19 @@ static double median_abs(const double *r, size_t n)
     return m;
 }
 
+#define FIT_COV_RIDGE 1e-9 /* relative, on the diagonal of the covariance's matrix */
+
+int calib_param_at_bound(const calib_param_t *p, double v)
+{
+    return v <= p->lo * (1 + 1e-6) || v >= p->hi * (1 - 1e-6);
+}
+
+/* Whether parameter j of the fit sits at one of its bounds (the step clamps it there). */
+static int fit_at_bound(const fit_t *f, size_t j)
+{
+    return calib_param_at_bound(&f->params[j], *param_field(f->cur, f->info[j]));
+}
+
 /* Per-parameter figures at the optimum: standard error, weighted residual. r: the weighted
  * residuals (the figures reported are of the relative errors, unweighted: u). */
 static void fit_report(const fit_t *f, const double *J, const double *A, const double *rw,
@@ -192,6 +205,7 @@ static void fit_report(const fit_t *f, const double *J, const double *A, const d
 {
     size_t np = f->np, ndet = 0;
     double s2, *r = malloc(f->nobs * sizeof(*r)), usum = 0;
+    int free_[CALIB_MAX_PARAMS];
 
     if (!r) { /* the figures only: without memory, the weighted ones */
         r = (double *)rw;
@@ -203,17 +217,29 @@ static void fit_report(const fit_t *f, const double *J, const double *A, const d
         usum += r[i] * r[i];
     }
 
-    for (size_t j = 0; j < np; j++)
-        ndet += det[j] != 0;
+    /* the covariance of the free parameters: one pinned at a bound is not at an optimum
+     * of its own (no standard error) and is held fixed for the others', as a figure-less
+     * one is; left in, its column makes the matrix singular and takes every other
+     * parameter's standard error with it */
+    for (size_t j = 0; j < np; j++) {
+        free_[j] = det[j] && !fit_at_bound(f, j);
+        ndet += free_[j] != 0;
+    }
     s2 = f->nobs > ndet ? cost / (double)(f->nobs - ndet) : 0;
     for (size_t j = 0; j < np; j++) {
         double M[CALIB_MAX_PARAMS * CALIB_MAX_PARAMS], e[CALIB_MAX_PARAMS] = {0}, wsum = 0,
                wr = 0;
         for (size_t a = 0; a < np; a++)
             for (size_t b = 0; b < np; b++)
-                M[a * np + b] = det[a] && det[b] ? A[a * np + b] : (a == b);
+                M[a * np + b] = free_[a] && free_[b] ? A[a * np + b] : (a == b);
+        /* a relative ridge: two terms that are one column (host.post_ns and host.poll_ns
+         * where every WR is signalled) get the huge standard error of their difference
+         * instead of a singular matrix that leaves every term without one */
+        for (size_t a = 0; a < np; a++)
+            M[a * np + a] *= 1 + FIT_COV_RIDGE;
         e[j] = 1;
-        res->stderr_rel[j] = det[j] && calib_solve(M, e, np) == 0 ? sqrt(s2 * e[j]) : INFINITY;
+        res->stderr_rel[j] =
+            free_[j] && calib_solve(M, e, np) == 0 ? sqrt(s2 * e[j]) : INFINITY;
         for (size_t i = 0; i < f->nobs; i++) {
             wsum += fabs(J[i * np + j]);
             wr += fabs(J[i * np + j]) * r[i] * r[i];
@@ -433,7 +459,11 @@ hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *para
     for (size_t j = 0; st == HS_OK && j < np; j++) {
         if (!calib_param_kept(res, j))
             continue;
-        if (res->determined[j])
+        if (res->determined[j] && calib_param_at_bound(&params[j], res->value[j]))
+            st = profile_set_value(fitted, params[j].key, res->value[j],
+                                   "calibrate: at the bound of its fit (the figures want it "
+                                   "beyond; no standard error there)");
+        else if (res->determined[j])
             st = keep_uncertain(fitted, params[j].key, res->value[j], res->stderr_rel[j],
                                 orig[j]);
         else
@@ -513,7 +543,9 @@ static hs_status_t keeping_rounds(const profile_t *start, const calib_param_t *p
         /* the kept ones back to the start profile's values, the others fitted again */
         n = 0;
         for (size_t j = 0; st == HS_OK && j < np; j++) {
-            if (kept[j])
+            if (kept[j] && all->determined[j] && calib_param_at_bound(&params[j], all->value[j]))
+                st = profile_set_value(cur, params[j].key, all->value[j], "calibrate: at bound");
+            else if (kept[j])
                 st = profile_set_value(cur, params[j].key, orig[j], "calibrate: kept");
             else
                 idx[n++] = j;
@@ -540,10 +572,11 @@ static double prof_value(const profile_t *p, const char *key)
 }
 
 /* The refinement stage: params[base[0..nb)] fitted into *cur (their figures in *all, over
- * all np), the refinements params[ref[0..nr)] at orig there. One fit of the base ones not
- * kept and the refinements (at start's values), from *cur: when it determines all of them,
- * it replaces *cur and their figures in *all; else the refinements' figures say the largest
- * standard error of that fit, so that they are kept. With fewer figures than those terms no
+ * all np), the refinements params[ref[0..nr)] at orig there. The base ones not kept and the
+ * refinements (at start's values) fitted again from *cur, in keeping rounds: when no
+ * refinement is left undetermined, the result replaces *cur and their figures in *all;
+ * else the refinements' figures say the largest standard error of that fit, so that they
+ * are kept. With fewer figures than those terms no
  * such fit exists: the refinements are kept (an infinite standard error). */
 typedef struct {
     const profile_t *start;
@@ -552,6 +585,7 @@ typedef struct {
     size_t nobs;
     calib_predict_fn_t predict;
     void *ctx;
+    const double *orig; /* calib_fit_keeping's, over all params */
 } refine_ctx_t;
 
 static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_t nr,
@@ -559,7 +593,7 @@ static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_
 {
     calib_param_t sub[CALIB_MAX_PARAMS];
     size_t idx[CALIB_MAX_PARAMS], n = 0;
-    double worst = 0;
+    double worst = 0, sub_orig[CALIB_MAX_PARAMS];
     int ok = 1;
     calib_result_t r;
     profile_t *from = NULL, *next = NULL;
@@ -583,16 +617,22 @@ static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_
         profile_free(from);
         return HS_OK;
     }
-    for (size_t j = 0; j < n; j++)
+    for (size_t j = 0; j < n; j++) {
         sub[j] = rc->params[idx[j]];
+        sub_orig[j] = rc->orig[idx[j]];
+    }
+    /* in rounds, as the base fit: a base term the refinement leaves undetermined (pinned at
+     * a bound, say) goes back to orig and the rest is fitted again; the refinement stands
+     * when no refinement term is left undetermined */
     if (st == HS_OK)
-        st = calib_fit(from, sub, n, rc->obs, rc->nobs, rc->predict, rc->ctx, &next, &r);
+        st = keeping_rounds(from, sub, n, rc->obs, rc->nobs, rc->predict, rc->ctx, sub_orig,
+                            &next, &r);
     profile_free(from);
     if (st != HS_OK)
         return st;
     all->iters += r.iters;
     for (size_t j = 0; j < n; j++) {
-        ok = ok && !calib_param_kept(&r, j);
+        ok = ok && !(sub[j].refine && calib_param_kept(&r, j));
         worst = !(r.stderr_rel[j] <= worst) ? r.stderr_rel[j] : worst;
     }
     for (size_t j = 0; j < n; j++) {
@@ -619,7 +659,7 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
                               void *ctx, const double *orig, profile_t **fitted,
                               calib_result_t *res)
 {
-    refine_ctx_t rc = {start, params, obs, nobs, predict, ctx};
+    refine_ctx_t rc = {start, params, obs, nobs, predict, ctx, orig};
     calib_param_t sub[CALIB_MAX_PARAMS];
     size_t base[CALIB_MAX_PARAMS], ref[CALIB_MAX_PARAMS], nb = 0, nr = 0;
     double sub_orig[CALIB_MAX_PARAMS];

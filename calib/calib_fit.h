@@ -99,6 +99,13 @@ hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_
  * (res->determined[j] == 0), or its standard error is over CALIB_STDERR_MAX_REL. */
 int calib_param_kept(const calib_result_t *res, size_t j);
 
+/* Whether v lies at one of p's bounds (where the fit's step clamps it): the figures want
+ * the term beyond what its bounds allow. Such a term has no standard error (it is not at
+ * an optimum of its own) and, kept, keeps the bound, not the start profile's value: the
+ * figures have said which side of the bound it lies on (soft-RoCE's wire latency, a few ns
+ * beside its 30 us per WR, at 10 ns; at the start's 1000 ns every other term moves). */
+int calib_param_at_bound(const calib_param_t *p, double v);
+
 /* Set every parameter calib_param_kept says the fit did not determine back to orig[j] in
  * fitted, its source saying it was not fitted and why (no data, or the standard error in
  * %): the fit's steps may have moved one with no data while an earlier iteration saw a

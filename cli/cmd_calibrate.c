@@ -64,8 +64,8 @@ static const hs_opt_t g_calib_opts[] = {
      "single-message sizes to fit"},
     {"holdout", 0, HS_OPT_STR, O(holdout), "LIST", "16,128,1K,8K,64K",
      "single-message sizes measured but kept out of the fit ('none' for none)"},
-    {"stream-sizes", 0, HS_OPT_STR, O(ssizes), "LIST", "64,4K,32K", "stream sizes to fit"},
-    {"stream-holdout", 0, HS_OPT_STR, O(sholdout), "LIST", "512,16K",
+    {"stream-sizes", 0, HS_OPT_STR, O(ssizes), "LIST", "64,700,3000,32K", "stream sizes to fit"},
+    {"stream-holdout", 0, HS_OPT_STR, O(sholdout), "LIST", "512,1536,16K",
      "stream sizes held out, at every depth ('none' for none)"},
     {"depths", 0, HS_OPT_STR, O(depths), "LIST", "16,64",
      "stream depths (WRs) to fit (each at least the path's signalling interval)"},
@@ -107,7 +107,8 @@ static const hs_cmd_spec_t g_calib_spec = {
     "profile records the emulation the replays ran with; sets switch.drain_fixed_us from\n"
     "the measured switches. A parameter the data do not determine keeps the starting\n"
     "profile's value, said in its source: no figure depends on it, or its std err is over\n"
-    CALIB_STR(CALIB_STDERR_MAX_PCT) "% (warned); the others are then fitted again without it.\n"
+    CALIB_STR(CALIB_STDERR_MAX_PCT) "% (warned); one pinned at a bound of its fit keeps the\n"
+    "bound; the others are then fitted again without it.\n"
     "Prints the held-out error (figures not fitted) for single messages, streams and the\n"
     "mixed replay, each against its bound: a base (calib/README.md) plus the device's own\n"
     "replay-to-replay noise measured for that class; exit 1 naming the term that explains\n"
@@ -151,7 +152,9 @@ static void print_params(const calib_outcome_t *c, FILE *fp)
             fprintf(fp, "%8.1f%% %8.1f%%", 100 * c->res.stderr_rel[j],
                     100 * c->res.resid_rel[j]);
         if (c->res.determined[j]) /* start kept: std err over CALIB_STDERR_MAX_REL */
-            fprintf(fp, "%s\n", calib_param_kept(&c->res, j) ? "  (not fitted: start kept)" : "");
+            fprintf(fp, "%s\n", !calib_param_kept(&c->res, j) ? ""
+                    : calib_param_at_bound(&c->params[j], c->res.value[j])
+                        ? "  (at the bound of its fit)" : "  (not fitted: start kept)");
     }
     fprintf(fp, "  %-21s %12.4g %12.4g %-5s (median over replays of %zu forced switches)\n",
             "switch.drain_fixed_us", c->start->switch_drain_fixed_us,

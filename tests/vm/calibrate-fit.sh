@@ -90,12 +90,14 @@ done <"$OUT/two-nodata.txt"
 grep -q "fit start" "$OUT/two-show.txt" && fail "a 'fit start' value was written"
 
 # a parameter whose std err is over 1000% (CALIB_STDERR_MAX_REL; the table prints ">1000%")
-# keeps the start profile's value too: marked in the table, warned about, said not fitted
+# keeps the start profile's value too: marked in the table, warned about, said not fitted;
+# one pinned at a bound of its fit keeps the bound, marked and said so
 for run in calibrate:profile-show two:two-show; do
     txt="$OUT/${run%%:*}.txt" show="$OUT/${run#*:}.txt"
     [ "$txt" = "$OUT/calibrate.txt" ] && cat "$OUT/calibrate.err" >>"$txt"
     awk '/^  parameter/ { t = 1; next } /^  switch/ { t = 0 }
-         t && ($5 == ">1000%") != /start kept/ { print $1 }' "$txt" | grep . &&
+         t && ($5 == ">1000%") != (/start kept/ || /at the bound of its fit/) { print $1 }' \
+        "$txt" | grep . &&
         fail "${run%%:*}: kept and std err over 1000% disagree for these"
     awk '/\(not fitted: start kept\)/ { print $1 }' "$txt" >"$txt.kept"
     while read -r k; do
@@ -104,5 +106,11 @@ for run in calibrate:profile-show two:two-show; do
         echo "$line" | grep -q "not fitted (the fit could not determine it: std err" ||
             fail "$k: std err over 1000%, yet '$line'"
     done <"$txt.kept"
+    # pinned at a bound: the bound kept (calib_param_at_bound), said so in its source
+    awk '/\(at the bound of its fit\)/ { print $1 }' "$txt" >"$txt.bound"
+    while read -r k; do
+        line=$(grep "^$k " "$show")
+        echo "$line" | grep -q "at the bound of its fit" || fail "$k: at a bound, yet '$line'"
+    done <"$txt.bound"
 done
 echo "calibrate-fit: ok"
