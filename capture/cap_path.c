@@ -413,6 +413,7 @@ static hs_status_t wait_slots(cap_ep_t *ep, cap_qp_t *q, uint64_t c)
         st = post_one(ep, q, 0, 0, 1, 0);
         if (st != HS_OK)
             return st;
+        q->fences++;
     }
     return wait_outstanding(ep, q, limit, "waiting for a send-queue slot");
 }
@@ -482,6 +483,7 @@ hs_status_t cap_qp_drain(cap_ep_t *ep, cap_qp_t *q, uint64_t *drain_ns)
         st = post_one(ep, q, 0, 0, 1, 0);
         if (st != HS_OK)
             return st;
+        q->fences++;
     }
     st = wait_outstanding(ep, q, 0, "draining the path before a switch");
     if (st == HS_OK && drain_ns)

@@ -38,6 +38,9 @@ typedef struct {
     cap_track_t track;
     int last_signaled;   /* the last posted WR was signalled (drain needs no fence) */
     uint32_t unsig_run;  /* WRs posted since the last signalled one (the open batch) */
+    uint64_t fences;     /* signalled zero-byte WRs posted to close an unsignalled batch (a
+                          * drain or a slot wait): a WR of the device's time the model does
+                          * not cost (model/MODEL.md 7b) */
     cap_done_fn on_done;
     void *on_done_arg;
 } cap_qp_t;

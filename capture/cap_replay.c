@@ -88,8 +88,19 @@ typedef struct {
     uint64_t passes;          /* progress passes since then */
     uint64_t pass_ns;         /* the mean pass of the last interval (>= 1) */
     uint64_t polls;
+    uint64_t fences;          /* the endpoint's QPs' fences during the replay */
     ns_hist_t gap, late, service;
 } replay_t;
+
+/* Fences posted so far on every QP of ep (cap_qp_t.fences). */
+static uint64_t fences_of(const cap_ep_t *ep)
+{
+    uint64_t n = 0;
+
+    for (int p = 0; p < CAP_NPATHS; p++)
+        n += ep->qp[p].fences;
+    return n;
+}
 
 static void replay_done(void *arg, uint64_t msg, uint64_t t_done_ns, int implicit)
 {
@@ -182,8 +193,10 @@ static uint64_t schedule(replay_t *r, size_t i, uint64_t t0)
 }
 
 /* Post message i on path at its time; closed loop waits until it is seen complete (its last
- * WR signalled, so it is seen at its own completion). */
-static hs_status_t replay_one(replay_t *r, size_t i, cap_path_id_t path, uint64_t t0)
+ * WR signalled, so it is seen at its own completion). sig_last: signal its last WR (the
+ * poster will wait for it: the next message switches paths, or it is the last). */
+static hs_status_t replay_one(replay_t *r, size_t i, cap_path_id_t path, uint64_t t0,
+                              int sig_last)
 {
     cap_ep_t *ep = r->c->ep;
     cap_qp_t *q = &ep->qp[path];
@@ -200,8 +213,10 @@ static hs_status_t replay_one(replay_t *r, size_t i, cap_path_id_t path, uint64_
     if (cap_track_outstanding(&q->track) + cap_seg_count(size, q->cfg.seg_bytes) > q->cfg.depth)
         r->raw->sq_full_stalls++;
     r->raw->path[i] = path == CAP_PATH_LL ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
-    if (r->o->mode == PRED_OPEN)
+    if (r->o->mode == PRED_OPEN && !sig_last)
         return cap_qp_post_msg(ep, q, i, size, 0, NULL);
+    if (r->o->mode == PRED_OPEN)
+        return cap_qp_post_msg_signaled(ep, q, i, size);
     st = cap_qp_post_msg_signaled(ep, q, i, size);
     return st == HS_OK ? cap_qp_wait_msg(ep, q, q->track.next_seq - 1) : st;
 }
@@ -220,6 +235,9 @@ static hs_status_t replay_all(replay_t *r)
     t0 = hs_now_ns() + 1000;
     for (size_t i = 0; st == HS_OK && i < tr->n; i++) {
         cap_path_id_t path = cap_route_next(&route, tr->recs[i].size_bytes, &sw);
+        cap_route_t ahead = route; /* where message i + 1 goes, route left as it is */
+        int last = i + 1 == tr->n ||
+                   cap_route_next(&ahead, tr->recs[i + 1].size_bytes, &sw) != path;
         if (started && path != prev) {
             st = cap_qp_drain(ep, &ep->qp[prev], &drain_ns);
             r->raw->switches++;
@@ -228,7 +246,7 @@ static hs_status_t replay_all(replay_t *r)
         started = 1;
         prev = path;
         if (st == HS_OK)
-            st = replay_one(r, i, path, t0);
+            st = replay_one(r, i, path, t0, last);
     }
     for (int p = 0; st == HS_OK && p < CAP_NPATHS; p++)
         st = cap_qp_drain(ep, &ep->qp[p], NULL);
@@ -251,6 +269,7 @@ static void overhead_fill(const replay_t *r, cap_replay_overhead_t *ov)
     ov->post_to_completion_p50_us = hist_pctl_us(&r->service, 0.50);
     ov->post_to_completion_p99_us = hist_pctl_us(&r->service, 0.99);
     ov->post_to_completion_max_us = (double)r->service.max_ns / 1e3;
+    ov->fences = r->fences;
 }
 
 hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t *raw)
@@ -274,7 +293,9 @@ hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t
     }
     ep->progress = progress;
     ep->progress_arg = r;
+    r->fences = fences_of(ep);
     st = replay_all(r);
+    r->fences = fences_of(ep) - r->fences;
     ep->progress = NULL;
     ep->progress_arg = NULL;
     for (int p = 0; p < CAP_NPATHS; p++)
@@ -295,6 +316,7 @@ void cap_replay_overhead_merge(cap_replay_overhead_t *acc, const cap_replay_over
     acc->poll_gap_p99_us = fmax(acc->poll_gap_p99_us, run->poll_gap_p99_us);
     acc->poll_gap_max_us = fmax(acc->poll_gap_max_us, run->poll_gap_max_us);
     acc->posts += run->posts;
+    acc->fences += run->fences;
     acc->post_late_p50_us = fmax(acc->post_late_p50_us, run->post_late_p50_us);
     acc->post_late_p99_us = fmax(acc->post_late_p99_us, run->post_late_p99_us);
     acc->post_late_max_us = fmax(acc->post_late_max_us, run->post_late_max_us);
@@ -334,5 +356,6 @@ cJSON *cap_replay_overhead_json(const cap_replay_overhead_t *ov)
     cJSON_AddItemToObject(j, "post_to_completion_us",
                           triple_json(ov->post_to_completion_p50_us, ov->post_to_completion_p99_us,
                                       ov->post_to_completion_max_us));
+    cJSON_AddNumberToObject(j, "fences", (double)ov->fences);
     return j;
 }

@@ -38,6 +38,7 @@ typedef struct {
     double post_to_completion_p50_us; /* per message: completion minus when its post */
     double post_to_completion_p99_us; /* began, capture bench's definition of latency: */
     double post_to_completion_max_us; /* the measured latency less the late post */
+    uint64_t fences; /* zero-byte WRs posted to close an unsignalled batch (cap_qp_t) */
 } cap_replay_overhead_t;
 
 typedef struct {
@@ -58,7 +59,8 @@ hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t
  * counts summed; what validate reports per candidate over its rounds. */
 void cap_replay_overhead_merge(cap_replay_overhead_t *acc, const cap_replay_overhead_t *run);
 /* {"polls", "poll_gap_us": {"p50", "p99", "max"}, "posts", "post_late_us": {...},
- * "post_to_completion_us": {...}}; caller owns the result (NULL when out of memory). */
+ * "post_to_completion_us": {...}, "fences"}; caller owns the result (NULL when out of
+ * memory). */
 cJSON *cap_replay_overhead_json(const cap_replay_overhead_t *ov);
 
 #endif

@@ -43,6 +43,14 @@ for f in "$out/kv.json" "$out/burst.json" "$out/remote.json"; do
         [ "$c" -ge $((n + m)) ] || fail "$f: \"$k\" in $c results, expected $((n + m))"
     done
     grep -q -E '"saturated":[[:space:]]*(true|false)' "$f" || fail "$f: no saturated flag"
+    # the replay signals a message's last WR where it will wait for it (a switch follows,
+    # the trace ends, closed loop): no drain or slot wait needs a fence WR, which would cost
+    # the device a WR the model does not (model/MODEL.md 7b)
+    nf=$(grep -o -E '"fences":[[:space:]]*[0-9]+' "$f" | wc -l)
+    [ "$nf" -eq "$m" ] || fail "$f: $m measured results, $nf with a fence count"
+    if grep -o -E '"fences":[[:space:]]*[0-9]+' "$f" | grep -q -v -E ':[[:space:]]*0$'; then
+        fail "$f: the replay posted fences: $(grep -o -E '"fences":[[:space:]]*[0-9]+' "$f" | tr '\n' ' ')"
+    fi
     echo "capture-validate-check: $f: regret $rg%, rank correlation $rc"
 done
 # the auto runs measure at least 5 classes where the trace has them (kv has 64 B and 4 KB:
