@@ -11,6 +11,7 @@
 
 #include "common/hs_field.h"
 #include "common/hs_status.h"
+#include "model/predict/predict.h"
 #include "sweep/sweep_grid.h"
 
 /* The figures a point keeps of its prediction, each defined here once: X(member, kind of
@@ -26,6 +27,8 @@ typedef struct {
     uint64_t hint_bytes; /* the hint evaluated (for "auto": the recommended one) */
     double value;        /* the objective's value for that hint */
     SWEEP_RESULT_FIGURES(HS_FIELD_MEMBER)
+    pred_costs_t costs; /* the cost terms (PRED_COSTS), after the figures in every output:
+                         * CSV columns cost_<key>_us, JSON "costs_us" */
 } sweep_result_t;
 
 typedef struct sweep_eval_ops {

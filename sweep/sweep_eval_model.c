@@ -122,6 +122,7 @@ static void fill_result(obj_t objective, const pred_result_t *r, sweep_result_t 
 #define SWEEP_COPY_(member, kind) out->member = r->member;
     SWEEP_RESULT_FIGURES(SWEEP_COPY_)
 #undef SWEEP_COPY_
+    out->costs = r->costs;
 }
 
 static void pred_opts_fill(const eval_model_t *m, pred_opts_t *o)

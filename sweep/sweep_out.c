@@ -78,6 +78,9 @@ static void csv_header(FILE *fp, const sweep_grid_t *g)
 #define SWEEP_CSV_NAME_(member, kind) fputs("," #member, fp);
     SWEEP_RESULT_FIGURES(SWEEP_CSV_NAME_)
 #undef SWEEP_CSV_NAME_
+#define SWEEP_CSV_COST_NAME_(member, key) fputs(",cost_" key "_us", fp);
+    PRED_COSTS(SWEEP_CSV_COST_NAME_)
+#undef SWEEP_CSV_COST_NAME_
     fputs(",best_over_hints\n", fp);
 }
 
@@ -107,6 +110,9 @@ static void csv_row(FILE *fp, const sweep_grid_t *g, const sweep_plan_t *plan,
 #define SWEEP_CSV_VALUE_(member, kind) fprintf(fp, "," HS_FIELD_FMT_##kind, r->member);
     SWEEP_RESULT_FIGURES(SWEEP_CSV_VALUE_)
 #undef SWEEP_CSV_VALUE_
+#define SWEEP_CSV_COST_(member, key) fprintf(fp, ",%.17g", r->costs.member);
+    PRED_COSTS(SWEEP_CSV_COST_)
+#undef SWEEP_CSV_COST_
     fprintf(fp, ",%d\n", sweep_out_best_hint(g, plan, res, i) == i);
 }
 

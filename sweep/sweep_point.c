@@ -109,6 +109,7 @@ void sweep_result_figures_json(cJSON *o, const sweep_result_t *r)
 #define SWEEP_JSON_NUM_(member, kind) cJSON_AddNumberToObject(o, #member, (double)r->member);
     SWEEP_RESULT_FIGURES(SWEEP_JSON_NUM_)
 #undef SWEEP_JSON_NUM_
+    pred_costs_to_json(o, &r->costs);
 }
 
 static cJSON *computed_json(uint64_t wall_ns)
@@ -197,7 +198,7 @@ static hs_status_t result_parse(const cJSON *o, sweep_result_t *r)
         return HS_ERR_INVALID;
     SWEEP_RESULT_FIGURES(SWEEP_PARSE_)
 #undef SWEEP_PARSE_
-    return HS_OK;
+    return pred_costs_from_json(o, &r->costs);
 }
 
 hs_status_t sweep_point_load(const char *dir, uint64_t key, sweep_result_t *res)

@@ -221,6 +221,38 @@ static void test_auto_matches_recommend(void **state)
     free(out);
 }
 
+/* A fixed-hint point's cost columns (cost_queue_us .. cost_base_us, after switches) are
+ * `hintsim model --json`'s costs_us for the same profile, overrides and hint. */
+static void test_costs_match_model(void **state)
+{
+    static const char *const key[] = {"queue", "drain", "coalesce", "l1", "base"};
+    cfix_t *f = *state;
+    char *out = NULL, needle[32];
+    const char *costs, *hdr = strstr(f->local_csv, ",switches,cost_queue_us,cost_drain_us,"
+                                                   "cost_coalesce_us,cost_l1_us,cost_base_us,");
+
+    assert_non_null(hdr);
+    assert_true(hdr < strchr(f->local_csv, '\n'));
+    assert_int_equal(hs_test_run(&out, "'%s' model '%s' --profile generic --set ll.depth=64 "
+                                 "--set bw.depth=128 --hint 4096 --json 2>/dev/null",
+                                 hs_test_bin(), hs_test_src("traces/samples/kv.hst")), 0);
+    costs = strstr(out, "\"costs_us\"");
+    assert_non_null(costs);
+    /* row 8 = point 7: ll.depth=64, bw.depth=128, hint 4096; columns 18.. the costs */
+    assert_true(csv_num(f->local_csv, 8, 4) == 64.0 && csv_num(f->local_csv, 8, 5) == 128.0);
+    assert_true(csv_num(f->local_csv, 8, 10) == 4096.0);
+    for (int k = 0; k < 5; k++) {
+        snprintf(needle, sizeof(needle), "\"%s\":", key[k]);
+        const char *v = strstr(costs, needle);
+        assert_non_null(v);
+        double want = strtod(v + strlen(needle), NULL), got = csv_num(f->local_csv, 8, 18 + k);
+        fprintf(stderr, "cost %s: sweep %.17g, model %.17g\n", key[k], got, want);
+        assert_true(fabs(got - want) <= 1e-9 * (1.0 + fabs(want)));
+    }
+    assert_true(csv_num(f->local_csv, 8, 22) > 0); /* base: every message has one */
+    free(out);
+}
+
 /* engine "sim": a point is what `hintsim sim` predicts for the same inputs. */
 static void test_sim_engine(void **state)
 {
@@ -747,6 +779,7 @@ int main(void)
         cmocka_unit_test(test_local_outputs),
         cmocka_unit_test(test_sweep_report),
         cmocka_unit_test(test_auto_matches_recommend),
+        cmocka_unit_test(test_costs_match_model),
         cmocka_unit_test(test_sim_engine),
         cmocka_unit_test(test_mpi_identical),
         cmocka_unit_test(test_mpi_singleton_indices),

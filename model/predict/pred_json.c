@@ -1,5 +1,6 @@
 /* pred_json.c - prediction results and their provenance as the JSON of CLI.md, each
  * written from the field tables of predict.h. */
+#include <math.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -39,13 +40,29 @@ static cJSON *classes_to_json(const pred_result_t *res)
     return arr;
 }
 
-static void add_costs(cJSON *parent, const pred_costs_t *r)
+void pred_costs_to_json(cJSON *parent, const pred_costs_t *r)
 {
     cJSON *o = cJSON_AddObjectToObject(parent, "costs_us");
 
     if (!o)
         return;
     PRED_COSTS(PRED_JSON_KEYED_)
+}
+
+hs_status_t pred_costs_from_json(const cJSON *parent, pred_costs_t *c)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, "costs_us"), *v;
+
+    if (!cJSON_IsObject(o))
+        return HS_ERR_INVALID;
+#define PRED_COST_PARSE_(member, key)                                                       \
+    v = cJSON_GetObjectItemCaseSensitive(o, key);                                           \
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))                                    \
+        return HS_ERR_INVALID;                                                              \
+    c->member = v->valuedouble;
+    PRED_COSTS(PRED_COST_PARSE_)
+#undef PRED_COST_PARSE_
+    return HS_OK;
 }
 
 static void add_cold(cJSON *parent, const pred_result_t *r)
@@ -71,7 +88,7 @@ cJSON *pred_result_to_json(const pred_result_t *r)
     cJSON_AddNumberToObject(o, "hint", (double)r->hint_bytes);
     cJSON_AddNumberToObject(o, "count", (double)r->count);
     pred_figures_to_json(o, r);
-    add_costs(o, &r->costs);
+    pred_costs_to_json(o, &r->costs);
     add_cold(o, r);
     cls = classes_to_json(r);
     if (!cls || !cJSON_AddItemToObject(o, "by_size_class", cls)) {

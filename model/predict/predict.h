@@ -228,6 +228,11 @@ void pred_result_release(pred_result_t *r);
 /* One result as the JSON object of CLI.md ("hint", "p50_us", ..., "by_size_class") plus
  * "count", "costs_us" and "cold". The caller owns it (cJSON_Delete); NULL if out of memory. */
 struct cJSON *pred_result_to_json(const pred_result_t *r);
+/* c as parent's "costs_us": {"queue": .., ...} (PRED_COSTS' keys, us). */
+void pred_costs_to_json(struct cJSON *parent, const pred_costs_t *c);
+/* parent's "costs_us" back into *c: an object with every PRED_COSTS key a finite number,
+ * else HS_ERR_INVALID (nothing logged). */
+hs_status_t pred_costs_from_json(const struct cJSON *parent, pred_costs_t *c);
 /* Add r's PRED_FIGURES to o, in table order (what a measured result has too). */
 void pred_figures_to_json(struct cJSON *o, const pred_result_t *r);
 /* Provenance objects of the JSON outputs (caller owns; NULL if out of memory): the
