@@ -332,31 +332,24 @@ static double slots_acquire(sim_path_t *ph, uint32_t nwr, double t, int *stalled
     return t;
 }
 
-/* Post one chunk of c WRs at t_post; hands it to the NIC. */
-static void chunk_post(sim_flow_t *f, int p, size_t i, uint32_t c, uint64_t bytes, int last,
-                       int split, double t_post, double tref)
+/* Post one chunk at its t_post_s; hands it to the NIC. want: what the poster decides (msg,
+ * nwr, path, last, split, bytes, t_post_s, tref_s); the rest is derived here. */
+static void chunk_post(sim_flow_t *f, const sim_chunk_t *want)
 {
     const sim_cfg_t *cfg = &f->world->cfg;
-    const sim_path_cfg_t *pc = &cfg->path[p];
-    double cost = c * (cfg->post_s + cfg->l1x_s) + cfg->doorbell_s;
+    const sim_path_cfg_t *pc = &cfg->path[want->path];
+    double cost = want->nwr * (cfg->post_s + cfg->l1x_s) + cfg->doorbell_s;
     sim_chunk_t *ch = &f->q[f->tail % f->qcap];
 
-    memset(ch, 0, sizeof(*ch));
-    ch->msg = i;
-    ch->nwr = c;
-    ch->path = p;
-    ch->last = (uint8_t)last;
-    ch->split = (uint8_t)split;
-    ch->bytes = bytes;
-    ch->dma_s = f->world->args.tr->recs[i].size_bytes <= pc->inline_bytes ? 0 : cfg->dma_s;
-    ch->t_post_s = t_post;
-    ch->tref_s = tref;
-    ch->cpu_done_s = t_post + cost;
-    ch->nic_s = t_post + cost / c + ch->dma_s;
-    ch->perturbed = (uint8_t)(t_post >= f->pert_from_s && t_post < f->pert_until_s);
+    *ch = *want;
+    ch->dma_s = f->world->args.tr->recs[ch->msg].size_bytes <= pc->inline_bytes ? 0
+                                                                               : cfg->dma_s;
+    ch->cpu_done_s = ch->t_post_s + cost;
+    ch->nic_s = ch->t_post_s + cost / ch->nwr + ch->dma_s;
+    ch->perturbed = (uint8_t)(ch->t_post_s >= f->pert_from_s && ch->t_post_s < f->pert_until_s);
     f->cpu_free_s = ch->cpu_done_s;
     f->tail++;
-    f->path[p].posted++;
+    f->path[ch->path].posted++;
     nic_kick(f);
 }
 
@@ -379,7 +372,9 @@ static void post_message(sim_flow_t *f, int p, size_t i, double t, double tref)
             f->out->queue_s += t_post - t0;
         nwr -= c;
         left -= bytes;
-        chunk_post(f, p, i, c, bytes, nwr == 0, nwr == 0 && !only, t_post, tref);
+        chunk_post(f, &(sim_chunk_t){.msg = i, .nwr = c, .path = p, .last = nwr == 0,
+                                     .split = nwr == 0 && !only, .bytes = bytes,
+                                     .t_post_s = t_post, .tref_s = tref});
         first = 0;
         t = t_post;
     }
