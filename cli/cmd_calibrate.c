@@ -164,6 +164,15 @@ static void print_params(const calib_outcome_t *c, FILE *fp)
                 c->eff_changes);
 }
 
+/* How term j ended, as the held-out lines say it after its share: "" when fitted. */
+static const char *term_state(const calib_outcome_t *c, size_t j)
+{
+    if (!calib_param_kept(&c->res, j))
+        return "";
+    return c->res.determined[j] && calib_param_at_bound(&c->params[j], c->res.value[j])
+               ? "; at the bound of its fit" : "; not fitted";
+}
+
 /* One line per class: "held-out CLASS: N figures, median error E% (bound B%): ok|OVER". */
 static void print_held_classes(const calib_outcome_t *c, FILE *fp)
 {
@@ -179,8 +188,7 @@ static void print_held_classes(const calib_outcome_t *c, FILE *fp)
                 100 * h->noise_rel, h->over ? "OVER" : "ok");
         if (h->term >= 0)
             fprintf(fp, ", term %s (%.0f%% of the error along it%s)", c->params[h->term].key,
-                    100 * h->term_share,
-                    calib_param_kept(&c->res, (size_t)h->term) ? "; not fitted" : "");
+                    100 * h->term_share, term_state(c, (size_t)h->term));
         fprintf(fp, "\n");
     }
 }
