@@ -227,26 +227,28 @@ static hs_status_t replay_all(replay_t *r)
     cap_ep_t *ep = r->c->ep;
     uint64_t t0, drain_ns = 0;
     cap_route_t route;
-    int sw, started = 0;
-    cap_path_id_t prev = CAP_PATH_BW;
+    int sw;
+    cap_path_id_t path = CAP_PATH_BW, prev = CAP_PATH_BW;
     hs_status_t st = HS_OK;
 
     cap_route_init(&route, r->o->hint, r->o->hysteresis);
     t0 = hs_now_ns() + 1000;
+    if (tr->n > 0)
+        path = cap_route_next(&route, tr->recs[0].size_bytes, &sw);
     for (size_t i = 0; st == HS_OK && i < tr->n; i++) {
-        cap_path_id_t path = cap_route_next(&route, tr->recs[i].size_bytes, &sw);
-        cap_route_t ahead = route; /* where message i + 1 goes, route left as it is */
-        int last = i + 1 == tr->n ||
-                   cap_route_next(&ahead, tr->recs[i + 1].size_bytes, &sw) != path;
-        if (started && path != prev) {
+        /* message i + 1 is routed before i is posted, so i's last WR is signalled where
+         * the poster will wait for it: a switch follows, or the trace ends */
+        cap_path_id_t next = i + 1 < tr->n ?
+                             cap_route_next(&route, tr->recs[i + 1].size_bytes, &sw) : path;
+        if (i > 0 && path != prev) {
             st = cap_qp_drain(ep, &ep->qp[prev], &drain_ns);
             r->raw->switches++;
             r->raw->drain_us_total += (double)drain_ns / 1e3;
         }
-        started = 1;
-        prev = path;
         if (st == HS_OK)
-            st = replay_one(r, i, path, t0, last);
+            st = replay_one(r, i, path, t0, i + 1 == tr->n || next != path);
+        prev = path;
+        path = next;
     }
     for (int p = 0; st == HS_OK && p < CAP_NPATHS; p++)
         st = cap_qp_drain(ep, &ep->qp[p], NULL);
