@@ -192,6 +192,12 @@ int calib_param_at_bound(const calib_param_t *p, double v)
     return v <= p->lo * (1 + 1e-6) || v >= p->hi * (1 - 1e-6);
 }
 
+int calib_param_pinned(const calib_result_t *res, const calib_param_t *params, size_t j)
+{
+    return calib_param_kept(res, j) && res->determined[j] &&
+           calib_param_at_bound(&params[j], res->value[j]);
+}
+
 /* Whether parameter j of the fit sits at one of its bounds (the step clamps it there). */
 static int fit_at_bound(const fit_t *f, size_t j)
 {
@@ -459,7 +465,7 @@ hs_status_t calib_keep_undetermined(profile_t *fitted, const calib_param_t *para
     for (size_t j = 0; st == HS_OK && j < np; j++) {
         if (!calib_param_kept(res, j))
             continue;
-        if (res->determined[j] && calib_param_at_bound(&params[j], res->value[j]))
+        if (calib_param_pinned(res, params, j))
             st = profile_set_value(fitted, params[j].key, res->value[j],
                                    "calibrate: at the bound of its fit (the figures want it "
                                    "beyond; no standard error there)");
@@ -543,7 +549,7 @@ static hs_status_t keeping_rounds(const profile_t *start, const calib_param_t *p
         /* the kept ones back to the start profile's values, the others fitted again */
         n = 0;
         for (size_t j = 0; st == HS_OK && j < np; j++) {
-            if (kept[j] && all->determined[j] && calib_param_at_bound(&params[j], all->value[j]))
+            if (kept[j] && calib_param_pinned(all, params, j))
                 st = profile_set_value(cur, params[j].key, all->value[j], "calibrate: at bound");
             else if (kept[j])
                 st = profile_set_value(cur, params[j].key, orig[j], "calibrate: kept");

@@ -105,6 +105,9 @@ int calib_param_kept(const calib_result_t *res, size_t j);
  * figures have said which side of the bound it lies on (soft-RoCE's wire latency, a few ns
  * beside its 30 us per WR, at 10 ns; at the start's 1000 ns every other term moves). */
 int calib_param_at_bound(const calib_param_t *p, double v);
+/* Whether parameter j (params[j], its figures in res) is kept at the bound of its fit:
+ * calib_param_kept, a figure depends on it, and its value is at a bound. */
+int calib_param_pinned(const calib_result_t *res, const calib_param_t *params, size_t j);
 
 /* Set every parameter calib_param_kept says the fit did not determine back to orig[j] in
  * fitted, its source saying it was not fitted and why (no data, or the standard error in

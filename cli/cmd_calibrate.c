@@ -153,8 +153,8 @@ static void print_params(const calib_outcome_t *c, FILE *fp)
                     100 * c->res.resid_rel[j]);
         if (c->res.determined[j]) /* start kept: std err over CALIB_STDERR_MAX_REL */
             fprintf(fp, "%s\n", !calib_param_kept(&c->res, j) ? ""
-                    : calib_param_at_bound(&c->params[j], c->res.value[j])
-                        ? "  (at the bound of its fit)" : "  (not fitted: start kept)");
+                    : calib_param_pinned(&c->res, c->params, j) ? "  (at the bound of its fit)"
+                                                                 : "  (not fitted: start kept)");
     }
     fprintf(fp, "  %-21s %12.4g %12.4g %-5s (median over replays of %zu forced switches)\n",
             "switch.drain_fixed_us", c->start->switch_drain_fixed_us,
@@ -169,8 +169,8 @@ static const char *term_state(const calib_outcome_t *c, size_t j)
 {
     if (!calib_param_kept(&c->res, j))
         return "";
-    return c->res.determined[j] && calib_param_at_bound(&c->params[j], c->res.value[j])
-               ? "; at the bound of its fit" : "; not fitted";
+    return calib_param_pinned(&c->res, c->params, j) ? "; at the bound of its fit"
+                                                     : "; not fitted";
 }
 
 /* One line per class: "held-out CLASS: N figures, median error E% (bound B%): ok|OVER". */
