@@ -151,18 +151,25 @@ static hs_status_t write_profile(const char *path, calib_outcome_t *c)
     return st;
 }
 
-/* The jitter quantiles measured directly (calib_run.c: measure_jitter). */
+/* The jitter sets measured directly (calib_run.c: measure_jitter). */
 static hs_status_t set_jitter(calib_outcome_t *c)
 {
-    const char *const key[3] = {"jitter.p90_us", "jitter.p99_us", "jitter.p999_us"};
-    const double v[3] = {c->meas.jitter_p90_us, c->meas.jitter_p99_us, c->meas.jitter_p999_us};
-    char src[160];
+    static const char *const key[2][4] = {
+        {"jitter.p90_us", "jitter.p99_us", "jitter.p999_us", "jitter.cycle_us"},
+        {"jitter.long_p90_us", "jitter.long_p99_us", "jitter.long_p999_us",
+         "jitter.long_cycle_us"}};
     hs_status_t st = HS_OK;
 
-    snprintf(src, sizeof(src), "calibrate: measured, %zu closed-loop messages of %llu B "
-             "beyond their median", c->meas.jitter_n, (unsigned long long)c->meas.jitter_bytes);
-    for (int k = 0; st == HS_OK && c->meas.jitter_n && k < 3; k++)
-        st = profile_set_value(c->fitted, key[k], v[k] > 0 ? v[k] : 0, src);
+    for (int s = 0; st == HS_OK && s < 2; s++) {
+        const calib_jitter_t *j = &c->meas.jitter[s];
+        const double v[4] = {j->p90_us, j->p99_us, j->p999_us, j->cycle_us};
+        char src[160];
+
+        snprintf(src, sizeof(src), "calibrate: measured, %zu closed-loop messages of %llu B "
+                 "beyond their median", j->n, (unsigned long long)j->bytes);
+        for (int k = 0; st == HS_OK && j->n && k < 4; k++)
+            st = profile_set_value(c->fitted, key[s][k], v[k] > 0 ? v[k] : 0, src);
+    }
     return st;
 }
 

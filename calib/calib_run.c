@@ -9,6 +9,7 @@
 #include "calib/calib_run.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@
 
 #define STEP_NS 1000ULL /* closed-loop rows: a message posted at every step, done at the next:
                          * no think time, so each waits for the previous one */
-enum { SWITCH_MSGS = 8, SWITCH_REPS = 5 };
+enum { SWITCH_MSGS = 8, SWITCH_REPS = 5, JITTER_ROUNDS = 5 };
 
 static int in_list(uint64_t v, const uint64_t *list, size_t n)
 {
@@ -426,21 +427,57 @@ static hs_status_t measure_switch(mctx_t *x)
     return st;
 }
 
-/* Jitter: o->jitter_len closed-loop messages of the smallest size on the LL path; each warm
- * message's latency beyond their median, at the 90th, 99th and 99.9th percentile (what the
- * model adds per message: MODEL.md section 8). */
-static hs_status_t measure_jitter(mctx_t *x)
+/* One replay's jitter set from its n warm latencies v (sorted here). */
+static calib_jitter_t jitter_of_round(double *v, size_t n)
+{
+    double med = cap_pctl(v, n, 0.5);
+
+    return (calib_jitter_t){.p90_us = cap_pctl(v, n, 0.90) - med,
+                            .p99_us = cap_pctl(v, n, 0.99) - med,
+                            .p999_us = cap_pctl(v, n, 0.999) - med,
+                            .cycle_us = med, /* back to back: the cycle is the latency */
+                            .n = n};
+}
+
+/* The median over the rounds r[0..k) of the figure at byte offset off of each. */
+static double round_median(const calib_jitter_t *r, size_t k, size_t off)
+{
+    double f[JITTER_ROUNDS];
+
+    for (size_t i = 0; i < k; i++)
+        f[i] = *(const double *)((const char *)&r[i] + off);
+    return cap_pctl(f, k, 0.5);
+}
+
+/* Each figure's median over the rounds r[0..k) (their n summed). */
+static calib_jitter_t jitter_median(const calib_jitter_t *r, size_t k)
+{
+    calib_jitter_t m = {.p90_us = round_median(r, k, offsetof(calib_jitter_t, p90_us)),
+                        .p99_us = round_median(r, k, offsetof(calib_jitter_t, p99_us)),
+                        .p999_us = round_median(r, k, offsetof(calib_jitter_t, p999_us)),
+                        .cycle_us = round_median(r, k, offsetof(calib_jitter_t, cycle_us))};
+
+    for (size_t i = 0; i < k; i++)
+        m.n += r[i].n;
+    return m;
+}
+
+/* Jitter: JITTER_ROUNDS replays of o->jitter_len closed-loop messages of size on the LL
+ * path, back to back; in each, the warm messages' latency beyond their median at the 90th,
+ * 99th and 99.9th percentile, and the median itself as the cycle they were measured at;
+ * each figure the median over the replays, so that one disturbed replay moves none (what
+ * the model adds per message: MODEL.md section 8). */
+static hs_status_t measure_jitter(mctx_t *x, uint64_t size, calib_jitter_t *out)
 {
     const calib_run_opts_t *o = x->o;
-    calib_bench_t b = {.group = "jitter", .cls = CALIB_SINGLE, .mode = PRED_CLOSED, .reps = 1};
-    uint64_t size = o->sizes[0];
+    calib_bench_t b = {.group = "jitter", .cls = CALIB_SINGLE, .mode = PRED_CLOSED,
+                       .reps = JITTER_ROUNDS};
+    calib_jitter_t round[JITTER_ROUNDS];
     pred_raw_t *raw = NULL;
-    double *v = NULL, med;
-    size_t n;
+    double *v = NULL;
+    size_t k = 0;
     hs_status_t st;
 
-    for (size_t i = 1; i < o->nsizes; i++)
-        size = o->sizes[i] < size ? o->sizes[i] : size;
     b.hint = size;
     st = trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
     if (st == HS_OK)
@@ -452,20 +489,45 @@ static hs_status_t measure_jitter(mctx_t *x)
         st = HS_ERR_NOMEM;
         goto free_raw;
     }
-    n = warm_lat(&b, raw, 0, b.tr->n, 0, 1, v);
-    if (n > 0) {
-        med = cap_pctl(v, n, 0.5);
-        x->m->jitter_p90_us = cap_pctl(v, n, 0.90) - med;
-        x->m->jitter_p99_us = cap_pctl(v, n, 0.99) - med;
-        x->m->jitter_p999_us = cap_pctl(v, n, 0.999) - med;
-        x->m->jitter_n = n;
-        x->m->jitter_bytes = size;
+    for (uint64_t r = 0; r < b.reps; r++) {
+        size_t n = warm_lat(&b, raw, 0, b.tr->n, r, r + 1, v);
+        if (n > 0)
+            round[k++] = jitter_of_round(v, n);
+    }
+    if (k > 0) {
+        *out = jitter_median(round, k);
+        out->bytes = size;
     }
     free(v);
 free_raw:
     raws_free(raw, b.reps);
 free_trace:
     trace_free(b.tr);
+    return st;
+}
+
+/* The first jitter set's size: the smallest single-message size. */
+static uint64_t jitter_bytes(const calib_run_opts_t *o)
+{
+    uint64_t size = o->sizes[0];
+
+    for (size_t i = 1; i < o->nsizes; i++)
+        size = o->sizes[i] < size ? o->sizes[i] : size;
+    return size;
+}
+
+/* The jitter sets measured: none, the first, or both (o->jitter_long_bytes larger). */
+static unsigned jitter_sets(const calib_run_opts_t *o)
+{
+    return o->jitter_len ? 1 + (o->jitter_long_bytes > jitter_bytes(o)) : 0;
+}
+
+static hs_status_t measure_jitters(mctx_t *x)
+{
+    hs_status_t st = measure_jitter(x, jitter_bytes(x->o), &x->m->jitter[0]);
+
+    if (st == HS_OK && jitter_sets(x->o) > 1)
+        st = measure_jitter(x, x->o->jitter_long_bytes, &x->m->jitter[1]);
     return st;
 }
 
@@ -524,7 +586,7 @@ static uint64_t mixed_hint(const calib_run_opts_t *o)
 uint64_t calib_run_steps(const calib_run_opts_t *o)
 {
     return 2 + 2 * (o->nssizes + o->nsholdout) * (o->ndepths + o->ndholdout) + 1 +
-           (o->mixed_len ? 2 : 0) + (o->jitter_len ? 1 : 0);
+           (o->mixed_len ? 2 : 0) + jitter_sets(o);
 }
 
 static hs_status_t check_opts(const calib_run_opts_t *o)
@@ -560,7 +622,7 @@ hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, 
     if (st == HS_OK && o->mixed_len)
         st = measure_mixed(&x, 0);
     if (st == HS_OK && o->jitter_len)
-        st = measure_jitter(&x);
+        st = measure_jitters(&x);
     free(x.svc_size);
     free(x.svc_us);
     if (st != HS_OK)

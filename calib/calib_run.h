@@ -55,7 +55,18 @@ typedef struct {
     uint64_t seed;            /* the mixed trace's generator */
     uint64_t jitter_len;      /* closed-loop messages of the smallest size whose spread
                                * gives the jitter.* quantiles (0: not measured) */
+    uint64_t jitter_long_bytes; /* the jitter.long_* set's message size (0, or not above the
+                                 * smallest size: not measured) */
 } calib_run_opts_t;
+
+/* One jitter set (MODEL.md section 8): n warm closed-loop messages of `bytes`, back to back;
+ * their latency beyond their median at the 90th, 99th and 99.9th percentile (us) and the
+ * median itself, the cycle they were measured at (no think time). n 0: not measured. */
+typedef struct {
+    double p90_us, p99_us, p999_us, cycle_us;
+    size_t n;
+    uint64_t bytes;
+} calib_jitter_t;
 
 /* One replay job: a synthetic trace, how to replay it, what it is for. */
 typedef struct {
@@ -88,11 +99,7 @@ typedef struct {
     double stream_gbps;     /* the highest rate a measured stream reached */
     double mixed_gap_us;    /* the mixed replay's mean gap between messages */
     double drain_us_median; /* measured drain per forced switch (median over replays) */
-    /* jitter: the warm messages' latency beyond their median at the 90th, 99th and 99.9th
-     * percentile (us), over jitter_n closed-loop messages of jitter_bytes (0: none) */
-    double jitter_p90_us, jitter_p99_us, jitter_p999_us;
-    size_t jitter_n;
-    uint64_t jitter_bytes;
+    calib_jitter_t jitter[2]; /* the smallest size (jitter.*), the long one (jitter.long_*) */
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];

@@ -40,7 +40,7 @@ struct calib_opts {
     uint64_t mixed;
     double mixed_load;
     uint64_t seed;
-    uint64_t jitter;
+    uint64_t jitter, jitter_long;
     const char *out;
     int json;
     int quiet;
@@ -84,6 +84,8 @@ static const hs_opt_t g_calib_opts[] = {
     {"seed", 0, HS_OPT_U64, O(seed), "N", "1", "the mixed trace's generator seed"},
     {"jitter", 0, HS_OPT_U64, O(jitter), "N", "2000",
      "closed-loop messages of the smallest size whose spread sets jitter.* (0: none)"},
+    {"jitter-long", 0, HS_OPT_U64, O(jitter_long), "BYTES", "4096",
+     "the same again with messages of BYTES, setting jitter.long_* (0: none)"},
     {"output", 'o', HS_OPT_STR, O(out), "PROFILE.json", NULL, "the fitted profile to write"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the fit as JSON"},
     {"quiet", 'q', HS_OPT_FLAG, O(quiet), NULL, NULL, "no progress bar"},
@@ -205,11 +207,14 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
             "stream rate %.3f Gb/s; mixed seed %llu, mean gap %.1f us\n", c->res.nobs,
             100 * c->res.median_abs_rel, 100 * c->res.rms_rel, c->res.iters,
             c->meas.stream_gbps, (unsigned long long)c->seed, c->meas.mixed_gap_us);
-    if (c->meas.jitter_n)
-        fprintf(fp, "jitter: %zu closed-loop messages of %llu B beyond their median: p90 %.1f "
-                "us, p99 %.1f us, p99.9 %.1f us (jitter.*)\n", c->meas.jitter_n,
-                (unsigned long long)c->meas.jitter_bytes, c->meas.jitter_p90_us,
-                c->meas.jitter_p99_us, c->meas.jitter_p999_us);
+    for (int s = 0; s < 2; s++) {
+        const calib_jitter_t *j = &c->meas.jitter[s];
+        if (j->n)
+            fprintf(fp, "jitter: %zu closed-loop messages of %llu B beyond their median: p90 "
+                    "%.1f us, p99 %.1f us, p99.9 %.1f us, at a cycle of %.1f us (jitter.%s*)\n",
+                    j->n, (unsigned long long)j->bytes, j->p90_us, j->p99_us, j->p999_us,
+                    j->cycle_us, s ? "long_" : "");
+    }
     print_held_classes(c, fp);
     for (int k = 0; k < CALIB_NCLASSES; k++) {
         const cap_replay_overhead_t *o = &c->meas.overhead[k];
@@ -330,6 +335,7 @@ static int parse_lists(const struct calib_opts *a, calib_lists_t *l, calib_run_o
     o->stream_reps = a->stream_reps;
     o->mixed_len = a->mixed;
     o->jitter_len = a->jitter;
+    o->jitter_long_bytes = a->jitter_long;
     o->mixed_load = a->mixed_load;
     o->seed = a->seed;
     return 0;

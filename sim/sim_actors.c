@@ -403,15 +403,13 @@ static void poster_drain(sim_flow_t *f, int old, double *t)
 static double ready_time(sim_flow_t *f, size_t i, int prev_path)
 {
     const trace_t *tr = f->world->args.tr;
-    const trace_rec_t *r = &tr->recs[i], *prev;
+    const trace_rec_t *r = &tr->recs[i];
 
     if (f->world->args.mode == PRED_OPEN)
         return r->t_post_ns > f->world->t0_ns ? (double)(r->t_post_ns - f->world->t0_ns) * 1e-9 : 0;
     if (i == 0)
         return 0;
-    prev = &tr->recs[i - 1];
-    return f->path[prev_path].last_r_s +
-           (r->t_post_ns > prev->t_done_ns ? (double)(r->t_post_ns - prev->t_done_ns) * 1e-9 : 0);
+    return f->path[prev_path].last_r_s + trace_think_ns(tr, i) * 1e-9;
 }
 
 static void poster_main(int argc, char **argv)

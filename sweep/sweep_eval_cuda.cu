@@ -46,7 +46,8 @@ typedef struct {
     prules_t r;
     profile_t prof;          /* size factors (prules_per_byte); pointers in it unused */
     uint64_t hint;
-    double jit[4];           /* pred_jitter_at's points, made non-decreasing (0: median) */
+    double jit[2][4];        /* pred_jitter_at's and pred_jitter_long_at's points, each made
+                              * non-decreasing (0: median) */
     int has_jit;             /* pred_has_jitter */
     uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
     size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
@@ -113,7 +114,8 @@ typedef struct {
     double queue, drain, coalesce, l1;
     unsigned long long switches, stalls;
     prules_router_t route;
-    int prev_path, include_cold, has_jit;
+    const scu_rec_t *recs;  /* the trace (closed loop: each record's think time, for the jitter) */
+    int prev_path, include_cold, has_jit, closed;
     /* the summary (predict.c's summarize_walk, in message order) */
     uint32_t *bins;
     unsigned long long hn, nll;
@@ -138,28 +140,71 @@ __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, dou
     s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
-/* pred_jitter_at (model/predict/predict.c) for v already non-decreasing, the same operations
- * in the same order: 0 up to the median, then linear through (0.9, v1), (0.99, v2),
- * (0.999, v3), v3 above. */
-__device__ __forceinline__ static double jitter_lin(const scu_param_t *P, int k, double u,
+/* pred_jitter_at / pred_jitter_long_at (model/predict/predict.c, set j) for v already
+ * non-decreasing, the same operations in the same order: 0 up to the median, then linear
+ * through (0.9, v1), (0.99, v2), (0.999, v3), v3 above. */
+__device__ __forceinline__ static double jitter_lin(const scu_param_t *P, int j, int k, double u,
                                                    double q0, double q1)
 {
-    double lo = __ldg(&P->jit[k - 1]), hi = __ldg(&P->jit[k]);
+    double lo = __ldg(&P->jit[j][k - 1]), hi = __ldg(&P->jit[j][k]);
 
     return lo + (hi - lo) * (u - q0) / (q1 - q0);
 }
 
-__device__ __forceinline__ static double jitter_at(const scu_param_t *P, double u)
+__device__ __forceinline__ static double jitter_at(const scu_param_t *P, int j, double u)
 {
     if (u <= 0.5)
         return 0;
     if (u < 0.9)
-        return jitter_lin(P, 1, u, 0.5, 0.9);
+        return jitter_lin(P, j, 1, u, 0.5, 0.9);
     if (u < 0.99)
-        return jitter_lin(P, 2, u, 0.9, 0.99);
+        return jitter_lin(P, j, 2, u, 0.9, 0.99);
     if (u < 0.999)
-        return jitter_lin(P, 3, u, 0.99, 0.999);
-    return __ldg(&P->jit[3]);
+        return jitter_lin(P, j, 3, u, 0.99, 0.999);
+    return __ldg(&P->jit[j][3]);
+}
+
+/* pred_jitter_weight, jitter_scaled and pred_jitter_for (predict.c), the same operations in
+ * the same order: the long set's weight by the latency, each set's tail share scaled by the
+ * cycle over its own, the two interpolated. */
+__device__ __forceinline__ static double jitter_weight(const scu_param_t *P, float lat_us)
+{
+    double c0 = __ldg(&P->prof.jitter_cycle_us), c1 = __ldg(&P->prof.jitter_long_cycle_us), w;
+
+    if (!(c0 > 0 && c1 > c0))
+        return 0;
+    w = ((double)lat_us - c0) / (c1 - c0);
+    return w < 0 ? 0 : w > 1 ? 1 : w;
+}
+
+__device__ __forceinline__ static double jitter_scaled(double u, double c, double cycle_us)
+{
+    return c > 0 ? 1.0 - (1.0 - u) * c / cycle_us : u;
+}
+
+__device__ __forceinline__ static double jitter_for(const scu_param_t *P, double u, double w,
+                                                   double cycle_us)
+{
+    double j0 = jitter_at(P, 0, jitter_scaled(u, __ldg(&P->prof.jitter_cycle_us), cycle_us)), j1;
+
+    if (!(w > 0))
+        return j0;
+    j1 = jitter_at(P, 1, jitter_scaled(u, __ldg(&P->prof.jitter_long_cycle_us), cycle_us));
+    return j0 + (j1 - j0) * w;
+}
+
+/* pred_jitter_apply's for message i of latency lat_us: the stall (J at 1), the message's
+ * cycle (pred_jitter_cycle_us) and its jitter at u. */
+__device__ __forceinline__ static double jitter_of(const dstate_t *s, double u, float lat_us,
+                                                  uint64_t i)
+{
+    double w = jitter_weight(s->P, lat_us), stall = jitter_for(s->P, 1.0, w, 1.0), reach = stall;
+
+    if (s->closed) {
+        double think_us = i ? __ldg(&s->recs[i].t) * 1e-3 : 0;
+        reach = think_us < stall ? think_us : stall;
+    }
+    return jitter_for(s->P, u, w, (double)lat_us + reach);
 }
 
 /* pred_jitter_apply's draw for message i: hs_splitmix64 (common/hs_util.h) of i's own seed,
@@ -181,8 +226,10 @@ __device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, 
 {
     if ((ic & SCU_COLD) && !s->include_cold)
         return;
-    if (s->has_jit)
-        lat_us = (float)(lat_us + jitter_at(s->P, jitter_u(ic & ~SCU_COLD)));
+    if (s->has_jit) {
+        uint64_t i = ic & ~SCU_COLD;
+        lat_us = (float)(lat_us + jitter_of(s, jitter_u(i), lat_us, i));
+    }
     double us = lat_us;
     atomicAdd(&s->bins[lat_hist_bin(us)], 1u);
     s->hn++;
@@ -481,7 +528,7 @@ __device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_
 }
 
 __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t *p, char *arena, uint32_t *bins,
-                                  uint64_t first_size, int include_cold, int has_jit)
+                                  const scu_rec_t *recs, int closed, int include_cold, int has_jit)
 {
     const prules_t *r = &p->r;
 
@@ -496,7 +543,9 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
     s->P = p;
     s->has_jit = has_jit;
     s->pert_from_ns = s->pert_until_ns = -1;
-    s->route.cur = prules_class(p->hint, first_size & ~SCU_COLD);
+    s->route.cur = prules_class(p->hint, recs[0].size & ~SCU_COLD);
+    s->recs = recs;
+    s->closed = closed;
     s->bins = bins;
     s->include_cold = include_cold;
     s->hmin = HUGE_VAL;
@@ -551,7 +600,7 @@ __global__ void __launch_bounds__(SCU_THREADS, 1)
 
     if (live)
         state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS,
-                   recs[0].size, include_cold, JIT);
+                   recs, CLOSED, include_cold, JIT);
     stage_load(buf[0], recs, 0, n);
     for (size_t base = 0, b = 0; base < n; base += SCU_STAGE, b ^= 1) {
         stage_load(buf[b ^ 1], recs, base + SCU_STAGE, n); /* an empty batch past the end */
@@ -703,8 +752,7 @@ static hs_status_t trace_upload(scu_ctx_t *c, const trace_t *tr, pred_mode_t mod
         if (mode == PRED_OPEN)
             rec[i].t = (double)(r->t_post_ns - tr->recs[0].t_post_ns);
         else
-            rec[i].t = i && r->t_post_ns > tr->recs[i - 1].t_done_ns
-                           ? (double)(r->t_post_ns - tr->recs[i - 1].t_done_ns) : 0;
+            rec[i].t = i ? trace_think_ns(tr, i) : 0;
     }
     CU_TRY(cudaMalloc(&c->d_recs, tr->n * sizeof(*rec)), "allocating the trace");
     CU_TRY(cudaMemcpy(c->d_recs, rec, tr->n * sizeof(*rec), cudaMemcpyHostToDevice),
@@ -732,11 +780,15 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *pa
 
     memset(par, 0, sizeof(*par));
     par->has_jit = pred_has_jitter(p); /* MODEL.md section 8, as pred_jitter_at makes them */
-    par->jit[1] = p->jitter_p90_us;
-    par->jit[2] = p->jitter_p99_us;
-    par->jit[3] = p->jitter_p999_us;
-    for (int k = 1; k < 4; k++)
-        par->jit[k] = par->jit[k] > par->jit[k - 1] ? par->jit[k] : par->jit[k - 1];
+    par->jit[0][1] = p->jitter_p90_us;
+    par->jit[0][2] = p->jitter_p99_us;
+    par->jit[0][3] = p->jitter_p999_us;
+    par->jit[1][1] = p->jitter_long_p90_us;
+    par->jit[1][2] = p->jitter_long_p99_us;
+    par->jit[1][3] = p->jitter_long_p999_us;
+    for (int j = 0; j < 2; j++)
+        for (int k = 1; k < 4; k++)
+            par->jit[j][k] = par->jit[j][k] > par->jit[j][k - 1] ? par->jit[j][k] : par->jit[j][k - 1];
     if ((st = prules_init(p, hint, &par->r)) != HS_OK)
         return st;
     par->prof = *p;

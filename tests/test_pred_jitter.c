@@ -1,6 +1,6 @@
 /* test_pred_jitter.c - the jitter quantiles (model/MODEL.md section 8): the quantile
- * function, its effect on a closed-loop trace's percentiles in both engines, and nothing
- * when the profile has none. Expected values come from the profile's numbers and the rule,
+ * function, its effect on a closed-loop trace's percentiles in both engines, nothing when
+ * the profile has none, and the tail's share scaled by each message's cycle. Expected values come from the profile's numbers and the rule,
  * not from the code's output. */
 #include <math.h>
 #include <stdlib.h>
@@ -12,16 +12,24 @@
 
 #define NMSG 20000
 
-static trace_t *closed_trace(void)
+/* NMSG messages of 64 B, each posted think_ns after the one before completed (open loop:
+ * posted every period_ns, far apart). */
+static trace_t *spaced_trace(uint64_t think_ns, uint64_t period_ns)
 {
     trace_t *tr = NULL;
 
     assert_int_equal(trace_new(&tr), HS_OK);
     for (size_t i = 0; i < NMSG; i++) {
-        trace_rec_t r = {.t_post_ns = 0, .t_done_ns = 0, .size_bytes = 64}; /* no think time */
+        uint64_t t = i * period_ns;
+        trace_rec_t r = {.t_post_ns = t, .t_done_ns = t + period_ns - think_ns, .size_bytes = 64};
         assert_int_equal(trace_push(tr, &r), HS_OK);
     }
     return tr;
+}
+
+static trace_t *closed_trace(void)
+{
+    return spaced_trace(0, 0); /* no think time */
 }
 
 static profile_t *jitter_profile(double p90, double p99, double p999)
@@ -103,12 +111,111 @@ static void test_sim(void **state)
     check_engine(&sim_engine_ops);
 }
 
+/* The cycle and the scaled quantile, from the rule: cycle = latency + the stall's reach
+ * before the post (closed: the think time, at most the stall; open: the stall); the tail's
+ * share scales by cycle / jitter.cycle_us. */
+static void test_cycle_rule(void **state)
+{
+    trace_t *tr = spaced_trace(30000, 1000000); /* think 30 us */
+    profile_t *p = jitter_profile(10, 50, 200);
+    (void)state;
+    assert_float_equal(pred_jitter_cycle_us(tr, PRED_CLOSED, 0, 40, 200), 40, 0);
+    assert_float_equal(pred_jitter_cycle_us(tr, PRED_CLOSED, 5, 40, 200), 70, 1e-12);
+    assert_float_equal(pred_jitter_cycle_us(tr, PRED_CLOSED, 5, 40, 20), 60, 1e-12);
+    assert_float_equal(pred_jitter_cycle_us(tr, PRED_OPEN, 5, 40, 200), 240, 0);
+    /* no jitter.cycle_us: the quantile as it is */
+    assert_float_equal(pred_jitter_for(p, 0.995, 40, 500), pred_jitter_at(p, 0.995), 0);
+    assert_int_equal(profile_set(p, "jitter.cycle_us=50"), HS_OK);
+    /* a cycle of 100 us, twice the measured one: the top 1% is the top 0.5%'s jitter */
+    assert_float_equal(pred_jitter_for(p, 0.99, 40, 100), pred_jitter_at(p, 0.995), 1e-12);
+    assert_float_equal(pred_jitter_for(p, 0.99, 40, 100), 50 + 150 * 5.0 / 9, 1e-9);
+    /* half the cycle: half the share in the tail; the same cycle: the quantile unchanged */
+    assert_float_equal(pred_jitter_for(p, 0.995, 40, 25), pred_jitter_at(p, 0.99), 1e-12);
+    assert_float_equal(pred_jitter_for(p, 0.93, 40, 50), pred_jitter_at(p, 0.93), 1e-12);
+    assert_float_equal(pred_jitter_for(p, 0.6, 40, 5), 0, 0); /* far below the median */
+    /* a long set measured at a cycle of 150 us: below 50 us of latency the first set, above
+     * 150 the long one, between them both interpolated by the latency; each set's share
+     * scaled by the cycle over its own */
+    assert_int_equal(profile_set(p, "jitter.long_p90_us=30"), HS_OK);
+    assert_int_equal(profile_set(p, "jitter.long_p99_us=150"), HS_OK);
+    assert_int_equal(profile_set(p, "jitter.long_p999_us=400"), HS_OK);
+    assert_int_equal(profile_set(p, "jitter.long_cycle_us=150"), HS_OK);
+    assert_float_equal(pred_jitter_weight(p, 40), 0, 0);
+    assert_float_equal(pred_jitter_weight(p, 75), 0.25, 1e-12);
+    assert_float_equal(pred_jitter_weight(p, 1e6), 1, 0);
+    assert_float_equal(pred_jitter_for(p, 0.99, 40, 100), 50 + 150 * 5.0 / 9, 1e-9);
+    assert_float_equal(pred_jitter_for(p, 0.99, 150, 150), 150, 1e-9);
+    assert_float_equal(pred_jitter_for(p, 0.99, 150, 300), 150 + 250 * 5.0 / 9, 1e-9);
+    /* latency 100 us, cycle 100: the first set's share x 2 (J0(0.995)), the long set's x 2/3
+     * (J1(0.985) = 30 + 120 x 85 / 90), half of each */
+    assert_float_equal(pred_jitter_for(p, 0.99, 100, 100),
+                       0.5 * (50 + 150 * 5.0 / 9) + 0.5 * (30 + 120 * 85.0 / 90), 1e-9);
+    assert_float_equal(pred_jitter_for(p, 1.0, 100, 1), 0.5 * 200 + 0.5 * 400, 1e-9);
+    profile_free(p);
+    trace_free(tr);
+}
+
+/* The share of messages at least `above` us over the modelled latency L. */
+static double share_over(const pred_result_t *r, size_t n, double L, double above)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        k += r->lat_us[i] >= L + above - 1e-3;
+    return (double)k / (double)n;
+}
+
+/* In both engines and both modes, the share of messages with at least p99's jitter (50 us)
+ * is 1% times the cycle over jitter.cycle_us (binomial spread over 20000 draws: 0.1% at 2%). */
+static void check_cycle_share(const pred_engine_ops_t *eng, pred_mode_t mode, double times)
+{
+    trace_t *tr = spaced_trace(100000, 1000000); /* think 100 us, posts 1 ms apart */
+    profile_t *none = NULL, *p = jitter_profile(10, 50, 200);
+    pred_opts_t o = {.mode = mode, .include_cold = 1};
+    pred_result_t r0, r;
+    char set[64];
+    double L, reach = mode == PRED_CLOSED ? 100 : 200;
+
+    assert_int_equal(profile_load("generic", &none), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){eng, tr, none, &o}, 4096, 0, &r0), HS_OK);
+    L = r0.p50_us;
+    assert_float_equal(r0.p99_us, L, L * 0.005);
+    snprintf(set, sizeof(set), "jitter.cycle_us=%.17g", (L + reach) / times);
+    assert_int_equal(profile_set(p, set), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){eng, tr, p, &o}, 4096, 1, &r), HS_OK);
+    assert_float_equal(share_over(&r, NMSG, L, 50), 0.01 * times, 0.0015 * sqrt(times) + 1e-3);
+    assert_float_equal(share_over(&r, NMSG, L, 200), 0.001 * times, 0.0006 * sqrt(times));
+    pred_result_release(&r0);
+    pred_result_release(&r);
+    profile_free(p);
+    profile_free(none);
+    trace_free(tr);
+}
+
+static void test_cycle_share_model(void **state)
+{
+    (void)state;
+    check_cycle_share(&model_engine_ops, PRED_CLOSED, 2);
+    check_cycle_share(&model_engine_ops, PRED_CLOSED, 0.5);
+    check_cycle_share(&model_engine_ops, PRED_OPEN, 4);
+}
+
+static void test_cycle_share_sim(void **state)
+{
+    (void)state;
+    check_cycle_share(&sim_engine_ops, PRED_CLOSED, 2);
+    check_cycle_share(&sim_engine_ops, PRED_OPEN, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantile_function),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_sim),
+        cmocka_unit_test(test_cycle_rule),
+        cmocka_unit_test(test_cycle_share_model),
+        cmocka_unit_test(test_cycle_share_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

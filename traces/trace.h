@@ -102,6 +102,16 @@ typedef struct {
 } trace_t;
 
 /* Record i's index in the file it was loaded from (i unless trace_sort_posts moved it). */
+/* Record i's think time in ns (i > 0): how long after record i-1's completion it was
+ * posted, 0 when it was posted before that or i-1's completion is unknown. What a closed-loop
+ * replay waits after the previous message (model/MODEL.md section 7). */
+static inline double trace_think_ns(const trace_t *tr, size_t i)
+{
+    const trace_rec_t *r = &tr->recs[i], *prev = &tr->recs[i - 1];
+
+    return r->t_post_ns > prev->t_done_ns ? (double)(r->t_post_ns - prev->t_done_ns) : 0;
+}
+
 static inline size_t trace_file_index(const trace_t *tr, size_t i)
 {
     return tr->file_idx ? tr->file_idx[i] : i;

@@ -416,8 +416,7 @@ static MDL_HOT hs_status_t ready_time(mdl_state_t *s, size_t i, const pred_mode_
                      "(use --mode open)", i - 1);
         return HS_ERR_INVALID;
     }
-    double think = r->t_post_ns > prev->t_done_ns ? (double)(r->t_post_ns - prev->t_done_ns) : 0;
-    *ready_ns = s->path[s->prev_path].last_r_ns + think;
+    *ready_ns = s->path[s->prev_path].last_r_ns + trace_think_ns(s->tr, i);
     return HS_OK;
 }
 

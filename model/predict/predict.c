@@ -201,13 +201,15 @@ void pred_raw_free(pred_raw_t *raw)
 
 int pred_has_jitter(const profile_t *p)
 {
-    return p->jitter_p90_us > 0 || p->jitter_p99_us > 0 || p->jitter_p999_us > 0;
+    return p->jitter_p90_us > 0 || p->jitter_p99_us > 0 || p->jitter_p999_us > 0 ||
+           p->jitter_long_p90_us > 0 || p->jitter_long_p99_us > 0 || p->jitter_long_p999_us > 0;
 }
 
-double pred_jitter_at(const profile_t *p, double u)
+/* One set's quantile function, its three points p90, p99, p999 in us. */
+static double jitter_quantile(double p90, double p99, double p999, double u)
 {
     const double q[4] = {0.5, 0.9, 0.99, 0.999};
-    double v[4] = {0, p->jitter_p90_us, p->jitter_p99_us, p->jitter_p999_us};
+    double v[4] = {0, p90, p99, p999};
 
     for (int k = 1; k < 4; k++)
         v[k] = v[k] > v[k - 1] ? v[k] : v[k - 1];
@@ -219,14 +221,69 @@ double pred_jitter_at(const profile_t *p, double u)
     return v[3];
 }
 
-void pred_jitter_apply(const profile_t *p, const pred_raw_t *raw, size_t n)
+double pred_jitter_at(const profile_t *p, double u)
 {
+    return jitter_quantile(p->jitter_p90_us, p->jitter_p99_us, p->jitter_p999_us, u);
+}
+
+double pred_jitter_long_at(const profile_t *p, double u)
+{
+    return jitter_quantile(p->jitter_long_p90_us, p->jitter_long_p99_us,
+                           p->jitter_long_p999_us, u);
+}
+
+double pred_jitter_weight(const profile_t *p, float lat_us)
+{
+    double c0 = p->jitter_cycle_us, c1 = p->jitter_long_cycle_us, w;
+
+    if (!(c0 > 0 && c1 > c0))
+        return 0;
+    w = ((double)lat_us - c0) / (c1 - c0);
+    return w < 0 ? 0 : w > 1 ? 1 : w;
+}
+
+double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float lat_us,
+                            double stall_us)
+{
+    double reach = stall_us;
+
+    if (mode == PRED_CLOSED) {
+        double think_us = i ? trace_think_ns(tr, i) * 1e-3 : 0;
+        reach = think_us < stall_us ? think_us : stall_us;
+    }
+    return (double)lat_us + reach;
+}
+
+/* u with the tail's share scaled by cycle_us over the set's own cycle c (u when c is 0). */
+static double jitter_scaled(double u, double c, double cycle_us)
+{
+    return c > 0 ? 1.0 - (1.0 - u) * c / cycle_us : u;
+}
+
+double pred_jitter_for(const profile_t *p, double u, float lat_us, double cycle_us)
+{
+    double w = pred_jitter_weight(p, lat_us);
+    double j0 = pred_jitter_at(p, jitter_scaled(u, p->jitter_cycle_us, cycle_us)), j1;
+
+    if (!(w > 0))
+        return j0;
+    j1 = pred_jitter_long_at(p, jitter_scaled(u, p->jitter_long_cycle_us, cycle_us));
+    return j0 + (j1 - j0) * w;
+}
+
+void pred_jitter_apply(const pred_ctx_t *c, const pred_raw_t *raw)
+{
+    const profile_t *p = c->p;
+
     if (!pred_has_jitter(p))
         return;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < c->tr->n; i++) {
         uint64_t s = (uint64_t)i ^ 0x6a09e667f3bcc909ULL; /* message i's own draw */
         double u = (double)(hs_splitmix64(&s) >> 11) * 0x1.0p-53;
-        raw->lat_us[i] = (float)(raw->lat_us[i] + pred_jitter_at(p, u));
+        float lat = raw->lat_us[i];
+        double stall_us = pred_jitter_for(p, 1.0, lat, 1.0); /* the stall: J at 1 */
+        double cyc = pred_jitter_cycle_us(c->tr, c->o->mode, i, lat, stall_us);
+        raw->lat_us[i] = (float)(lat + pred_jitter_for(p, u, lat, cyc));
     }
 }
 
@@ -242,7 +299,7 @@ hs_status_t pred_run_into(const pred_ctx_t *c, uint64_t hint_bytes, const pred_r
     hs_status_t st = c->eng->replay(c->tr, c->p, c->o, hint_bytes, &raw);
     if (st != HS_OK)
         return st;
-    pred_jitter_apply(c->p, &raw, c->tr->n);
+    pred_jitter_apply(c, &raw);
     return pred_summarize(c->tr, c->o, &raw, hint_bytes, out);
 }
 

@@ -210,15 +210,28 @@ unsigned pred_threads(unsigned asked);
 hs_status_t pred_run_hints(const pred_ctx_t *c, const uint64_t *hints, size_t n,
                            unsigned nthreads, pred_result_t *results, hs_progress_t *bar);
 /* Jitter (MODEL.md section 8): a message's latency beyond its modelled figure, as the
- * profile's jitter.* quantiles say. pred_jitter_at: at quantile u in [0, 1): 0 up to the
- * median, then linear through (0.9, p90), (0.99, p99), (0.999, p999), and p999 above (each
- * point at least the one before). pred_jitter_apply adds to each message i of raw (n
- * messages) the jitter at u_i, a uniform draw from i alone (hs_splitmix64), so every engine
- * and every run gives message i the same; nothing when the profile has none. pred_run and
- * pred_run_into apply it to predictions; measured latencies (validate) never get it. */
+ * profile's jitter.* quantiles say. pred_jitter_at: the first set's at quantile u in
+ * [0, 1]: 0 up to the median, then linear through (0.9, p90), (0.99, p99), (0.999, p999),
+ * and p999 above (each point at least the one before); pred_jitter_long_at: the
+ * jitter.long_* set's. pred_jitter_weight: the long set's weight for a message of latency
+ * lat_us, 0 at jitter.cycle_us and below, 1 at jitter.long_cycle_us and above (0 without a
+ * long set). pred_jitter_cycle_us: message i's cycle, lat_us plus the time before its post
+ * that a stall of stall_us reaches across (the think time in closed loop, at most the stall;
+ * the whole stall in open loop). pred_jitter_for: the jitter at u of a message of that
+ * latency and cycle: each set's tail share scaled by the cycle over the set's own, the two
+ * interpolated by the weight; at u = 1, the stall's size. pred_jitter_apply adds to each
+ * message i of raw the jitter at u_i, a uniform draw from i alone (hs_splitmix64), so every
+ * engine and every run gives message i the same; nothing when the profile has none.
+ * pred_run and pred_run_into apply it to predictions; measured latencies (validate) never
+ * get it. */
 double pred_jitter_at(const profile_t *p, double u);
+double pred_jitter_long_at(const profile_t *p, double u);
+double pred_jitter_weight(const profile_t *p, float lat_us);
 int pred_has_jitter(const profile_t *p);
-void pred_jitter_apply(const profile_t *p, const pred_raw_t *raw, size_t n);
+double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float lat_us,
+                            double stall_us);
+double pred_jitter_for(const profile_t *p, double u, float lat_us, double cycle_us);
+void pred_jitter_apply(const pred_ctx_t *c, const pred_raw_t *raw);
 
 /* The summariser on its own (used by pred_run, and by validate on measured latencies). */
 hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,

@@ -64,7 +64,12 @@ typedef enum {
     X(switch_hysteresis, "switch.hysteresis", PROF_INT, "msgs", 1, "switch only after k consecutive messages of the other class") \
     X(jitter_p90_us, "jitter.p90_us", PROF_REAL, "us", 0, "a message's latency beyond its modelled figure at the 90th percentile (the host's and device's tail; MODEL.md section 8)") \
     X(jitter_p99_us, "jitter.p99_us", PROF_REAL, "us", 0, "the same at the 99th percentile") \
-    X(jitter_p999_us, "jitter.p999_us", PROF_REAL, "us", 0, "the same at the 99.9th percentile")
+    X(jitter_p999_us, "jitter.p999_us", PROF_REAL, "us", 0, "the same at the 99.9th percentile; also the size of the stall behind the tail") \
+    X(jitter_cycle_us, "jitter.cycle_us", PROF_REAL, "us", 0, "the message cycle the jitter.* quantiles were measured at: a message's share of the tail scales by its own cycle over this one (MODEL.md section 8); 0 = the same share for every message") \
+    X(jitter_long_p90_us, "jitter.long_p90_us", PROF_REAL, "us", 0, "jitter.p90_us measured again with longer messages (jitter.long_cycle_us); a message's jitter is interpolated between the two sets by its latency") \
+    X(jitter_long_p99_us, "jitter.long_p99_us", PROF_REAL, "us", 0, "the same at the 99th percentile") \
+    X(jitter_long_p999_us, "jitter.long_p999_us", PROF_REAL, "us", 0, "the same at the 99.9th percentile") \
+    X(jitter_long_cycle_us, "jitter.long_cycle_us", PROF_REAL, "us", 0, "the cycle the jitter.long_* quantiles were measured at; at most jitter.cycle_us = no second set")
 
 typedef enum {
 #define X(field, key, kind, unit, def, doc) PROF_P_##field,

@@ -63,11 +63,20 @@ eff=$(grep "effective configuration (model/MODEL.md 7b):" "$OUT/calibrate.txt") 
     fail "calibrate does not say which effective configuration the fit replayed"
 echo "$eff" | grep -q "bw.coal_period_us [0-9.e+]*->0" ||
     fail "the BW path's emulated moderation is not what the fit replayed: $eff"
-# the device's tail: measured on closed-loop messages and written into the profile
-grep -q "^jitter: 2000 closed-loop messages" "$OUT/calibrate.txt" ||
+# the device's tail: measured on closed-loop messages (5 replays of 2000) of the smallest
+# size and of 4 KB, each set with the cycle it was measured at, and written into the profile
+grep -q "^jitter: 10000 closed-loop messages of [0-9]* B .* (jitter\.\*)" "$OUT/calibrate.txt" ||
     fail "calibrate did not measure the jitter quantiles"
-hintsim profile show "$OUT/rxe0.json" | grep -E "^ *jitter.p99_us .*calibrate: measured" ||
-    fail "rxe0.json: jitter.p99_us is not the measured one"
+grep -q "^jitter: 10000 closed-loop messages of 4096 B .* (jitter\.long_\*)" "$OUT/calibrate.txt" ||
+    fail "calibrate did not measure the long jitter set"
+for k in jitter.p99_us jitter.cycle_us jitter.long_p99_us jitter.long_cycle_us; do
+    hintsim profile show "$OUT/rxe0.json" | grep -E "^ *$k .*calibrate: measured" ||
+        fail "rxe0.json: $k is not the measured one"
+done
+c0=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.cycle_us" {print $2}')
+c1=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.long_cycle_us" {print $2}')
+awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(a > 0 && b > a) }' ||
+    fail "the long set's cycle ($c1 us) is not longer than the first's ($c0 us)"
 mtu=$(cat /sys/class/net/d0/mtu 2>/dev/null || echo 1500)
 [ "$mtu" -ge 1100 ] && [ "$mtu" -lt 2100 ] && { echo "$eff" | grep -q "link.mtu_bytes [0-9]*->1024" ||
     fail "netdev MTU $mtu: the fit did not replay the QP's 1024-byte path MTU: $eff"; }
