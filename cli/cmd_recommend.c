@@ -145,15 +145,14 @@ static int parse_rec_opts(const struct rec_cli_opts *o, rec_opts_t *ro, uint64_t
 
 /* report.html and the PNG/SVG plots beside report.json/report.md (plots/report_rec.h). */
 static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_cli_opts *o,
-                                       const char *dir, const pred_engine_ops_t *eng,
-                                       const profile_t *p, const char *path,
-                                       const trace_t *tr)
+                                       const char *dir, const pred_ctx_t *run,
+                                       const char *path)
 {
     pred_opts_t po = {.include_cold = o->include_cold, .flows = 1, .trace_name = path};
 
     if (pred_mode_parse(o->mode, &po.mode) != HS_OK)
         return HS_ERR_USAGE;
-    return rep_write_recommend(dir, r, eng, &po, p, path, tr);
+    return rep_write_recommend(dir, r, &(pred_ctx_t){run->eng, run->tr, run->p, &po}, path);
 }
 
 /* Write the report files (-o), then print the result whatever became of them: a report
@@ -175,7 +174,7 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o,
         if (st == HS_OK)
             st = rec_report_write(r, eng, p, path, tr, stage);
         if (st == HS_OK)
-            st = write_visual_report(r, o, stage, eng, p, path, tr);
+            st = write_visual_report(r, o, stage, &(pred_ctx_t){eng, tr, p, NULL}, path);
         if (st == HS_ERR_ENV) {
             plots = 0;
             st = HS_OK;

@@ -63,9 +63,8 @@ static hs_status_t with_latencies(const rec_report_t *r, const pred_ctx_t *c,
     return st;
 }
 
-hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
-                                const pred_engine_ops_t *eng, const pred_opts_t *po,
-                                const profile_t *p, const char *trace_path, const trace_t *tr)
+hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r, const pred_ctx_t *c,
+                                const char *trace_path)
 {
     pred_result_t kept[REP_CDF_MAX];
     pred_result_t *res = malloc(r->n * sizeof(*res));
@@ -74,17 +73,17 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
 
     memset(kept, 0, sizeof(kept));
     if (st == HS_OK)
-        st = with_latencies(r, &(pred_ctx_t){eng, tr, p, po}, res, kept);
+        st = with_latencies(r, c, res, kept);
     if (st == HS_OK) {
-        in = (plot_input_t){.command = "recommend", .engine = eng->name, .profile = p,
-                            .profile_hash = profile_hash(p), .trace = tr,
+        in = (plot_input_t){.command = "recommend", .engine = c->eng->name, .profile = c->p,
+                            .profile_hash = profile_hash(c->p), .trace = c->tr,
                             .trace_path = trace_path, .pred = res, .npred = r->n,
                             .rec_idx = (int)r->winner,
                             .runner_idx = r->runner_up != r->winner ? (int)r->runner_up : -1,
                             .objective = obj_name(r->objective), .why = r->why,
                             .policy = r->policy,
                             .warnings = r->warnings, .nwarnings = r->nwarnings,
-                            .cost_engine = eng};
+                            .cost_engine = c->eng};
         st = rep_write_report(dir, &in);
     }
     for (int k = 0; k < REP_CDF_MAX; k++)

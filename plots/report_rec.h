@@ -5,12 +5,12 @@
 #include "model/recommend/recommend.h"
 #include "plots/report_html.h"
 
-/* Draw every figure of r into dir and write dir/report.html (see rep_write_report).
- * The recommended, runner-up and hint-0 candidates are replayed once more through eng with
+/* Draw every figure of r into dir and write dir/report.html (see rep_write_report); c is
+ * the engine, trace, profile and options r was run with, trace_path the trace's name. The
+ * recommended, runner-up and hint-0 candidates are replayed once more through c with
  * per-message latencies kept (for the CDF) when r does not carry them. Logs errors;
  * HS_ERR_ENV when gnuplot is missing (the message names gnuplot-nox). */
-hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r,
-                                const pred_engine_ops_t *eng, const pred_opts_t *po,
-                                const profile_t *p, const char *trace_path, const trace_t *tr);
+hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r, const pred_ctx_t *c,
+                                const char *trace_path);
 
 #endif

@@ -85,17 +85,29 @@ static void shm_point(sim_shm_t *m, const sim_io_hdr_t *h)
     }
 }
 
-/* Create the replay's memory file and write its inputs (profile p as JSON, hint, mode,
- * platform and shown name, tr's records); outs zeroed. Release with shm_unmap. */
-static hs_status_t shm_make(sim_shm_t *m, const trace_t *tr, const profile_t *p,
-                            uint64_t hint_bytes, pred_mode_t mode, unsigned nflows,
-                            const char *platform, const char *shown)
+/* What one replay is given: the child reads it from the memory file. */
+typedef struct {
+    const trace_t *tr;
+    const profile_t *p;
+    uint64_t hint_bytes;
+    pred_mode_t mode;
+    unsigned nflows;
+    const char *platform; /* the platform file */
+    const char *shown;    /* its name in messages */
+} shm_in_t;
+
+/* Create the replay's memory file and write in's inputs (the profile as JSON, hint, mode,
+ * platform and shown name, the trace's records); outs zeroed. Release with shm_unmap. */
+static hs_status_t shm_make(sim_shm_t *m, const shm_in_t *in)
 {
-    cJSON *pj = profile_to_json(p);
+    const trace_t *tr = in->tr;
+    const char *platform = in->platform, *shown = in->shown;
+    unsigned nflows = in->nflows;
+    cJSON *pj = profile_to_json(in->p);
     char *ptext = pj ? cJSON_PrintUnformatted(pj) : NULL;
     hs_status_t st = HS_ERR_NOMEM;
-    sim_io_hdr_t h = {.magic = SIM_IO_MAGIC, .n = tr->n, .hint_bytes = hint_bytes,
-                      .mode = (uint32_t)mode, .nflows = nflows};
+    sim_io_hdr_t h = {.magic = SIM_IO_MAGIC, .n = tr->n, .hint_bytes = in->hint_bytes,
+                      .mode = (uint32_t)in->mode, .nflows = nflows};
 
     cJSON_Delete(pj);
     m->fd = -1;
@@ -517,8 +529,9 @@ hs_status_t sim_replay_flows(const trace_t *tr, const profile_t *p, const pred_o
     if (!user && (st = sim_platform_write(&cfg, nflows, &gen)) != HS_OK)
         return st;
     const char *shown = user ? user : "generated platform";
-    if ((st = shm_make(&shm, tr, p, hint_bytes, o ? o->mode : PRED_OPEN, nflows,
-                       user ? user : gen, shown)) != HS_OK)
+    st = shm_make(&shm, &(shm_in_t){tr, p, hint_bytes, o ? o->mode : PRED_OPEN, nflows,
+                                    user ? user : gen, shown});
+    if (st != HS_OK)
         goto out_shm;
     st = run_child(&shm, nflows, shown, o ? o->progress : NULL);
     shm_point(&shm, shm.base); /* the child pointed the shared structs at its own mapping */

@@ -41,5 +41,5 @@ set_tests_properties(test_py_trace PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETUR
 
 # No function in model/ takes more than 6 parameters (a context struct instead).
 add_test(NAME test_param_count
-  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_param_count.py ${PROJECT_SOURCE_DIR})
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_param_count.py ${PROJECT_SOURCE_DIR} 6 model sim)
 set_tests_properties(test_param_count PROPERTIES LABELS unit TIMEOUT 60)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_param_count.py - no function defined or declared in model/ (profiles, the engine,
-predictions, recommend) takes more than 6 parameters (STYLE.md: a context struct instead of
+predictions, recommend) or sim/ (the SimGrid engine) takes more than 6 parameters (STYLE.md: a context struct instead of
 a long parameter list).
 
     test_param_count.py SOURCE_DIR [MAX [DIR|FILE...]]

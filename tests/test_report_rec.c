@@ -34,8 +34,8 @@ static void test_recommend_report(void **state)
     assert_int_equal(profile_load("seed000", &p), HS_OK);
     assert_int_equal(trace_load(path, &tr), HS_OK);
     assert_int_equal(rec_run(&model_engine_ops, tr, p, &ro, &rep), HS_OK);
-    assert_int_equal(rep_write_recommend(dir, &rep, &model_engine_ops, &ro.pred, p, path, tr),
-                     HS_OK);
+    assert_int_equal(rep_write_recommend(dir, &rep, &(pred_ctx_t){&model_engine_ops, tr, p, &ro.pred},
+                                         path), HS_OK);
     snprintf(file, sizeof(file), "%s/report.html", dir);
     assert_int_equal(hs_read_file(file, &html, &len), HS_OK);
     assert_int_equal(count(html, "src=\"data:image/png;base64,"), 8); /* no measured figure */
