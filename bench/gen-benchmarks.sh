@@ -2,7 +2,7 @@
 # gen-benchmarks.sh - regenerate BENCHMARKS.md from the benchmarks' own tables.
 #
 # usage: bench/gen-benchmarks.sh [-B BUILD_DIR] [-o OUT] [--quick] [--truth FILE|DIR]
-#                                [--only NAME[,NAME...]]
+#                                [--only NAME[,NAME...]] [--host DIR]...
 #   -B BUILD_DIR  where the bench_* binaries were built (default: build; `make benchmarks`
 #                 passes its own)
 #   -o OUT        the file written (default: BENCHMARKS.md at the repository root)
@@ -11,6 +11,9 @@
 #                 folder (build/bench-truth/) read with `bench_truth --table X`. bench_truth
 #                 itself is never run here: it boots the soft-RoCE VM and needs a quiet host.
 #   --only LIST   run only these benchmarks (e.g. bench_trace,bench_model)
+#   --host DIR    add tables another host printed (the GPU machine's): each DIR/*.log is
+#                 one benchmark's output, its first line `$ COMMAND` as it was run there,
+#                 then the output verbatim (host line first); repeatable. Nothing is run.
 #
 # Each benchmark prints its table with its host line first (common/hs_host.h); the page is
 # dated once at its top, names the commit, and copies each table verbatim under the command
@@ -23,6 +26,7 @@ out=$src/BENCHMARKS.md
 quick=0
 truth=
 only=
+hosts=
 while [ $# -gt 0 ]; do
     case $1 in
     -B) build=$2; shift 2 ;;
@@ -30,7 +34,8 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --truth) truth=$2; shift 2 ;;
     --only) only=,$2,; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --host) hosts="$hosts $2"; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gen-benchmarks.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
 done
@@ -103,5 +108,27 @@ if [ -n "$truth" ]; then
         echo '```'
     } >> "$tmp"
 fi
+# Tables printed on another host: `$ COMMAND` first, then the benchmark's output verbatim.
+for dir in $hosts; do
+    for log in "$dir"/*.log; do
+        [ -r "$log" ] || continue
+        cmd=$(sed -n '1s/^\$ //p' "$log")
+        hostline=$(sed -n '2p' "$log")
+        case $hostline in host:*) ;; *)
+            echo "gen-benchmarks.sh: $log: second line is not a host line, left out" >&2
+            continue ;;
+        esac
+        {
+            echo
+            echo "## $(sed -n '3s/[: ].*//p' "$log") (another host: $(basename "$dir"))"
+            echo
+            echo "\`$cmd\`"
+            echo
+            echo '```'
+            sed '1d' "$log"
+            echo '```'
+        } >> "$tmp"
+    done
+done
 mv "$tmp" "$out"
 echo "gen-benchmarks.sh: wrote $out" >&2
