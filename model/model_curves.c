@@ -19,8 +19,10 @@ static hs_status_t run_stream(const profile_t *p, uint64_t size, uint64_t hint, 
         trace_rec_t rec = {.t_post_ns = 0, .t_done_ns = TRACE_TIME_UNKNOWN, .size_bytes = size};
         st = trace_push(tr, &rec);
     }
-    if (st == HS_OK)
-        st = pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, hint, 1, r);
+    if (st != HS_OK)
+        goto free_trace;
+    st = pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, hint, 1, r);
+free_trace:
     trace_free(tr);
     return st;
 }
@@ -89,27 +91,30 @@ hs_status_t model_curves(const profile_t *p, uint64_t max_bytes, model_curve_pt_
 {
     size_t n = 0, cap = 65;
     model_curve_pt_t *pts = calloc(cap, sizeof(*pts));
-    hs_status_t st = HS_OK;
+    hs_status_t st;
 
     if (!pts)
         return HS_ERR_NOMEM;
     *crossover_bytes = 0;
-    for (uint64_t s = 1; st == HS_OK && n < cap; s <<= 1) {
+    for (uint64_t s = 1; n < cap; s <<= 1) {
         model_curve_pt_t *pt = &pts[n++];
         pt->size_bytes = s;
         st = one_point(p, s, UINT64_MAX, &pt->ll_lat_us, &pt->ll_gbps);
-        if (st == HS_OK)
-            st = one_point(p, s, 0, &pt->bw_lat_us, &pt->bw_gbps);
-        if (st == HS_OK && !*crossover_bytes && pt->bw_lat_us < pt->ll_lat_us)
+        if (st != HS_OK)
+            goto free_pts;
+        st = one_point(p, s, 0, &pt->bw_lat_us, &pt->bw_gbps);
+        if (st != HS_OK)
+            goto free_pts;
+        if (!*crossover_bytes && pt->bw_lat_us < pt->ll_lat_us)
             *crossover_bytes = s;
         if (s >= max_bytes || s > (UINT64_MAX >> 1))
             break;
     }
-    if (st != HS_OK) {
-        free(pts);
-        return st;
-    }
     *out = pts;
     *n_out = n;
     return HS_OK;
+
+free_pts:
+    free(pts);
+    return st;
 }

@@ -167,11 +167,12 @@ hs_status_t prules_check_windows(const profile_t *p)
 {
     hs_status_t st = window_check(p, "ll.depth", p->ll_depth);
 
-    if (st == HS_OK)
-        st = window_check(p, "bw.depth", p->bw_depth);
-    if (st == HS_OK)
-        st = window_check(p, "bw.depth_hinted", p->bw_depth_hinted);
-    return st;
+    if (st != HS_OK)
+        return st;
+    st = window_check(p, "bw.depth", p->bw_depth);
+    if (st != HS_OK)
+        return st;
+    return window_check(p, "bw.depth_hinted", p->bw_depth_hinted);
 }
 
 static hs_status_t path_init(const profile_t *p, const path_params_t *c, prules_path_t *pa)

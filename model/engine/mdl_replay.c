@@ -549,11 +549,12 @@ static hs_status_t model_replay(const trace_t *tr, const profile_t *p, const pre
     if (st != HS_OK)
         return st;
     st = replay_loop(&s);
-    if (st == HS_OK) {
-        mdl_batch_force_close(&s, &s.path[0]);
-        mdl_batch_force_close(&s, &s.path[1]);
-        st = mdl_state_finish(&s);
-    }
+    if (st != HS_OK)
+        goto release_state;
+    mdl_batch_force_close(&s, &s.path[0]);
+    mdl_batch_force_close(&s, &s.path[1]);
+    st = mdl_state_finish(&s);
+release_state:
     mdl_state_release(&s);
     return st;
 }

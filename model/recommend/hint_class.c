@@ -164,20 +164,22 @@ static hs_status_t rec_class_scan_sorted(const rec_class_src_t *src, rec_class_s
 {
     uint64_t *a = hs_alloc_big(src->n * sizeof(*a)), *b = hs_alloc_big(src->n * sizeof(*b));
     uint64_t top = 0;
-    hs_status_t st = a && b ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = HS_ERR_NOMEM;
 
-    for (size_t i = 0; st == HS_OK && i < src->n; i++) {
+    if (!a || !b)
+        goto free_bufs;
+    for (size_t i = 0; i < src->n; i++) {
         a[i] = rec_class_src_at(src, i);
         top |= a[i];
     }
-    for (unsigned sh = 0; st == HS_OK && sh < 64 && (top >> sh); sh += REC_CLASS_DIGIT_BITS) {
+    for (unsigned sh = 0; sh < 64 && (top >> sh); sh += REC_CLASS_DIGIT_BITS) {
         uint64_t *t = a;
         rec_class_radix_pass(a, b, src->n, sh);
         a = b;
         b = t;
     }
-    if (st == HS_OK)
-        st = rec_class_runs(a, src->n, out);
+    st = rec_class_runs(a, src->n, out);
+free_bufs:
     free(a);
     free(b);
     return st;
@@ -197,10 +199,13 @@ static hs_status_t rec_class_scan_src(const rec_class_src_t *src, rec_class_size
         st = rec_class_hash_add(&h, key, run);
         i += run;
     }
-    if (st == HS_OK && h.used > REC_CLASS_HASH_MAX)
+    if (st != HS_OK)
+        goto free_slots;
+    if (h.used > REC_CLASS_HASH_MAX)
         st = rec_class_scan_sorted(src, out);
-    else if (st == HS_OK)
+    else
         st = rec_class_collect(&h, out);
+free_slots:
     free(h.slot);
     return st;
 }

@@ -753,6 +753,37 @@ static hs_status_t evaluate(const pred_engine_ops_t *eng, const trace_t *tr,
     return st;
 }
 
+/* The warnings on a ranked report, in the order they print. */
+static hs_status_t rec_warn_all(rec_report_t *out, const trace_t *tr, const profile_t *p,
+                                const rec_opts_t *o, int cold_only)
+{
+    hs_status_t st = warn_overload(out, tr, p, &o->pred);
+
+    if (st != HS_OK)
+        return st;
+    st = warn_tiny(out, tr, p);
+    if (st != HS_OK)
+        return st;
+    st = warn_paths(out, tr, p, &o->pred);
+    if (st != HS_OK)
+        return st;
+    st = warn_closed_shape(out, tr, &o->pred);
+    if (st != HS_OK)
+        return st;
+    st = warn_sizes(out, tr);
+    if (st != HS_OK)
+        return st;
+    st = warn_results(out, p);
+    if (st != HS_OK)
+        return st;
+    st = warn_flat(out);
+    if (st != HS_OK || !cold_only)
+        return st;
+    return warn(out, "every one of the %zu messages is flagged cold-start: ranked on them "
+                "all, as with --include-cold (with none in steady state there is nothing "
+                "else to rank)", tr->n);
+}
+
 hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profile_t *p,
                     const rec_opts_t *o, rec_report_t *out)
 {
@@ -773,31 +804,20 @@ hs_status_t rec_run(const pred_engine_ops_t *eng, const trace_t *tr, const profi
     out->results = calloc(out->n, sizeof(*out->results));
     st = out->results ? evaluate(eng, tr, p, o, hints, out) : HS_ERR_NOMEM;
     out->wall_s = (double)(hs_now_ns() - t0) * 1e-9;
-    if (st == HS_OK) {
-        rank(out);
-        explain(out, tr->n);
-        policy(out);
-        st = warn_overload(out, tr, p, &o->pred);
-    }
-    if (st == HS_OK)
-        st = warn_tiny(out, tr, p);
-    if (st == HS_OK)
-        st = warn_paths(out, tr, p, &o->pred);
-    if (st == HS_OK)
-        st = warn_closed_shape(out, tr, &o->pred);
-    if (st == HS_OK)
-        st = warn_sizes(out, tr);
-    if (st == HS_OK)
-        st = warn_results(out, p);
-    if (st == HS_OK)
-        st = warn_flat(out);
-    if (st == HS_OK && cold_only)
-        st = warn(out, "every one of the %zu messages is flagged cold-start: ranked on them "
-                  "all, as with --include-cold (with none in steady state there is nothing "
-                  "else to rank)", tr->n);
-    free(hints);
     if (st != HS_OK)
-        rec_report_release(out);
+        goto release_report;
+    rank(out);
+    explain(out, tr->n);
+    policy(out);
+    st = rec_warn_all(out, tr, p, o, cold_only);
+    if (st != HS_OK)
+        goto release_report;
+    free(hints);
+    return HS_OK;
+
+release_report:
+    rec_report_release(out);
+    free(hints);
     return st;
 }
 
