@@ -155,6 +155,38 @@ static hs_status_t write_visual_report(const rec_report_t *r, const struct rec_c
     return rep_write_recommend(dir, r, &(pred_ctx_t){run->eng, run->tr, run->p, &po}, path);
 }
 
+/* The report files, written into a stage and moved into o->out_dir as a whole: a run that
+ * fails leaves DIR's earlier report as it was, not a mix of two (hs_stage_open). Without
+ * gnuplot the report has tables only and *plots is 0. */
+static hs_status_t write_reports(const rec_report_t *r, const struct rec_cli_opts *o,
+                                 const pred_ctx_t *ctx, const char *path, int *plots)
+{
+    char stage[4200] = "";
+    hs_status_t st = hs_stage_open(o->out_dir, stage, sizeof(stage));
+
+    if (st != HS_OK)
+        goto abort_stage;
+    st = rec_report_write(r, ctx->eng, ctx->p, path, ctx->tr, stage);
+    if (st != HS_OK)
+        goto abort_stage;
+    st = write_visual_report(r, o, stage, ctx, path);
+    if (st == HS_ERR_ENV) {
+        *plots = 0;
+        st = HS_OK;
+    }
+    if (st != HS_OK)
+        goto abort_stage;
+    return hs_stage_commit(stage, o->out_dir, plot_report_owns);
+
+abort_stage:
+    if (stage[0]) {
+        hs_stage_abort(stage);
+        hs_log_error("%s: no report written; an earlier one there is left as it was",
+                     o->out_dir);
+    }
+    return st;
+}
+
 /* Write the report files (-o), then print the result whatever became of them: a report
  * that could not be written is said on stderr and sets the exit code; without gnuplot the
  * report has tables only (warned) and the exit code is 3 (CLI.md: an environment problem;
@@ -166,27 +198,8 @@ static int emit(const rec_report_t *r, const struct rec_cli_opts *o,
     hs_status_t st = HS_OK;
     int plots = 1;
 
-    if (o->out_dir) {
-        /* written into a stage, moved into DIR as a whole: a run that fails leaves DIR's
-         * earlier report as it was, not a mix of two (hs_stage_open) */
-        char stage[4200] = "";
-        st = hs_stage_open(o->out_dir, stage, sizeof(stage));
-        if (st == HS_OK)
-            st = rec_report_write(r, eng, p, path, tr, stage);
-        if (st == HS_OK)
-            st = write_visual_report(r, o, stage, &(pred_ctx_t){eng, tr, p, NULL}, path);
-        if (st == HS_ERR_ENV) {
-            plots = 0;
-            st = HS_OK;
-        }
-        if (st == HS_OK) {
-            st = hs_stage_commit(stage, o->out_dir, plot_report_owns);
-        } else if (stage[0]) {
-            hs_stage_abort(stage);
-            hs_log_error("%s: no report written; an earlier one there is left as it was",
-                         o->out_dir);
-        }
-    }
+    if (o->out_dir)
+        st = write_reports(r, o, &(pred_ctx_t){eng, tr, p, NULL}, path, &plots);
     if (o->json) {
         cJSON *j = rec_report_to_json(r, eng, p, path, tr);
         char *text = j ? cJSON_Print(j) : NULL;

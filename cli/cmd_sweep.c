@@ -284,8 +284,9 @@ static hs_status_t merge(void *ctx)
     size_t missing = 0;
     hs_status_t st = sweep_stale(o->out);
 
-    if (st == HS_OK)
-        st = sweep_out_collect(c->plan, o->out, &res, &missing);
+    if (st != HS_OK)
+        return st;
+    st = sweep_out_collect(c->plan, o->out, &res, &missing);
     if (st != HS_OK)
         return st;
     c->missing = missing;
