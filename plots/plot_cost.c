@@ -109,15 +109,16 @@ static hs_status_t cost_write(const char *dir, const plot_input_t *in, const uin
     double ll[32], bw[32];
     char path[4096];
     hs_afile_t *af;
-    hs_status_t st = HS_OK;
+    hs_status_t st;
 
-    for (size_t i = 0; i < n && st == HS_OK; i++) {
+    for (size_t i = 0; i < n; i++) {
         st = plot_cost_at(in->cost_engine, in->profile, sizes[i], 1, &ll[i]);
-        if (st == HS_OK)
-            st = plot_cost_at(in->cost_engine, in->profile, sizes[i], 0, &bw[i]);
+        if (st != HS_OK)
+            return st;
+        st = plot_cost_at(in->cost_engine, in->profile, sizes[i], 0, &bw[i]);
+        if (st != HS_OK)
+            return st;
     }
-    if (st != HS_OK)
-        return st;
     snprintf(path, sizeof(path), "%s/cost_curves.dat", dir);
     st = hs_afile_open(path, &af);
     if (st != HS_OK)

@@ -507,21 +507,25 @@ hs_status_t plot_report_figures(const char *dir, const plot_input_t *in, plot_fi
     hs_status_t st = plot_input_check(in);
 
     memset(out, 0, sizeof(*out));
-    if (st == HS_OK && plot_gnuplot_find(gp, sizeof(gp)) != HS_OK)
+    if (st != HS_OK)
+        return st;
+    if (plot_gnuplot_find(gp, sizeof(gp)) != HS_OK)
         return HS_ERR_ENV; /* the caller says so: see rep_write_report */
-    if (st == HS_OK)
-        st = hs_mkdir_p(dir);
-    for (size_t i = 0; st == HS_OK && i < sizeof(fns) / sizeof(fns[0]); i++) {
+    st = hs_mkdir_p(dir);
+    if (st != HS_OK)
+        return st;
+    for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
         plot_fig_t fig;
 
         st = fns[i](dir, in, &fig);
         if (st == HS_ERR_UNSUPPORTED) {
             snprintf(out->skipped[out->nskipped++], sizeof(out->skipped[0]), "%s: %s",
                      fig.title, fig.caption);
-            st = HS_OK;
-        } else if (st == HS_OK) {
-            out->figs[out->n++] = fig;
+            continue;
         }
+        if (st != HS_OK)
+            return st;
+        out->figs[out->n++] = fig;
     }
-    return st;
+    return HS_OK;
 }

@@ -219,8 +219,10 @@ hs_status_t plot_gnuplot_render(const char *dir, const char *name, const char *s
         return rc == 127 ? HS_ERR_ENV : HS_ERR_IO;
     }
     st = rename_output(dir, name, "png");
-    if (st == HS_OK)
-        st = rename_output(dir, name, "svg");
+    if (st != HS_OK)
+        goto clean_render;
+    st = rename_output(dir, name, "svg");
+clean_render:
     render_cleanup(dir, name); /* the log too: gnuplot succeeded, the error said the rest */
     return st;
 }

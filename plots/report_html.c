@@ -344,20 +344,20 @@ static hs_status_t write_figure(FILE *fp, const char *dir, const plot_input_t *i
 static hs_status_t write_figures(FILE *fp, const char *dir, const plot_input_t *in,
                                  const plot_figset_t *figs)
 {
-    hs_status_t st = HS_OK;
+    const char *skipped[PLOT_MAX_FIGS];
 
     if (!figs || (figs->n == 0 && figs->nskipped == 0))
         return HS_OK;
     fputs("<h2>Figures</h2>\n", fp);
-    for (size_t i = 0; i < figs->n && st == HS_OK; i++)
-        st = write_figure(fp, dir, in, &figs->figs[i]);
-    if (st == HS_OK) {
-        const char *skipped[PLOT_MAX_FIGS];
-        for (size_t i = 0; i < figs->nskipped; i++)
-            skipped[i] = figs->skipped[i];
-        esc_list(fp, "Not drawn:", skipped, figs->nskipped);
+    for (size_t i = 0; i < figs->n; i++) {
+        hs_status_t st = write_figure(fp, dir, in, &figs->figs[i]);
+        if (st != HS_OK)
+            return st;
     }
-    return st;
+    for (size_t i = 0; i < figs->nskipped; i++)
+        skipped[i] = figs->skipped[i];
+    esc_list(fp, "Not drawn:", skipped, figs->nskipped);
+    return HS_OK;
 }
 
 void rep_html_head(FILE *fp, const char *title)
@@ -414,8 +414,9 @@ hs_status_t rep_write_html(const char *dir, const plot_input_t *in, const plot_f
     FILE *fp;
     hs_status_t st = plot_input_check(in);
 
-    if (st == HS_OK)
-        st = hs_mkdir_p(dir);
+    if (st != HS_OK)
+        return st;
+    st = hs_mkdir_p(dir);
     if (st != HS_OK)
         return st;
     snprintf(path, sizeof(path), "%s/report.html", dir);

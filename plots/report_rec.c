@@ -50,17 +50,19 @@ static hs_status_t with_latencies(const rec_report_t *r, const pred_ctx_t *c,
                                   pred_result_t *res, pred_result_t kept[REP_CDF_MAX])
 {
     size_t idx[REP_CDF_MAX], n = cdf_candidates(r, idx);
-    hs_status_t st = HS_OK;
 
     memcpy(res, r->results, r->n * sizeof(*res));
-    for (size_t k = 0; k < n && st == HS_OK; k++) {
+    for (size_t k = 0; k < n; k++) {
+        hs_status_t st;
+
         if (res[idx[k]].lat_us)
             continue;
         st = pred_run(c, r->results[idx[k]].hint_bytes, 1, &kept[k]);
-        if (st == HS_OK)
-            res[idx[k]].lat_us = kept[k].lat_us;
+        if (st != HS_OK)
+            return st;
+        res[idx[k]].lat_us = kept[k].lat_us;
     }
-    return st;
+    return HS_OK;
 }
 
 hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r, const pred_ctx_t *c,
@@ -69,23 +71,25 @@ hs_status_t rep_write_recommend(const char *dir, const rec_report_t *r, const pr
     pred_result_t kept[REP_CDF_MAX];
     pred_result_t *res = malloc(r->n * sizeof(*res));
     plot_input_t in;
-    hs_status_t st = res ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = HS_ERR_NOMEM;
 
     memset(kept, 0, sizeof(kept));
-    if (st == HS_OK)
-        st = with_latencies(r, c, res, kept);
-    if (st == HS_OK) {
-        in = (plot_input_t){.command = "recommend", .engine = c->eng->name, .profile = c->p,
-                            .profile_hash = profile_hash(c->p), .trace = c->tr,
-                            .trace_path = trace_path, .pred = res, .npred = r->n,
-                            .rec_idx = (int)r->winner,
-                            .runner_idx = r->runner_up != r->winner ? (int)r->runner_up : -1,
-                            .objective = obj_name(r->objective), .why = r->why,
-                            .policy = r->policy,
-                            .warnings = r->warnings, .nwarnings = r->nwarnings,
-                            .cost_engine = c->eng};
-        st = rep_write_report(dir, &in);
-    }
+    if (!res)
+        goto release_kept;
+    st = with_latencies(r, c, res, kept);
+    if (st != HS_OK)
+        goto release_kept;
+    in = (plot_input_t){.command = "recommend", .engine = c->eng->name, .profile = c->p,
+                        .profile_hash = profile_hash(c->p), .trace = c->tr,
+                        .trace_path = trace_path, .pred = res, .npred = r->n,
+                        .rec_idx = (int)r->winner,
+                        .runner_idx = r->runner_up != r->winner ? (int)r->runner_up : -1,
+                        .objective = obj_name(r->objective), .why = r->why,
+                        .policy = r->policy,
+                        .warnings = r->warnings, .nwarnings = r->nwarnings,
+                        .cost_engine = c->eng};
+    st = rep_write_report(dir, &in);
+release_kept:
     for (int k = 0; k < REP_CDF_MAX; k++)
         pred_result_release(&kept[k]);
     free(res);

@@ -86,11 +86,15 @@ static hs_status_t load_inputs(const cJSON *report, const char *profile,
     }
     *path = tp->valuestring;
     st = profile_load(profile ? profile : "generic", p);
-    for (size_t i = 0; st == HS_OK && sets && i < sets->n; i++)
+    if (st != HS_OK)
+        return st;
+    for (size_t i = 0; sets && i < sets->n; i++) {
         st = profile_set(*p, sets->v[i]);
-    if (st == HS_OK) /* in the order validate replayed it (it said so then) */
-        st = trace_load_posts(*path, 0, tr);
-    return st;
+        if (st != HS_OK)
+            return st;
+    }
+    /* in the order validate replayed it (it said so then) */
+    return trace_load_posts(*path, 0, tr);
 }
 
 /* The string at config.OBJ.KEY of the report, or NULL. */
@@ -153,27 +157,30 @@ hs_status_t rep_write_validate(const char *dir, const cJSON *report, const char 
     trace_t *tr = NULL;
     const char *path = NULL;
     char why[1024];
-    hs_status_t st = HS_OK;
+    plot_input_t in;
+    hs_status_t st;
 
     if (!cJSON_IsObject(val) || !cJSON_IsArray(results) || cJSON_GetArraySize(results) == 0) {
         hs_log_error("validate report: no \"validation\" object or empty \"results\"");
         return HS_ERR_INVALID;
     }
     st = parse_rows(results, (uint64_t)num(val, "recommended_hint"), &v);
-    if (st == HS_OK)
-        st = load_inputs(report, profile, sets, &p, &tr, &path);
-    if (st == HS_OK) {
-        plot_input_t in = {.command = "validate", .engine = model_engine_ops.name,
-                           .profile = p, .profile_hash = profile_hash(p), .trace = tr,
-                           .trace_path = path, .pred = v.pred, .npred = v.n, .meas = v.meas,
-                           .rec_idx = v.rec, .runner_idx = v.runner,
-                           .objective = cJSON_IsString(obj) ? obj->valuestring : NULL,
-                           .why = why, .cost_engine = &model_engine_ops};
-        why_text(report, val, why, sizeof(why));
-        st = rep_write_report(dir, &in);
-        if (st == HS_ERR_ENV) /* warned; see report_val.h */
-            st = HS_OK;
-    }
+    if (st != HS_OK)
+        goto free_inputs;
+    st = load_inputs(report, profile, sets, &p, &tr, &path);
+    if (st != HS_OK)
+        goto free_inputs;
+    in = (plot_input_t){.command = "validate", .engine = model_engine_ops.name,
+                        .profile = p, .profile_hash = profile_hash(p), .trace = tr,
+                        .trace_path = path, .pred = v.pred, .npred = v.n, .meas = v.meas,
+                        .rec_idx = v.rec, .runner_idx = v.runner,
+                        .objective = cJSON_IsString(obj) ? obj->valuestring : NULL,
+                        .why = why, .cost_engine = &model_engine_ops};
+    why_text(report, val, why, sizeof(why));
+    st = rep_write_report(dir, &in);
+    if (st == HS_ERR_ENV) /* warned; see report_val.h */
+        st = HS_OK;
+free_inputs:
     free(v.pred);
     free(v.meas);
     profile_free(p);
@@ -193,14 +200,18 @@ hs_status_t rep_write_validate_dir(const char *dir, const char *json_text, const
     char stage[4200] = "", path[4400];
     hs_status_t st = hs_stage_open(dir, stage, sizeof(stage));
 
-    if (st == HS_OK) {
-        snprintf(path, sizeof(path), "%s/validate.json", stage);
-        st = hs_write_file_atomic(path, json_text);
-    }
-    if (st == HS_OK)
-        st = rep_write_validate(stage, report, profile, sets);
-    if (st == HS_OK)
-        return hs_stage_commit(stage, dir, rep_validate_owns);
+    if (st != HS_OK)
+        goto abort_stage;
+    snprintf(path, sizeof(path), "%s/validate.json", stage);
+    st = hs_write_file_atomic(path, json_text);
+    if (st != HS_OK)
+        goto abort_stage;
+    st = rep_write_validate(stage, report, profile, sets);
+    if (st != HS_OK)
+        goto abort_stage;
+    return hs_stage_commit(stage, dir, rep_validate_owns);
+
+abort_stage:
     if (stage[0]) {
         hs_stage_abort(stage);
         hs_log_error("%s: validate's files not written; an earlier run's there are left as "
