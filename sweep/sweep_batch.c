@@ -28,19 +28,25 @@ static hs_status_t run_share(const sweep_grid_t *g, const sweep_plan_t *plan, co
     hs_status_t st = pts && idx ? HS_OK : HS_ERR_NOMEM;
     size_t k = (size_t)rank;
 
-    while (st == HS_OK && k < ntodo) {
+    if (st != HS_OK)
+        goto free_bufs;
+    while (k < ntodo) {
         size_t m = 0;
         for (; k < ntodo && m < SWEEP_BATCH_POINTS; k += (size_t)nranks) {
             idx[m] = todo[k];
             pts[m++] = &plan->pts[todo[k]];
         }
         st = ev->ops->prepare(ev->ctx, g, pts, m);
-        for (size_t j = 0; j < m && st == HS_OK; j++) {
+        if (st != HS_OK)
+            goto free_bufs;
+        for (size_t j = 0; j < m; j++) {
             st = sweep_point_run(g, pts[j], ev, dir);
-            if (st == HS_OK)
-                done[(*n)++] = idx[j];
+            if (st != HS_OK)
+                goto free_bufs;
+            done[(*n)++] = idx[j];
         }
     }
+free_bufs:
     free(pts);
     free(idx);
     return st;

@@ -88,18 +88,22 @@ static hs_status_t point_profile(eval_model_t *m, const sweep_grid_t *g, const s
         return HS_ERR_INVALID;
     if ((st = profile_clone(m->profiles[pt->profile], &p)) != HS_OK)
         return st;
-    for (size_t i = 0; i < n && st == HS_OK; i++)
+    for (size_t i = 0; i < n; i++) {
         st = profile_set(p, sets[i]);
-    if (st == HS_OK)
-        st = profile_validate(p);
-    if (st != HS_OK) {
-        hs_log_error("%s: point %zu: profile '%s' with its overrides is not valid", g->path,
-                     pt->index, g->profiles[pt->profile]);
-        profile_free(p);
-        return st;
+        if (st != HS_OK)
+            goto free_profile;
     }
+    st = profile_validate(p);
+    if (st != HS_OK)
+        goto free_profile;
     *out = p;
     return HS_OK;
+
+free_profile:
+    hs_log_error("%s: point %zu: profile '%s' with its overrides is not valid", g->path,
+                 pt->index, g->profiles[pt->profile]);
+    profile_free(p);
+    return st;
 }
 
 static hs_status_t em_profile_hash(void *ctx, const sweep_grid_t *g, const sweep_point_t *pt,
@@ -156,10 +160,13 @@ static hs_status_t run_hint(eval_model_t *m, const trace_t *tr, const profile_t 
     pred_opts_fill(m, &o);
     memset(&r, 0, sizeof(r));
     st = pred_check_trace(tr, p, &o);
-    if (st == HS_OK)
-        st = pred_run_into(&(pred_ctx_t){m->eng, tr, p, &o}, hint, &m->buf, &r);
-    if (st == HS_OK)
-        fill_result(m->objective, &r, out);
+    if (st != HS_OK)
+        goto release_result;
+    st = pred_run_into(&(pred_ctx_t){m->eng, tr, p, &o}, hint, &m->buf, &r);
+    if (st != HS_OK)
+        goto release_result;
+    fill_result(m->objective, &r, out);
+release_result:
     pred_result_release(&r);
     return st;
 }
@@ -177,8 +184,10 @@ static hs_status_t run_auto(const eval_model_t *m, const trace_t *tr, const prof
     o.threads = 1;
     pred_opts_fill(m, &o.pred);
     st = rec_run(m->eng, tr, p, &o, &rep);
-    if (st == HS_OK)
-        fill_result(m->objective, &rep.results[rep.winner], out);
+    if (st != HS_OK)
+        goto release_report;
+    fill_result(m->objective, &rep.results[rep.winner], out);
+release_report:
     rec_report_release(&rep);
     return st;
 }

@@ -556,19 +556,28 @@ out:
 
 static hs_status_t grid_add_extra(sweep_grid_t *g, const sweep_grid_extra_t *x)
 {
-    hs_status_t st = HS_OK;
+    hs_status_t st;
     char *assign;
 
-    for (size_t i = 0; st == HS_OK && i < x->ntraces; i++)
+    for (size_t i = 0; i < x->ntraces; i++) {
         st = grid_add_trace(g, "--trace", x->traces[i], NULL);
-    for (size_t i = 0; st == HS_OK && i < x->nprofiles; i++)
-        st = grid_add_profile(g, "--profile", x->profiles[i], NULL);
-    for (size_t i = 0; st == HS_OK && i < x->nsets; i++) {
-        st = assign_from_text(x->sets[i], &assign);
-        if (st == HS_OK)
-            st = grid_add_fixed(g, "--set", assign);
+        if (st != HS_OK)
+            return st;
     }
-    return st;
+    for (size_t i = 0; i < x->nprofiles; i++) {
+        st = grid_add_profile(g, "--profile", x->profiles[i], NULL);
+        if (st != HS_OK)
+            return st;
+    }
+    for (size_t i = 0; i < x->nsets; i++) {
+        st = assign_from_text(x->sets[i], &assign);
+        if (st != HS_OK)
+            return st;
+        st = grid_add_fixed(g, "--set", assign);
+        if (st != HS_OK)
+            return st;
+    }
+    return HS_OK;
 }
 
 static hs_status_t grid_defaults(sweep_grid_t *g)

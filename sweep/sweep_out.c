@@ -338,15 +338,12 @@ static hs_status_t drop_one(const sweep_grid_t *g, const sweep_plan_t *plan, con
         return HS_ERR_IO;
     }
     st = hs_read_file(aside, &text, NULL);
-    if (st == HS_OK)
-        st = belongs(g, plan, text, &ok);
+    if (st != HS_OK)
+        goto put_back;
+    st = belongs(g, plan, text, &ok);
     free(text);
-    if (st != HS_OK || ok) { /* this plan's, or it could not be checked: put it back */
-        if (rename(aside, path) == 0)
-            return st;
-        hs_log_error("%s: cannot put it back from %s: %s", path, aside, strerror(errno));
-        return HS_ERR_IO;
-    }
+    if (st != HS_OK || ok)
+        goto put_back;
     if (unlink(aside) != 0) {
         hs_log_error("%s: cannot remove it: %s", aside, strerror(errno));
         return HS_ERR_IO;
@@ -355,6 +352,12 @@ static hs_status_t drop_one(const sweep_grid_t *g, const sweep_plan_t *plan, con
                 "damaged)", path);
     (*removed)++;
     return HS_OK;
+
+put_back: /* this plan's, or it could not be checked: undo the move aside */
+    if (rename(aside, path) == 0)
+        return st;
+    hs_log_error("%s: cannot put it back from %s: %s", path, aside, strerror(errno));
+    return HS_ERR_IO;
 }
 
 /* Whether name is one of the files sweep_plot_all writes: heatmap.{dat,gp,png} and

@@ -208,9 +208,10 @@ hs_status_t sweep_plot_all(const sweep_grid_t *g, const sweep_plan_t *plan,
     *nplots = 0;
     if (g->naxes > 0) {
         snprintf(pdir, sizeof(pdir), "%s/plots", dir);
-        st = hs_mkdir_p(pdir);
-        if (st == HS_OK)
-            st = draw_all(g, plan, res, pdir, nplots);
+        st = hs_mkdir_p(pdir); /* never HS_ERR_ENV: that is a missing gnuplot's */
+        if (st != HS_OK)
+            return st;
+        st = draw_all(g, plan, res, pdir, nplots);
     }
     if (st != HS_OK && st != HS_ERR_ENV) /* a failed gnuplot: no page with holes */
         return st;

@@ -287,14 +287,16 @@ hs_status_t sweep_report_write(const sweep_grid_t *g, const sweep_plan_t *plan,
     rep_html_head(fp, "hintsim sweep report");
     write_cautions(fp, &s);
     st = write_best(fp, &s);
-    if (st == HS_OK) {
-        write_grid(fp, &s);
-        st = write_figures(fp, &s, plots);
-    }
-    if (st != HS_OK) {
-        hs_afile_abort(af);
-        return st;
-    }
+    if (st != HS_OK)
+        goto abort_file;
+    write_grid(fp, &s);
+    st = write_figures(fp, &s, plots);
+    if (st != HS_OK)
+        goto abort_file;
     fputs("</body>\n</html>\n", fp);
     return hs_afile_commit(af);
+
+abort_file:
+    hs_afile_abort(af);
+    return st;
 }
