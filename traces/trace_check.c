@@ -59,12 +59,13 @@ static hs_status_t validate_hst(FILE *fp, const char *path, trace_validate_t *ou
             break;
         count += n;
     }
-    if (st == HS_OK) {
-        out->is_hst = 1;
-        out->blocks = trace_reader_blocks(r);
-        out->records = count;
-        out->dropped = trace_reader_header(r)->dropped;
-    }
+    if (st != HS_OK)
+        goto close_reader;
+    out->is_hst = 1;
+    out->blocks = trace_reader_blocks(r);
+    out->records = count;
+    out->dropped = trace_reader_header(r)->dropped;
+close_reader:
     trace_reader_close(r);
     return st;
 }

@@ -525,10 +525,11 @@ static hs_status_t gen_output(trace_gen_ctx_t *g, const trace_gen_workload_t *wl
         return st;
     trace_hdr_release(&g->tr->hdr);
     st = trace_hdr_copy(&g->tr->hdr, h);
-    if (st == HS_OK) {
-        wl->run(g);
-        st = g->st != HS_OK ? g->st : trace_save_as(path, fmt, g->tr);
-    }
+    if (st != HS_OK)
+        goto free_trace;
+    wl->run(g);
+    st = g->st != HS_OK ? g->st : trace_save_as(path, fmt, g->tr);
+free_trace:
     trace_free(g->tr);
     return st;
 }

@@ -312,15 +312,15 @@ hs_status_t trace_perftest_read(FILE *fp, const char *path, trace_t **out)
         if (pt_line(&s, line, why, sizeof(why)) != 0) {
             hs_log_error("%s:%lu: %s", path, s.lineno, why);
             st = HS_ERR_INVALID;
-            goto out;
+            goto free_parse;
         }
     }
     st = pt_finish(&s);
-    if (st == HS_OK) {
-        *out = s.tr;
-        s.tr = NULL;
-    }
-out:
+    if (st != HS_OK)
+        goto free_parse;
+    *out = s.tr;
+    s.tr = NULL;
+free_parse:
     free(line);
     free(s.groups);
     trace_free(s.tr);

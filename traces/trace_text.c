@@ -231,9 +231,10 @@ static hs_status_t text_trace_new(trace_t **out)
 {
     hs_status_t st = trace_new(out);
 
-    if (st == HS_OK)
-        trace_hdr_init_unknown(&(*out)->hdr);
-    return st;
+    if (st != HS_OK)
+        return st;
+    trace_hdr_init_unknown(&(*out)->hdr);
+    return HS_OK;
 }
 
 /* What makes a record meaningless to every consumer (both path bits, completion before

@@ -55,15 +55,17 @@ static hs_status_t w_header(trace_writer_t *w, const trace_hdr_t *hdr)
         hs_log_error("%s: JSON header of %zu bytes exceeds the %u-byte limit", w->path, len,
                      TRACE_JSON_MAX_BYTES);
         st = HS_ERR_INVALID;
-        goto out;
+        goto free_json;
     }
     trace_filehdr_encode((uint32_t)len, trace_crc32(0, json, len), fh);
     st = w_put(w, fh, sizeof(fh));
-    if (st == HS_OK)
-        st = w_put(w, json, len);
-    if (st == HS_OK)
-        st = w_put(w, zeros, trace_json_padded((uint32_t)len) - len);
-out:
+    if (st != HS_OK)
+        goto free_json;
+    st = w_put(w, json, len);
+    if (st != HS_OK)
+        goto free_json;
+    st = w_put(w, zeros, trace_json_padded((uint32_t)len) - len);
+free_json:
     free(json);
     return st;
 }
