@@ -481,7 +481,7 @@ static hs_status_t flow_setup(sim_world_t *w, unsigned id, const char *platform_
 {
     sim_flow_t *f = &w->flows[id];
     char name[48];
-    hs_status_t st = HS_OK;
+    hs_status_t st;
     int p;
 
     f->world = w;
@@ -514,18 +514,21 @@ static hs_status_t flow_setup(sim_world_t *w, unsigned id, const char *platform_
         return HS_ERR_NOMEM;
     f->nic_sem = sg_sem_init(0);
     f->poster_sem = sg_sem_init(0);
-    for (p = 0; p < SIM_NPATHS && st == HS_OK; p++)
+    for (p = 0; p < SIM_NPATHS; p++) {
         st = path_setup(f, p);
+        if (st != HS_OK)
+            return st;
+    }
     snprintf(name, sizeof(name), "nic.%u", id);
-    if (st == HS_OK)
-        st = start_actor(name, f->sender, nic_main, f, 1);
+    st = start_actor(name, f->sender, nic_main, f, 1);
+    if (st != HS_OK)
+        return st;
     snprintf(name, sizeof(name), "cq.%u", id);
-    if (st == HS_OK)
-        st = start_actor(name, w->receiver, cq_main, f, 1);
+    st = start_actor(name, w->receiver, cq_main, f, 1);
+    if (st != HS_OK)
+        return st;
     snprintf(name, sizeof(name), "poster.%u", id);
-    if (st == HS_OK)
-        st = start_actor(name, f->sender, poster_main, f, 0);
-    return st;
+    return start_actor(name, f->sender, poster_main, f, 0);
 }
 
 hs_status_t sim_world_create(const sim_run_args_t *args, const char *platform_name,
