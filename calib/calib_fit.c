@@ -329,15 +329,17 @@ static hs_status_t fit_iterate(fit_t *f, double *theta, double *J, double *r, do
         *cost = c_new;
     }
     fit_set(f, theta);
-    if (st == HS_OK)
-        st = fit_resid(f, r, cost);
-    if (st == HS_OK)
-        st = fit_jacobian(f, theta, J, rtmp);
-    if (st == HS_OK) {
-        fit_normal(f, J, r, A, g);
-        fit_determined(f->np, A, det);
-    }
-    return st;
+    if (st != HS_OK)
+        return st;
+    st = fit_resid(f, r, cost);
+    if (st != HS_OK)
+        return st;
+    st = fit_jacobian(f, theta, J, rtmp);
+    if (st != HS_OK)
+        return st;
+    fit_normal(f, J, r, A, g);
+    fit_determined(f->np, A, det);
+    return HS_OK;
 }
 
 /* Record the fitted values through profile_set_value so each carries its source. */
@@ -379,8 +381,9 @@ hs_status_t calib_fit(const profile_t *start, const calib_param_t *params, size_
     calib_result_t out = {0};
     hs_status_t st = fit_check(&f);
 
-    if (st == HS_OK)
-        st = profile_clone(start, &f.cur);
+    if (st != HS_OK)
+        return st;
+    st = profile_clone(start, &f.cur);
     if (st != HS_OK)
         return st;
     J = malloc(nobs * np * sizeof(*J));
@@ -605,16 +608,20 @@ static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_
     profile_t *from = NULL, *next = NULL;
     hs_status_t st = profile_clone(*cur, &from);
 
+    if (st != HS_OK)
+        return st;
     for (size_t j = 0; j < all->np; j++)
         if (!rc->params[j].refine && !calib_param_kept(all, j))
             idx[n++] = j;
-    for (size_t k = 0; st == HS_OK && k < nr; k++) {
+    for (size_t k = 0; k < nr; k++) {
         idx[n++] = ref[k];
         st = profile_set_value(from, rc->params[ref[k]].key,
                                prof_value(rc->start, rc->params[ref[k]].key),
                                "calibrate: fit start (refinement)");
+        if (st != HS_OK)
+            goto free_from;
     }
-    if (st == HS_OK && n > rc->nobs) { /* fewer figures than terms: none can be refined */
+    if (n > rc->nobs) { /* fewer figures than terms: none can be refined */
         for (size_t k = 0; k < nr; k++) {
             all->value[ref[k]] = prof_value(*cur, rc->params[ref[k]].key);
             all->stderr_rel[ref[k]] = INFINITY; /* so calib_keep_undetermined keeps it */
@@ -630,9 +637,9 @@ static hs_status_t refine_stage(const refine_ctx_t *rc, const size_t *ref, size_
     /* in rounds, as the base fit: a base term the refinement leaves undetermined (pinned at
      * a bound, say) goes back to orig and the rest is fitted again; the refinement stands
      * when no refinement term is left undetermined */
-    if (st == HS_OK)
-        st = keeping_rounds(from, sub, n, rc->obs, rc->nobs, rc->predict, rc->ctx, sub_orig,
-                            &next, &r);
+    st = keeping_rounds(from, sub, n, rc->obs, rc->nobs, rc->predict, rc->ctx, sub_orig,
+                        &next, &r);
+free_from:
     profile_free(from);
     if (st != HS_OK)
         return st;
@@ -687,14 +694,19 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
     }
     /* the others first, each refinement held at orig */
     st = profile_clone(start, &held);
-    for (size_t k = 0; st == HS_OK && k < nr; k++)
+    if (st != HS_OK)
+        return st;
+    for (size_t k = 0; k < nr; k++) {
         st = profile_set_value(held, params[ref[k]].key, orig[ref[k]], "calibrate: kept");
+        if (st != HS_OK)
+            goto free_held;
+    }
     for (size_t j = 0; j < nb; j++) {
         sub[j] = params[base[j]];
         sub_orig[j] = orig[base[j]];
     }
-    if (st == HS_OK)
-        st = keeping_rounds(held, sub, nb, obs, nobs, predict, ctx, sub_orig, &cur, &part);
+    st = keeping_rounds(held, sub, nb, obs, nobs, predict, ctx, sub_orig, &cur, &part);
+free_held:
     profile_free(held);
     if (st != HS_OK)
         return st;
@@ -711,15 +723,18 @@ hs_status_t calib_fit_keeping(const profile_t *start, const calib_param_t *param
     }
     st = refine_stage(&rc, ref, nr, &cur, &all);
 keep:
-    if (st == HS_OK)
-        st = calib_keep_undetermined(cur, params, np, &all, orig);
-    if (st != HS_OK) {
-        profile_free(cur);
-        return st;
-    }
+    if (st != HS_OK)
+        goto free_cur;
+    st = calib_keep_undetermined(cur, params, np, &all, orig);
+    if (st != HS_OK)
+        goto free_cur;
     *fitted = cur;
     *res = all;
     return HS_OK;
+
+free_cur:
+    profile_free(cur);
+    return st;
 }
 
 const char *calib_class_name(calib_class_t c)
@@ -748,15 +763,18 @@ static hs_status_t held_sens(const profile_t *fitted, const calib_param_t *par,
     if (!pi)
         return HS_ERR_INVALID;
     st = profile_clone(fitted, &q);
-    if (st == HS_OK)
-        st = predict(ctx, q, o, &base);
-    if (st == HS_OK) {
-        field = (double *)((char *)q + pi->offset);
-        *field = *field > 0 ? *field * exp(FIT_STEP) : par->lo;
-        st = predict(ctx, q, o, &moved);
-    }
-    if (st == HS_OK)
-        *s = base > 0 && moved > 0 ? (log(moved) - log(base)) / FIT_STEP : 0;
+    if (st != HS_OK)
+        return st;
+    st = predict(ctx, q, o, &base);
+    if (st != HS_OK)
+        goto free_profile;
+    field = (double *)((char *)q + pi->offset);
+    *field = *field > 0 ? *field * exp(FIT_STEP) : par->lo;
+    st = predict(ctx, q, o, &moved);
+    if (st != HS_OK)
+        goto free_profile;
+    *s = base > 0 && moved > 0 ? (log(moved) - log(base)) / FIT_STEP : 0;
+free_profile:
     profile_free(q);
     return st;
 }

@@ -90,21 +90,26 @@ static hs_status_t replay_median(const pred_engine_ops_t *eng, const trace_t *tr
     size_t m = 0;
     hs_status_t st = pred_raw_alloc(&raw, tr->n);
 
-    if (st == HS_OK && !keep)
+    if (st != HS_OK)
+        goto free_raw;
+    if (!keep) {
         st = HS_ERR_NOMEM;
-    if (st == HS_OK)
-        st = eng->replay(tr, p, &o, hint, &raw);
-    for (size_t i = 0; st == HS_OK && i < tr->n; i++)
+        goto free_raw;
+    }
+    st = eng->replay(tr, p, &o, hint, &raw);
+    if (st != HS_OK)
+        goto free_raw;
+    for (size_t i = 0; i < tr->n; i++)
         if (!(tr->recs[i].flags & TRACE_F_COLD) && isfinite(raw.lat_us[i]))
             keep[m++] = raw.lat_us[i];
-    if (st == HS_OK && m == 0) {
+    if (m == 0) {
         hs_log_error("calibrate: no warm message to predict in a benchmark group");
         st = HS_ERR_INVALID;
+        goto free_raw;
     }
-    if (st == HS_OK) {
-        qsort(keep, m, sizeof(*keep), cmp_float);
-        *out = keep[(m - 1) / 2];
-    }
+    qsort(keep, m, sizeof(*keep), cmp_float);
+    *out = keep[(m - 1) / 2];
+free_raw:
     pred_raw_free(&raw);
     free(keep);
     return st;

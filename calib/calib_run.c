@@ -195,29 +195,6 @@ static hs_status_t warm_median(const calib_bench_t *bn, const pred_raw_t *raw, s
     return HS_OK;
 }
 
-/* Run bench b through the executor into raw (b->reps of them, allocated here). */
-static hs_status_t run_bench(mctx_t *x, const calib_bench_t *b, pred_raw_t **out)
-{
-    pred_raw_t *raw = calloc(b->reps, sizeof(*raw));
-    hs_status_t st = raw ? HS_OK : HS_ERR_NOMEM;
-
-    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++)
-        st = pred_raw_alloc(&raw[r], b->tr->n);
-    if (st == HS_OK)
-        st = x->exec(x->ctx, b, x->step + 1 == x->nsteps, raw);
-    if (x->pb)
-        hs_progress_update(x->pb, x->step + 1);
-    x->step++;
-    if (st != HS_OK) {
-        for (uint64_t r = 0; raw && r < b->reps; r++)
-            pred_raw_free(&raw[r]);
-        free(raw);
-        return st;
-    }
-    *out = raw;
-    return HS_OK;
-}
-
 static void raws_free(pred_raw_t *raw, uint64_t n)
 {
     for (uint64_t r = 0; raw && r < n; r++)
@@ -225,37 +202,90 @@ static void raws_free(pred_raw_t *raw, uint64_t n)
     free(raw);
 }
 
-/* One observation per row of a single-message bench (held out: its size in o->holdout). */
+/* raw's b->reps buffers allocated (NULL raw: no memory), then bench b executed into them. */
+static hs_status_t exec_into(mctx_t *x, const calib_bench_t *b, pred_raw_t *raw)
+{
+    if (!raw)
+        return HS_ERR_NOMEM;
+    for (uint64_t r = 0; r < b->reps; r++) {
+        hs_status_t st = pred_raw_alloc(&raw[r], b->tr->n);
+        if (st != HS_OK)
+            return st;
+    }
+    return x->exec(x->ctx, b, x->step + 1 == x->nsteps, raw);
+}
+
+/* Run bench b through the executor into raw (b->reps of them, allocated here); the step
+ * counts whatever became of it. */
+static hs_status_t run_bench(mctx_t *x, const calib_bench_t *b, pred_raw_t **out)
+{
+    pred_raw_t *raw = calloc(b->reps, sizeof(*raw));
+    hs_status_t st = exec_into(x, b, raw);
+
+    if (x->pb)
+        hs_progress_update(x->pb, x->step + 1);
+    x->step++;
+    if (st != HS_OK)
+        goto free_raws;
+    *out = raw;
+    return HS_OK;
+
+free_raws:
+    raws_free(raw, b->reps);
+    return st;
+}
+
+/* The observation of rows a..i-1 of a single-message bench (one size), with a trace of
+ * its own kept in m (held out: its size in o->holdout). */
+static hs_status_t single_run_obs(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw,
+                                  size_t a, size_t i)
+{
+    const trace_t *tr = b->tr;
+    calib_obs_t o = {.group = b->group, .hint_bytes = b->hint, .mode = PRED_CLOSED,
+                     .cls = CALIB_SINGLE, .size_bytes = tr->recs[a].size_bytes};
+    trace_t *sub = NULL;
+    hs_status_t st = warm_median(b, raw, a, i, &o);
+
+    if (st != HS_OK)
+        return st;
+    st = trace_new(&sub);
+    if (st != HS_OK)
+        goto free_sub;
+    for (size_t k = a; k < i; k++) {
+        st = trace_push(sub, &tr->recs[k]);
+        if (st != HS_OK)
+            goto free_sub;
+    }
+    st = keep_sub(x->m, sub);
+    if (st != HS_OK)
+        return st;
+    o.trace = sub;
+    if (in_list(o.size_bytes, x->o->holdout, x->o->nholdout))
+        return add_obs(&x->m->held, &x->m->nheld, &o);
+    return add_obs(&x->m->fit, &x->m->nfit, &o);
+
+free_sub:
+    trace_free(sub);
+    return st;
+}
+
+/* One observation per run of equal sizes in a single-message bench. */
 static hs_status_t single_obs(mctx_t *x, const calib_bench_t *b, const pred_raw_t *raw)
 {
     const trace_t *tr = b->tr;
     size_t a = 0;
-    hs_status_t st = HS_OK;
 
-    for (size_t i = 1; st == HS_OK && i <= tr->n; i++) {
-        calib_obs_t o = {.group = b->group, .hint_bytes = b->hint, .mode = PRED_CLOSED,
-                         .cls = CALIB_SINGLE};
-        trace_t *sub = NULL;
+    for (size_t i = 1; i <= tr->n; i++) {
+        hs_status_t st;
+
         if (i < tr->n && tr->recs[i].size_bytes == tr->recs[a].size_bytes)
             continue;
-        o.size_bytes = tr->recs[a].size_bytes;
-        st = warm_median(b, raw, a, i, &o);
-        if (st == HS_OK)
-            st = trace_new(&sub);
-        for (size_t k = a; st == HS_OK && k < i; k++)
-            st = trace_push(sub, &tr->recs[k]);
-        if (st == HS_OK)
-            st = keep_sub(x->m, sub);
-        else
-            trace_free(sub);
-        o.trace = sub;
-        if (st == HS_OK && in_list(o.size_bytes, x->o->holdout, x->o->nholdout))
-            st = add_obs(&x->m->held, &x->m->nheld, &o);
-        else if (st == HS_OK)
-            st = add_obs(&x->m->fit, &x->m->nfit, &o);
+        st = single_run_obs(x, b, raw, a, i);
+        if (st != HS_OK)
+            return st;
         a = i;
     }
-    return st;
+    return HS_OK;
 }
 
 /* One observation for a whole stream or mixed bench; its trace moves into m. */
@@ -269,10 +299,12 @@ static hs_status_t whole_obs(mctx_t *x, calib_bench_t *b, const pred_raw_t *raw,
     for (size_t i = 0; i < b->tr->n; i++)
         mx = b->tr->recs[i].size_bytes > mx ? b->tr->recs[i].size_bytes : mx;
     o.size_bytes = mx;
-    if (st == HS_OK)
-        st = keep_str(x->m, b->set, &o.set);
-    if (st == HS_OK)
-        st = keep_sub(x->m, b->tr);
+    if (st != HS_OK)
+        return st;
+    st = keep_str(x->m, b->set, &o.set);
+    if (st != HS_OK)
+        return st;
+    st = keep_sub(x->m, b->tr);
     if (st != HS_OK)
         return st;
     o.trace = b->tr;
@@ -348,11 +380,14 @@ static hs_status_t measure_singles(mctx_t *x, int ll)
         all[n++] = o->holdout[i];
     b.hint = ll ? max_of(all, n) : 0;
     st = trace_rows(all, n, o->warmup, o->iters, &b.tr);
-    if (st == HS_OK)
-        st = run_bench(x, &b, &raw);
-    if (st == HS_OK)
-        st = single_obs(x, &b, raw);
+    if (st != HS_OK)
+        goto free_trace;
+    st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    st = single_obs(x, &b, raw);
     raws_free(raw, b.reps);
+free_trace:
     trace_free(b.tr);
     return st;
 }
@@ -369,14 +404,18 @@ static hs_status_t measure_stream(mctx_t *x, int ll, uint64_t size, uint64_t dep
     b.hint = ll ? size : 0;
     snprintf(b.set, sizeof(b.set), "%s.depth=%llu", ll ? "ll" : "bw", (unsigned long long)depth);
     st = trace_burst(size, x->o->stream_len, &b.tr);
-    if (st == HS_OK)
-        st = run_bench(x, &b, &raw);
-    if (st == HS_OK) {
-        st = note_rate(x, &b, raw);
-        if (st == HS_OK)
-            st = whole_obs(x, &b, raw, held);
-    }
+    if (st != HS_OK)
+        goto free_trace;
+    st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    st = note_rate(x, &b, raw);
+    if (st != HS_OK)
+        goto free_raws;
+    st = whole_obs(x, &b, raw, held);
+free_raws:
     raws_free(raw, b.reps);
+free_trace:
     trace_free(b.tr);
     return st;
 }
@@ -410,12 +449,15 @@ static hs_status_t measure_switch(mctx_t *x)
 
     b.hint = o->sizes[0];
     st = trace_switch(o->sizes[0], max_of(o->sizes, o->nsizes), &b.tr);
-    if (st == HS_OK)
-        st = run_bench(x, &b, &raw);
-    for (uint64_t r = 0; st == HS_OK && r < b.reps; r++)
+    if (st != HS_OK)
+        goto free_trace;
+    st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    for (uint64_t r = 0; r < b.reps; r++)
         if (raw[r].switches > 0 && raw[r].drain_us_total > 0)
             drains[n++] = raw[r].drain_us_total / (double)raw[r].switches;
-    if (st == HS_OK && n > 0) {
+    if (n > 0) {
         x->m->drain_us_median = cap_pctl(drains, n, 0.5);
         for (size_t i = 0; i < n; i++)
             dev[i] = fabs(drains[i] - x->m->drain_us_median);
@@ -423,6 +465,7 @@ static hs_status_t measure_switch(mctx_t *x)
         x->m->nswitches = (size_t)raw[0].switches * n;
     }
     raws_free(raw, b.reps);
+free_trace:
     trace_free(b.tr);
     return st;
 }
@@ -480,8 +523,9 @@ static hs_status_t measure_jitter(mctx_t *x, uint64_t size, calib_jitter_t *out)
 
     b.hint = size;
     st = trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
-    if (st == HS_OK)
-        st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    st = run_bench(x, &b, &raw);
     if (st != HS_OK)
         goto free_trace;
     v = malloc(b.tr->n * sizeof(*v));
@@ -526,9 +570,9 @@ static hs_status_t measure_jitters(mctx_t *x)
 {
     hs_status_t st = measure_jitter(x, jitter_bytes(x->o), &x->m->jitter[0]);
 
-    if (st == HS_OK && jitter_sets(x->o) > 1)
-        st = measure_jitter(x, x->o->jitter_long_bytes, &x->m->jitter[1]);
-    return st;
+    if (st != HS_OK || jitter_sets(x->o) <= 1)
+        return st;
+    return measure_jitter(x, x->o->jitter_long_bytes, &x->m->jitter[1]);
 }
 
 /* The mixed trace: every stream size, the hint between the two largest (both paths, with
@@ -557,11 +601,14 @@ static hs_status_t measure_mixed(mctx_t *x, uint64_t hint)
     }
     x->m->mixed_gap_us = svc / o->mixed_load;
     st = trace_mixed(sizes, n, o->mixed_len, 1e3 * x->m->mixed_gap_us, o->seed, &b.tr);
-    if (st == HS_OK)
-        st = run_bench(x, &b, &raw);
-    if (st == HS_OK)
-        st = whole_obs(x, &b, raw, 1);
+    if (st != HS_OK)
+        goto free_trace;
+    st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    st = whole_obs(x, &b, raw, 1);
     raws_free(raw, b.reps);
+free_trace:
     trace_free(b.tr);
     return st;
 }
@@ -602,6 +649,34 @@ static hs_status_t check_opts(const calib_run_opts_t *o)
     return HS_OK;
 }
 
+/* Every bench, in the order of calib_run_steps; the caller releases what they left. */
+static hs_status_t measure_all(mctx_t *x)
+{
+    const calib_run_opts_t *o = x->o;
+    hs_status_t st = measure_singles(x, 1);
+
+    if (st != HS_OK)
+        return st;
+    st = measure_singles(x, 0);
+    if (st != HS_OK)
+        return st;
+    st = measure_streams(x);
+    if (st != HS_OK)
+        return st;
+    st = measure_switch(x);
+    if (st != HS_OK)
+        return st;
+    if (o->mixed_len) {
+        st = measure_mixed(x, mixed_hint(o));
+        if (st != HS_OK)
+            return st;
+        st = measure_mixed(x, 0);
+        if (st != HS_OK)
+            return st;
+    }
+    return o->jitter_len ? measure_jitters(x) : HS_OK;
+}
+
 hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, void *ctx,
                                hs_progress_t *pb, calib_meas_t *out)
 {
@@ -609,20 +684,9 @@ hs_status_t calib_measure_with(const calib_run_opts_t *o, calib_exec_fn_t exec, 
     hs_status_t st = check_opts(o);
 
     memset(out, 0, sizeof(*out));
-    if (st == HS_OK)
-        st = measure_singles(&x, 1);
-    if (st == HS_OK)
-        st = measure_singles(&x, 0);
-    if (st == HS_OK)
-        st = measure_streams(&x);
-    if (st == HS_OK)
-        st = measure_switch(&x);
-    if (st == HS_OK && o->mixed_len)
-        st = measure_mixed(&x, mixed_hint(o));
-    if (st == HS_OK && o->mixed_len)
-        st = measure_mixed(&x, 0);
-    if (st == HS_OK && o->jitter_len)
-        st = measure_jitters(&x);
+    if (st != HS_OK)
+        return st;
+    st = measure_all(&x);
     free(x.svc_size);
     free(x.svc_us);
     if (st != HS_OK)
@@ -640,10 +704,19 @@ hs_status_t calib_exec_model(void *ctx, const calib_bench_t *b, int last, pred_r
     hs_status_t st = profile_clone(x->prof, &p);
 
     (void)last;
-    if (st == HS_OK && b->set[0])
+    if (st != HS_OK)
+        return st;
+    if (b->set[0]) {
         st = profile_set(p, b->set);
-    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++)
+        if (st != HS_OK)
+            goto free_profile;
+    }
+    for (uint64_t r = 0; r < b->reps; r++) {
         st = x->eng->replay(b->tr, p, &po, b->hint, &raw[r]);
+        if (st != HS_OK)
+            goto free_profile;
+    }
+free_profile:
     profile_free(p);
     return st;
 }
@@ -681,31 +754,36 @@ static hs_status_t exec_live(void *ctx, const calib_bench_t *b, int last, pred_r
     profile_t *base = x->live.prof, *tmp = NULL;
     cap_conn_t *c = NULL;
     uint64_t max_msg = 1;
-    hs_status_t st = HS_OK;
+    hs_status_t st;
 
     for (size_t i = 0; i < b->tr->n; i++)
         max_msg = b->tr->recs[i].size_bytes > max_msg ? b->tr->recs[i].size_bytes : max_msg;
     if (b->set[0]) { /* the override, on a copy of the live profile for this connection */
         st = profile_clone(base, &tmp);
-        if (st == HS_OK)
-            st = profile_set(tmp, b->set);
-        if (st == HS_OK)
-            x->live.prof = tmp;
+        if (st != HS_OK)
+            return st;
+        st = profile_set(tmp, b->set);
+        if (st != HS_OK)
+            goto restore_profile;
+        x->live.prof = tmp;
     }
-    if (st == HS_OK)
-        st = cap_live_connect(&x->o->live, &x->live, max_msg, b->hint, &c);
-    if (st == HS_OK)
-        live_note(x, b, c);
-    for (uint64_t r = 0; st == HS_OK && r < b->reps; r++) {
+    st = cap_live_connect(&x->o->live, &x->live, max_msg, b->hint, &c);
+    if (st != HS_OK)
+        goto restore_profile;
+    live_note(x, b, c);
+    for (uint64_t r = 0; r < b->reps; r++) {
         cap_replay_overhead_t ov = {0};
         st = cap_replay_run(c, &(cap_replay_opts_t){.tr = b->tr, .hint = b->hint,
                                                     .hysteresis = (uint64_t)x->live.prof->switch_hysteresis,
                                                     .mode = b->mode, .overhead = &ov}, &raw[r]);
-        if (st == HS_OK && r >= b->skip)
+        if (st != HS_OK)
+            goto close_conn;
+        if (r >= b->skip)
             cap_replay_overhead_merge(&x->m->overhead[b->cls], &ov);
     }
-    if (c)
-        cap_conn_close(c, !last && st == HS_OK);
+close_conn:
+    cap_conn_close(c, !last && st == HS_OK);
+restore_profile:
     x->live.prof = base;
     profile_free(tmp);
     return st;
@@ -716,8 +794,9 @@ hs_status_t calib_measure(const calib_run_opts_t *o, hs_progress_t *pb, calib_me
     live_exec_t x = {.o = o, .m = out};
     hs_status_t st = check_opts(o);
 
-    if (st == HS_OK)
-        st = cap_live_open(&o->live, &x.live);
+    if (st != HS_OK)
+        return st;
+    st = cap_live_open(&o->live, &x.live);
     if (st != HS_OK)
         return st;
     st = calib_measure_with(o, exec_live, &x, pb, out);
