@@ -100,8 +100,24 @@ static int same_head_at(const mdl_state_t *s, const mdl_path_t *pa, const mdl_vi
            mdl_same_time(key->timer_ns, timer, tol);
 }
 
+/* Whether any of n batches b differs from a key's close times ns (relative to t0, to
+ * within tol, as mdl_same_time: the distance tested first, equality, which only HUGE_VAL
+ * needs, after) and WR counts nwr. */
+static int batches_differ(const mdl_batch_t *b, const double *ns, const uint32_t *nwr,
+                          uint32_t n, double t0, double tol)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        double a = ns[j], c = b[j].close_ns - t0;
+        if (nwr[j] != b[j].nwr || (!(fabs(a - c) <= tol) && a != c))
+            return 1;
+    }
+    return 0;
+}
+
 /* Compared in place, batch by batch: building pa's key first cost as much as the
- * comparison (measured: callgrind, bench_model allreduce). */
+ * comparison (measured: callgrind, bench_model allreduce); where the ring does not wrap,
+ * without a mask and distance first (measured: allreduce at hint 0, whose messages meet
+ * some 20 batches, 4.7% fewer instructions). */
 int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t *msg,
                      double t0)
 {
@@ -114,10 +130,15 @@ int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t 
     double tol = mdl_time_tol(t0);
     if (!same_head_at(s, pa, key, t0, tol))
         return 0;
-    for (uint32_t j = 0; j < key->count; j++) {
-        const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
-        if (key->ring_nwr[j] != b->nwr || !mdl_same_time(key->ring_ns[j], b->close_ns - t0, tol))
+    if (pa->head + key->count <= pa->mask + 1) { /* one run: no mask */
+        if (batches_differ(pa->ring + pa->head, key->ring_ns, key->ring_nwr, key->count, t0, tol))
             return 0;
+    } else {
+        for (uint32_t j = 0; j < key->count; j++) {
+            const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
+            if (key->ring_nwr[j] != b->nwr || !mdl_same_time(key->ring_ns[j], b->close_ns - t0, tol))
+                return 0;
+        }
     }
     for (uint32_t j = 0; j < key->nmem; j++)
         if (!mdl_same_time(key->mem_hw_ns[j], pa->mem[j].hw_ns - t0, tol))
