@@ -104,6 +104,24 @@ static uint16_t rec_flags(const cap_conn_t *c, cap_path_id_t path, uint64_t size
     return f;
 }
 
+/* One message of a latency phase: its record pushed, then posted, then waited for where the
+ * path signals it. */
+static hs_status_t latency_msg(cap_conn_t *c, bench_ctx_t *b, cap_qp_t *q, trace_rec_t *r)
+{
+    int sig = 0;
+    hs_status_t st;
+
+    r->t_post_ns = hs_now_ns() - b->t0_ns;
+    st = trace_push(b->tr, r);
+    if (st != HS_OK)
+        return st;
+    st = cap_qp_post_msg(c->ep, q, b->tr->n - 1, r->size_bytes, 0, &sig);
+    if (st != HS_OK || !sig)
+        return st;
+    b->tr->recs[b->tr->n - 1].flags |= TRACE_F_SIGNALED;
+    return cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
+}
+
 /* Post-to-completion: one trace record per message; wait only where the path signals. */
 static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t path,
                                  uint64_t size, int switched, const cap_bench_opts_t *o,
@@ -121,28 +139,34 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
         trace_rec_t r = {.size_bytes = size, .qp = (uint32_t)path, .opcode = TRACE_OP_WRITE,
                          .t_done_ns = TRACE_TIME_UNKNOWN,
                          .flags = rec_flags(c, path, size, i < o->warmup)};
-        int sig = 0;
         if (i == 0 && switched)
             r.flags |= TRACE_F_SWITCH;
-        r.t_post_ns = hs_now_ns() - b->t0_ns;
-        st = trace_push(b->tr, &r);
-        if (st == HS_OK)
-            st = cap_qp_post_msg(c->ep, q, b->tr->n - 1, size, 0, &sig);
-        if (st == HS_OK && sig) {
-            b->tr->recs[b->tr->n - 1].flags |= TRACE_F_SIGNALED;
-            st = cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
-        }
+        st = latency_msg(c, b, q, &r);
     }
-    if (st == HS_OK)
-        st = cap_qp_drain(c->ep, q, NULL); /* every record gets its completion time */
-    for (uint64_t i = 0; st == HS_OK && i < o->iters; i++) {
+    if (st != HS_OK)
+        goto free_us;
+    st = cap_qp_drain(c->ep, q, NULL); /* every record gets its completion time */
+    if (st != HS_OK)
+        goto free_us;
+    for (uint64_t i = 0; i < o->iters; i++) {
         const trace_rec_t *r = &b->tr->recs[first + o->warmup + i];
         us[i] = (double)(r->t_done_ns - r->t_post_ns) / 1e3;
     }
-    if (st == HS_OK)
-        cJSON_AddItemToObject(row, "post_to_completion", stats_json(us, o->iters));
+    cJSON_AddItemToObject(row, "post_to_completion", stats_json(us, o->iters));
+free_us:
     free(us);
     return st;
+}
+
+/* n messages posted back to back on q, then every completion drained. */
+static hs_status_t stream_burst(cap_conn_t *c, cap_qp_t *q, uint64_t size, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        hs_status_t st = cap_qp_post_msg(c->ep, q, i, size, 0, NULL);
+        if (st != HS_OK)
+            return st;
+    }
+    return cap_qp_drain(c->ep, q, NULL);
 }
 
 /* Stream: keep the path's queue full for iters messages; throughput over the whole phase. */
@@ -152,27 +176,25 @@ static hs_status_t phase_stream(cap_conn_t *c, cap_path_id_t path, uint64_t size
     cap_qp_t *q = &c->ep->qp[path];
     cap_done_fn saved = q->on_done;
     uint64_t t0, ns;
-    hs_status_t st = HS_OK;
+    cJSON *s;
+    hs_status_t st;
 
     q->on_done = NULL;
-    for (uint64_t i = 0; st == HS_OK && i < o->warmup; i++)
-        st = cap_qp_post_msg(c->ep, q, i, size, 0, NULL);
-    if (st == HS_OK)
-        st = cap_qp_drain(c->ep, q, NULL);
+    st = stream_burst(c, q, size, o->warmup);
+    if (st != HS_OK)
+        goto restore_on_done;
     t0 = hs_now_ns();
-    for (uint64_t i = 0; st == HS_OK && i < o->iters; i++)
-        st = cap_qp_post_msg(c->ep, q, i, size, 0, NULL);
-    if (st == HS_OK)
-        st = cap_qp_drain(c->ep, q, NULL);
+    st = stream_burst(c, q, size, o->iters);
     ns = hs_now_ns() - t0;
+    if (st != HS_OK)
+        goto restore_on_done;
+    s = cJSON_AddObjectToObject(row, "stream");
+    cJSON_AddNumberToObject(s, "messages", (double)o->iters);
+    cJSON_AddNumberToObject(s, "throughput_gbps",
+                            ns ? (double)(size * o->iters) * 8.0 / (double)ns : 0);
+    cJSON_AddNumberToObject(s, "msg_rate_mpps", ns ? (double)o->iters * 1e3 / (double)ns : 0);
+restore_on_done:
     q->on_done = saved;
-    if (st == HS_OK) {
-        cJSON *s = cJSON_AddObjectToObject(row, "stream");
-        cJSON_AddNumberToObject(s, "messages", (double)o->iters);
-        cJSON_AddNumberToObject(s, "throughput_gbps",
-                                ns ? (double)(size * o->iters) * 8.0 / (double)ns : 0);
-        cJSON_AddNumberToObject(s, "msg_rate_mpps", ns ? (double)o->iters * 1e3 / (double)ns : 0);
-    }
     return st;
 }
 

@@ -389,16 +389,19 @@ static hs_status_t pending_take(acceptor_t *a, int i, const cap_hello_t *h,
         pending_refuse(a, a->n - 1, -1, "another client was accepted first");
     cap_reply_pack(&(cap_reply_t){CAP_PROTO_VERSION, CAP_REPLY_OK, a->o->cpu_visible}, r);
     st = cap_conn_keepalive(p.fd, a->o->timeout_ns);
-    if (st == HS_OK)
-        st = send_msg(p.fd, r, sizeof(r), a->o->timeout_ns);
-    if (st != HS_OK) {
-        close(p.fd);
-        return st;
-    }
+    if (st != HS_OK)
+        goto close_fd;
+    st = send_msg(p.fd, r, sizeof(r), a->o->timeout_ns);
+    if (st != HS_OK)
+        goto close_fd;
     out->fd = p.fd;
     out->hello = *h;
     snprintf(out->peer_addr, sizeof(out->peer_addr), "%s", p.addr);
     return HS_OK;
+
+close_fd:
+    close(p.fd);
+    return st;
 }
 
 /* One round: wait for activity until the deadline or the oldest connection's own (it has
@@ -550,14 +553,17 @@ static hs_status_t open_loop(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_t 
     hs_status_t st;
 
     st = cap_ep_create(dev, mem, c->cfg, o->max_msg, o->timeout_ns, &c->ep);
-    if (st == HS_OK)
-        st = cap_ep_create(dev, mem, c->cfg, o->max_msg, o->timeout_ns, &c->peer);
+    if (st != HS_OK)
+        return st;
+    st = cap_ep_create(dev, mem, c->cfg, o->max_msg, o->timeout_ns, &c->peer);
     if (st != HS_OK)
         return st;
     cap_ep_info(c->ep, &a);
     cap_ep_info(c->peer, &b);
     st = ep_ready(c->ep, &b);
-    return st == HS_OK ? ep_ready(c->peer, &a) : st;
+    if (st != HS_OK)
+        return st;
+    return ep_ready(c->peer, &a);
 }
 
 /* Client: what the server's reply says, as a status (logged unless OK). */
@@ -611,12 +617,14 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o,
         if (st != HS_OK)
             return st;
         st = xfer(fd, (void *)mine, CAP_HELLO_LEN, 1, left, &gone);
-        if (st == HS_OK)
-            st = xfer(fd, theirs, sizeof(theirs), 0, left, &gone);
-        if (st == HS_OK) {
-            c->fd = fd;
-            return client_reply(o, theirs, r);
-        }
+        if (st != HS_OK)
+            goto close_fd;
+        st = xfer(fd, theirs, sizeof(theirs), 0, left, &gone);
+        if (st != HS_OK)
+            goto close_fd;
+        c->fd = fd;
+        return client_reply(o, theirs, r);
+close_fd: /* and dial again when the server closed it before answering */
         close(fd);
         if (!gone)
             return st;
@@ -676,13 +684,16 @@ static hs_status_t trade_info(cap_conn_t *c, uint64_t timeout_ns, cap_ep_info_t 
     info_to_wire(&mine, &w);
     cap_info_pack(&w, buf);
     st = send_msg(c->fd, buf, sizeof(buf), timeout_ns);
-    if (st == HS_OK)
-        st = recv_msg(c->fd, buf, sizeof(buf), timeout_ns);
-    if (st == HS_OK)
-        st = parsed(cap_info_parse(buf, c->ep->max_msg, &w, err, sizeof(err)), err);
-    if (st == HS_OK)
-        info_from_wire(&w, peer);
-    return st;
+    if (st != HS_OK)
+        return st;
+    st = recv_msg(c->fd, buf, sizeof(buf), timeout_ns);
+    if (st != HS_OK)
+        return st;
+    st = parsed(cap_info_parse(buf, c->ep->max_msg, &w, err, sizeof(err)), err);
+    if (st != HS_OK)
+        return st;
+    info_from_wire(&w, peer);
+    return HS_OK;
 }
 
 static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_t *dev,
@@ -703,12 +714,15 @@ static hs_status_t open_remote(cap_conn_t *c, const cap_conn_opts_t *o, cap_dev_
         return HS_ERR_INVALID;
     }
     st = hello(c, o, mem, &max_msg, &hint);
-    if (st == HS_OK)
-        st = cap_conn_make_cfg(p, hint, dev, c->cfg);
-    if (st == HS_OK)
-        st = cap_ep_create(dev, mem, c->cfg, max_msg, o->timeout_ns, &c->ep);
-    if (st == HS_OK)
-        st = trade_info(c, o->timeout_ns, &peer);
+    if (st != HS_OK)
+        return st;
+    st = cap_conn_make_cfg(p, hint, dev, c->cfg);
+    if (st != HS_OK)
+        return st;
+    st = cap_ep_create(dev, mem, c->cfg, max_msg, o->timeout_ns, &c->ep);
+    if (st != HS_OK)
+        return st;
+    st = trade_info(c, o->timeout_ns, &peer);
     if (st != HS_OK)
         return st;
     memcpy(c->peer_gid, peer.gid, sizeof(c->peer_gid));
@@ -728,17 +742,20 @@ hs_status_t cap_conn_open(const cap_conn_opts_t *o, cap_dev_t *dev, const cap_me
     if (o->role == CAP_ROLE_LOOP) {
         c->use_imm = !mem->cpu_visible;
         st = cap_conn_make_cfg(p, o->hint_bytes, dev, c->cfg);
-        if (st == HS_OK)
-            st = open_loop(c, o, dev, mem);
+        if (st != HS_OK)
+            goto close_conn;
+        st = open_loop(c, o, dev, mem);
     } else {
         st = open_remote(c, o, dev, mem, p);
     }
-    if (st != HS_OK) {
-        cap_conn_close(c, 0);
-        return st;
-    }
+    if (st != HS_OK)
+        goto close_conn;
     *out = c;
     return HS_OK;
+
+close_conn:
+    cap_conn_close(c, 0);
+    return st;
 }
 
 /* ---- ping-pong ------------------------------------------------------------------------ */
@@ -762,8 +779,9 @@ static hs_status_t arrival_timed_out(cap_ep_t *ep, cap_qp_t *q)
     int alive = 0;
     hs_status_t st = cap_qp_check(ep, q);
 
-    if (st == HS_OK)
-        st = cap_qp_probe(ep, q, bound, &alive);
+    if (st != HS_OK)
+        return st;
+    st = cap_qp_probe(ep, q, bound, &alive);
     if (st != HS_OK)
         return st;
     hs_log_error("%s path: the peer's write did not arrive within %.1f s (%s)",
@@ -849,6 +867,23 @@ static void pp_clock_finish(const pp_clock_t *c, uint64_t *v, uint64_t n)
         v[i] = (uint64_t)((double)v[i] * scale / 2.0 + 0.5);
 }
 
+/* One loopback round: the ping from qa lands at qb, qb's echo lands back at qa. */
+static hs_status_t loop_round(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint64_t i,
+                              uint64_t size)
+{
+    hs_status_t st = send_ping(c->ep, qa, i, size, c->use_imm);
+
+    if (st != HS_OK)
+        return st;
+    st = wait_arrival(c->peer, qb, size, pp_value(i), c->use_imm);
+    if (st != HS_OK)
+        return st;
+    st = send_ping(c->peer, qb, i, size, c->use_imm);
+    if (st != HS_OK)
+        return st;
+    return wait_arrival(c->ep, qa, size, pp_value(i), c->use_imm);
+}
+
 /* Round trip / 2 as ib_write_lat computes it: half the time from one post to the next. */
 static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint64_t size,
                                  uint64_t count, uint64_t *half_rtt_ns)
@@ -863,21 +898,18 @@ static hs_status_t pingpong_loop(cap_conn_t *c, cap_qp_t *qa, cap_qp_t *qb, uint
     t_prev = clk.tick0;
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
         uint64_t t;
-        st = send_ping(c->ep, qa, i, size, c->use_imm);
-        if (st == HS_OK)
-            st = wait_arrival(c->peer, qb, size, pp_value(i), c->use_imm);
-        if (st == HS_OK)
-            st = send_ping(c->peer, qb, i, size, c->use_imm);
-        if (st == HS_OK)
-            st = wait_arrival(c->ep, qa, size, pp_value(i), c->use_imm);
+        st = loop_round(c, qa, qb, i, size);
         t = pp_ticks();
         half_rtt_ns[i] = t - t_prev;
         t_prev = t;
     }
     pp_clock_finish(&clk, half_rtt_ns, count);
-    if (st == HS_OK)
-        st = cap_qp_drain(c->peer, qb, NULL);
-    return st == HS_OK ? cap_qp_drain(c->ep, qa, NULL) : st;
+    if (st != HS_OK)
+        return st;
+    st = cap_qp_drain(c->peer, qb, NULL);
+    if (st != HS_OK)
+        return st;
+    return cap_qp_drain(c->ep, qa, NULL);
 }
 
 /* Client: the server's ack of a command or of its end (bounded: it must be 1). */
@@ -898,6 +930,16 @@ static hs_status_t send_ack(int fd, uint64_t timeout_ns)
     return send_msg(fd, buf, sizeof(buf), timeout_ns);
 }
 
+/* One client round: the ping out and the server's echo back. */
+static hs_status_t client_round(cap_conn_t *c, cap_qp_t *q, uint64_t i, uint64_t size)
+{
+    hs_status_t st = send_ping(c->ep, q, i, size, c->use_imm);
+
+    if (st != HS_OK)
+        return st;
+    return wait_arrival(c->ep, q, size, pp_value(i), c->use_imm);
+}
+
 static hs_status_t pingpong_client(cap_conn_t *c, cap_qp_t *q, uint64_t size, uint64_t count,
                                    uint64_t *half_rtt_ns)
 {
@@ -911,23 +953,27 @@ static hs_status_t pingpong_client(cap_conn_t *c, cap_qp_t *q, uint64_t size, ui
     landing_clear(c->ep, size);
     cap_cmd_pack(&cmd, buf);
     st = send_msg(c->fd, buf, sizeof(buf), tmo);
-    if (st == HS_OK)
-        st = recv_ack(c->fd, tmo);
+    if (st != HS_OK)
+        return st;
+    st = recv_ack(c->fd, tmo);
+    if (st != HS_OK)
+        return st;
     pp_clock_start(&clk);
     t_prev = clk.tick0;
     for (uint64_t i = 0; st == HS_OK && i < count; i++) {
         uint64_t t;
-        st = send_ping(c->ep, q, i, size, c->use_imm);
-        if (st == HS_OK)
-            st = wait_arrival(c->ep, q, size, pp_value(i), c->use_imm);
+        st = client_round(c, q, i, size);
         t = pp_ticks();
         half_rtt_ns[i] = t - t_prev;
         t_prev = t;
     }
     pp_clock_finish(&clk, half_rtt_ns, count);
-    if (st == HS_OK)
-        st = cap_qp_drain(c->ep, q, NULL);
-    return st == HS_OK ? recv_ack(c->fd, tmo) : st;
+    if (st != HS_OK)
+        return st;
+    st = cap_qp_drain(c->ep, q, NULL);
+    if (st != HS_OK)
+        return st;
+    return recv_ack(c->fd, tmo);
 }
 
 hs_status_t cap_conn_pingpong(cap_conn_t *c, cap_path_id_t path, uint64_t size_bytes,
@@ -965,14 +1011,20 @@ static hs_status_t serve_pingpong(cap_conn_t *c, const cap_cmd_t *cmd)
 
     landing_clear(c->ep, cmd->size);
     st = send_ack(c->fd, tmo);
-    for (uint64_t i = 0; st == HS_OK && i < cmd->count; i++) {
+    if (st != HS_OK)
+        return st;
+    for (uint64_t i = 0; i < cmd->count; i++) {
         st = wait_arrival(c->ep, q, cmd->size, pp_value(i), c->use_imm);
-        if (st == HS_OK)
-            st = send_ping(c->ep, q, i, cmd->size, c->use_imm);
+        if (st != HS_OK)
+            return st;
+        st = send_ping(c->ep, q, i, cmd->size, c->use_imm);
+        if (st != HS_OK)
+            return st;
     }
-    if (st == HS_OK)
-        st = cap_qp_drain(c->ep, q, NULL);
-    return st == HS_OK ? send_ack(c->fd, tmo) : st;
+    st = cap_qp_drain(c->ep, q, NULL);
+    if (st != HS_OK)
+        return st;
+    return send_ack(c->fd, tmo);
 }
 
 hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
@@ -989,8 +1041,9 @@ hs_status_t cap_conn_serve(cap_conn_t *c, int *more)
 
     for (;;) {
         st = recv_msg(c->fd, buf, sizeof(buf), idle_ns);
-        if (st == HS_OK)
-            st = parsed(cap_cmd_parse(buf, c->ep->max_msg, &cmd, err, sizeof(err)), err);
+        if (st != HS_OK)
+            return st;
+        st = parsed(cap_cmd_parse(buf, c->ep->max_msg, &cmd, err, sizeof(err)), err);
         if (st != HS_OK)
             return st;
         if (cmd.cmd == CAP_CMD_END) {

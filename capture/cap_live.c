@@ -161,12 +161,24 @@ static hs_status_t live_listen(const cap_live_opts_t *o, cap_live_t *l)
         snprintf(l->listen_addr, sizeof(l->listen_addr), "%s", o->bind);
     else
         st = cap_live_dev_address(l->dev, l->listen_addr, sizeof(l->listen_addr));
-    if (st == HS_OK)
-        st = cap_conn_listen(l->listen_addr, (uint16_t)o->port, &l->listen_fd);
-    if (st == HS_OK)
-        hs_log_info("listening on %s TCP port %llu (%s)", l->listen_addr,
-                    (unsigned long long)o->port, o->bind ? "--bind" :
-                    "the device's address; --bind ADDR for another, 0.0.0.0 for all");
+    if (st != HS_OK)
+        return st;
+    st = cap_conn_listen(l->listen_addr, (uint16_t)o->port, &l->listen_fd);
+    if (st != HS_OK)
+        return st;
+    hs_log_info("listening on %s TCP port %llu (%s)", l->listen_addr,
+                (unsigned long long)o->port, o->bind ? "--bind" :
+                "the device's address; --bind ADDR for another, 0.0.0.0 for all");
+    return HS_OK;
+}
+
+/* The profile the connections are made for: --profile (generic) with each --set. */
+static hs_status_t live_profile(const cap_live_opts_t *o, cap_live_t *out)
+{
+    hs_status_t st = profile_load(o->profile ? o->profile : "generic", &out->prof);
+
+    for (size_t i = 0; st == HS_OK && o->sets && i < o->sets->n; i++)
+        st = profile_set(out->prof, o->sets->v[i]);
     return st;
 }
 
@@ -186,18 +198,22 @@ hs_status_t cap_live_open(const cap_live_opts_t *o, cap_live_t *out)
     st = cap_mem_find(o->mem, &out->mem);
     if (st != HS_OK)
         return st;
-    st = profile_load(o->profile ? o->profile : "generic", &out->prof);
-    for (size_t i = 0; st == HS_OK && o->sets && i < o->sets->n; i++)
-        st = profile_set(out->prof, o->sets->v[i]);
-    if (st == HS_OK)
-        st = cap_dev_open(o->device, (int)o->gid_index, &out->dev);
-    /* listening is said once there is a device to serve with (it was said, then exit 3) */
-    if (st == HS_OK && out->role == CAP_ROLE_SERVER)
-        st = live_listen(o, out);
-    if (st == HS_OK && make_token) /* printed once it is listening */
-        st = token_resolve(o, out, 1, &make_token);
+    st = live_profile(o, out);
     if (st != HS_OK)
-        cap_live_close(out);
+        goto close_live;
+    st = cap_dev_open(o->device, (int)o->gid_index, &out->dev);
+    if (st != HS_OK)
+        goto close_live;
+    /* listening is said once there is a device to serve with (it was said, then exit 3) */
+    if (out->role == CAP_ROLE_SERVER && (st = live_listen(o, out)) != HS_OK)
+        goto close_live;
+    /* the token is printed once it is listening */
+    if (make_token && (st = token_resolve(o, out, 1, &make_token)) != HS_OK)
+        goto close_live;
+    return HS_OK;
+
+close_live:
+    cap_live_close(out);
     return st;
 }
 

@@ -125,34 +125,47 @@ static hs_status_t effective_set(effective_t *e, const char *key, double v)
     return st;
 }
 
+/* One path as the live replay applies it: its own signal_every, no coalescing, no
+ * interrupt moderation. */
+static hs_status_t effective_path(effective_t *e, const char *pfx, const cap_path_cfg_t *cfg)
+{
+    char key[48];
+    hs_status_t st;
+
+    snprintf(key, sizeof(key), "%s.signal_every", pfx);
+    st = effective_set(e, key, cfg->signal_every);
+    if (st != HS_OK)
+        return st;
+    snprintf(key, sizeof(key), "%s.coal_count", pfx);
+    st = effective_set(e, key, 1);
+    if (st != HS_OK)
+        return st;
+    snprintf(key, sizeof(key), "%s.coal_period_us", pfx);
+    st = effective_set(e, key, 0);
+    if (st != HS_OK)
+        return st;
+    snprintf(key, sizeof(key), "%s.irq", pfx);
+    return effective_set(e, key, 0);
+}
+
 hs_status_t cap_profile_effective(profile_t *p, const cap_path_cfg_t cfg[CAP_NPATHS],
                                   char *changes, size_t len)
 {
     static const char *const pfx[CAP_NPATHS] = {"ll", "bw"};
     effective_t e = {p, changes, len, 0};
-    char key[48];
-    hs_status_t st = HS_OK;
+    hs_status_t st;
 
     if (changes && len)
         changes[0] = '\0';
-    for (int i = 0; st == HS_OK && i < CAP_NPATHS; i++) {
-        snprintf(key, sizeof(key), "%s.signal_every", pfx[i]);
-        st = effective_set(&e, key, cfg[i].signal_every);
-        snprintf(key, sizeof(key), "%s.coal_count", pfx[i]);
-        if (st == HS_OK)
-            st = effective_set(&e, key, 1);
-        snprintf(key, sizeof(key), "%s.coal_period_us", pfx[i]);
-        if (st == HS_OK)
-            st = effective_set(&e, key, 0);
-        snprintf(key, sizeof(key), "%s.irq", pfx[i]);
-        if (st == HS_OK)
-            st = effective_set(&e, key, 0);
+    for (int i = 0; i < CAP_NPATHS; i++) {
+        st = effective_path(&e, pfx[i], &cfg[i]);
+        if (st != HS_OK)
+            return st;
     }
-    if (st == HS_OK)
-        st = effective_set(&e, "switch.perturb_window_us", 0);
-    if (st == HS_OK && cfg[0].mtu_bytes)
-        st = effective_set(&e, "link.mtu_bytes", cfg[0].mtu_bytes);
-    return st;
+    st = effective_set(&e, "switch.perturb_window_us", 0);
+    if (st != HS_OK || !cfg[0].mtu_bytes)
+        return st;
+    return effective_set(&e, "link.mtu_bytes", cfg[0].mtu_bytes);
 }
 
 uint64_t cap_seg_count(uint64_t size_bytes, uint64_t seg_bytes)

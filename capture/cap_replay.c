@@ -244,9 +244,10 @@ static hs_status_t replay_all(replay_t *r)
             st = cap_qp_drain(ep, &ep->qp[prev], &drain_ns);
             r->raw->switches++;
             r->raw->drain_us_total += (double)drain_ns / 1e3;
+            if (st != HS_OK)
+                break;
         }
-        if (st == HS_OK)
-            st = replay_one(r, i, path, t0, i + 1 == tr->n || next != path);
+        st = replay_one(r, i, path, t0, i + 1 == tr->n || next != path);
         prev = path;
         path = next;
     }

@@ -67,34 +67,50 @@ static hs_status_t write_messages(vctx_t *v, const cand_t *cd, uint64_t round,
 }
 
 /* One measured run of one candidate: its own connection (the hint sets the BW depth). */
+/* One live replay of the trace at cd's hint into raw, on a connection of its own (kept
+ * open for the next when more and this one succeeded). */
+static hs_status_t replay_live(vctx_t *v, cand_t *cd, pred_raw_t *raw, int more)
+{
+    const cap_validate_opts_t *o = v->o;
+    cap_replay_overhead_t ov = {0};
+    cap_conn_t *c = NULL;
+    hs_status_t st = cap_live_connect(&o->live, &v->live, v->max_msg, cd->hint, &c);
+
+    if (st != HS_OK)
+        return st;
+    st = cap_replay_run(c, &(cap_replay_opts_t){.tr = v->tr, .hint = cd->hint,
+                                          .hysteresis = (uint64_t)v->live.prof->switch_hysteresis,
+                                          .mode = o->mode, .overhead = &ov}, raw);
+    if (st != HS_OK)
+        goto close_conn;
+    cap_replay_overhead_merge(&cd->overhead, &ov);
+close_conn:
+    cap_conn_close(c, more && st == HS_OK);
+    return st;
+}
+
 static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
 {
     const cap_validate_opts_t *o = v->o;
     pred_opts_t po = {.mode = o->mode, .flows = 1};
     pred_raw_t raw;
-    cap_replay_overhead_t ov = {0};
-    cap_conn_t *c = NULL;
-    hs_status_t st;
+    hs_status_t st = HS_ERR_NOMEM;
 
     memset(&raw, 0, sizeof(raw));
     raw.lat_us = hs_alloc_big(v->tr->n * sizeof(*raw.lat_us));
     raw.path = calloc(v->tr->n, sizeof(*raw.path));
-    st = (raw.lat_us && raw.path) ? cap_live_connect(&o->live, &v->live, v->max_msg, cd->hint, &c)
-                                  : HS_ERR_NOMEM;
-    if (st == HS_OK)
-        st = cap_replay_run(c, &(cap_replay_opts_t){.tr = v->tr, .hint = cd->hint,
-                                              .hysteresis = (uint64_t)v->live.prof->switch_hysteresis,
-                                              .mode = o->mode, .overhead = &ov}, &raw);
-    if (st == HS_OK)
-        cap_replay_overhead_merge(&cd->overhead, &ov);
-    if (c)
-        cap_conn_close(c, more && st == HS_OK);
-    if (st == HS_OK)
-        st = pred_summarize(v->tr, &po, &raw, cd->hint, &cd->meas[round]);
-    if (st == HS_OK)
-        cd->meas_obj[round] = obj_cost(o->objective, &cd->meas[round]);
-    if (st == HS_OK && v->mfp)
+    if (!raw.lat_us || !raw.path)
+        goto free_raw;
+    st = replay_live(v, cd, &raw, more);
+    if (st != HS_OK)
+        goto free_raw;
+    st = pred_summarize(v->tr, &po, &raw, cd->hint, &cd->meas[round]);
+    if (st != HS_OK)
+        goto free_raw;
+    cd->meas_obj[round] = obj_cost(o->objective, &cd->meas[round]);
+    if (v->mfp)
         st = write_messages(v, cd, round, &raw);
+free_raw:
     free(raw.lat_us);
     free(raw.path);
     return st;
@@ -340,17 +356,18 @@ static hs_status_t summarize(vctx_t *v)
 {
     size_t R = v->o->repeat, rec = 0;
     double *obj = malloc(v->nc * R * sizeof(*obj)), pred[CAP_MAX_CANDIDATES];
-    hs_status_t st = obj ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st;
 
-    for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
+    if (!obj)
+        return HS_ERR_NOMEM;
+    for (size_t k = 0; k < v->nc; k++) {
         summarize_cand(&v->c[k], R);
         memcpy(obj + k * R, v->c[k].meas_obj, R * sizeof(*obj));
         pred[k] = obj_cost(v->o->objective, &v->c[k].pred);
         if (rec_class_same(&v->sizes, v->c[k].hint, v->recommended))
             rec = k;
     }
-    if (st == HS_OK)
-        st = cap_stats_run(&(cap_stats_in_t){.obj = obj, .pred = pred, .n = v->nc,
+    st = cap_stats_run(&(cap_stats_in_t){.obj = obj, .pred = pred, .n = v->nc,
                                              .rounds = R, .rec = rec, .seed = v->o->seed},
                            &v->stats);
     free(obj);
@@ -635,14 +652,59 @@ static hs_status_t make_effective(vctx_t *v)
     cap_path_cfg_t cfg[CAP_NPATHS];
     hs_status_t st = cap_conn_make_cfg(v->live.prof, 0, v->live.dev, cfg);
 
-    if (st == HS_OK)
-        st = profile_clone(v->live.prof, &v->eff);
-    if (st == HS_OK)
-        st = cap_profile_effective(v->eff, cfg, v->eff_changes, sizeof(v->eff_changes));
-    if (st == HS_OK && v->eff_changes[0])
+    if (st != HS_OK)
+        return st;
+    st = profile_clone(v->live.prof, &v->eff);
+    if (st != HS_OK)
+        return st;
+    st = cap_profile_effective(v->eff, cfg, v->eff_changes, sizeof(v->eff_changes));
+    if (st != HS_OK)
+        return st;
+    if (v->eff_changes[0])
         hs_log_info("validate: predicting the live paths' effective configuration: %s",
                     v->eff_changes);
-    return st;
+    return HS_OK;
+}
+
+/* --server: answer the client's validation. */
+static hs_status_t serve_peer(vctx_t *v, cJSON **report)
+{
+    hs_status_t st = cap_live_serve(&v->o->live, &v->live);
+
+    if (st != HS_OK)
+        return st;
+    *report = cJSON_CreateObject();
+    cJSON_AddStringToObject(*report, "role", "server");
+    return HS_OK;
+}
+
+/* The candidates picked, predicted, measured live and compared, o->messages written
+ * alongside (committed only when all of it succeeded). */
+static hs_status_t validate_client(vctx_t *v, cJSON **report)
+{
+    hs_status_t st = make_effective(v);
+
+    if (st != HS_OK)
+        return st;
+    st = open_messages(v);
+    if (st != HS_OK)
+        goto close_msgs;
+    st = pick_candidates(v);
+    if (st != HS_OK)
+        goto close_msgs;
+    st = predict_all(v);
+    if (st != HS_OK)
+        goto close_msgs;
+    st = measure_all(v);
+    if (st != HS_OK)
+        goto close_msgs;
+    st = summarize(v);
+close_msgs:
+    st = close_messages(v, st);
+    if (st != HS_OK)
+        return st;
+    *report = report_json(v);
+    return HS_OK;
 }
 
 hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
@@ -662,32 +724,13 @@ hs_status_t cap_validate_run(const cap_validate_opts_t *o, cJSON **report)
         return HS_ERR_USAGE;
     }
     st = o->live.server ? HS_OK : load_trace(&v);
-    if (st == HS_OK)
-        st = cap_live_open(&o->live, &v.live);
-    if (st == HS_OK && v.live.role == CAP_ROLE_SERVER) {
-        st = cap_live_serve(&o->live, &v.live);
-        if (st == HS_OK) {
-            *report = cJSON_CreateObject();
-            cJSON_AddStringToObject(*report, "role", "server");
-        }
-        goto out;
-    }
-    if (st == HS_OK)
-        st = make_effective(&v);
-    if (st == HS_OK)
-        st = open_messages(&v);
-    if (st == HS_OK)
-        st = pick_candidates(&v);
-    if (st == HS_OK)
-        st = predict_all(&v);
-    if (st == HS_OK)
-        st = measure_all(&v);
-    if (st == HS_OK)
-        st = summarize(&v);
-    st = close_messages(&v, st);
-    if (st == HS_OK)
-        *report = report_json(&v);
-out:
+    if (st != HS_OK)
+        goto release_ctx;
+    st = cap_live_open(&o->live, &v.live);
+    if (st != HS_OK)
+        goto release_ctx;
+    st = v.live.role == CAP_ROLE_SERVER ? serve_peer(&v, report) : validate_client(&v, report);
+release_ctx:
     vctx_release(&v);
     return st;
 }

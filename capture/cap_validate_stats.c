@@ -141,7 +141,9 @@ static hs_status_t bootstrap(const cap_stats_in_t *in, cap_stats_t *out)
     uint64_t seed = in->seed ? in->seed : 0x9E3779B97F4A7C15ULL;
     hs_status_t st = fig && cls && tmp && pick ? HS_OK : HS_ERR_NOMEM;
 
-    for (size_t b = 0; st == HS_OK && b < B; b++) {
+    if (st != HS_OK)
+        goto free_bufs;
+    for (size_t b = 0; b < B; b++) {
         boot_fig_t f;
         resample_medians(in, &seed, pick, med, tmp);
         figures(in, out, med, &f);
@@ -153,15 +155,14 @@ static hs_status_t bootstrap(const cap_stats_in_t *in, cap_stats_t *out)
         for (size_t k = 0; k < n; k++)
             cls[k * B + b] = med[k];
     }
-    if (st == HS_OK) {
-        out->regret_ci = interval(fig, B);
-        out->diff_ci = interval(fig + B, B);
-        out->spread_ci = interval(fig + 2 * B, B);
-        out->rank_ci = interval(fig + 3 * B, B);
-        out->mae_ci = interval(fig + 4 * B, B);
-        for (size_t k = 0; k < n; k++)
-            out->median_ci[k] = interval(cls + k * B, B);
-    }
+    out->regret_ci = interval(fig, B);
+    out->diff_ci = interval(fig + B, B);
+    out->spread_ci = interval(fig + 2 * B, B);
+    out->rank_ci = interval(fig + 3 * B, B);
+    out->mae_ci = interval(fig + 4 * B, B);
+    for (size_t k = 0; k < n; k++)
+        out->median_ci[k] = interval(cls + k * B, B);
+free_bufs:
     free(fig);
     free(cls);
     free(tmp);
@@ -316,9 +317,11 @@ hs_status_t cap_stats_run(const cap_stats_in_t *in, cap_stats_t *out)
     noise(in, out, tmp);
     free(tmp);
     st = bootstrap(in, out);
-    if (st == HS_OK)
-        st = permutation_p(in, out);
-    if (st == HS_OK)
-        verdicts(in, out);
-    return st;
+    if (st != HS_OK)
+        return st;
+    st = permutation_p(in, out);
+    if (st != HS_OK)
+        return st;
+    verdicts(in, out);
+    return HS_OK;
 }

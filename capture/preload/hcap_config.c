@@ -45,10 +45,11 @@ static uint64_t env_u64(const char *name, uint64_t def, int size, char *warn, si
     if (!v || !*v)
         return def;
     st = size ? hs_parse_size(v, &x) : hs_parse_u64(v, &x);
-    if (st == HS_OK)
-        return x;
-    warn_add(warn, wlen, "ignoring %s='%s' (not a number)", name, v);
-    return def;
+    if (st != HS_OK) {
+        warn_add(warn, wlen, "ignoring %s='%s' (not a number)", name, v);
+        return def;
+    }
+    return x;
 }
 
 static unsigned ring_order_of(uint64_t events)
