@@ -311,12 +311,16 @@ hs_status_t pred_run(const pred_ctx_t *c, uint64_t hint_bytes, int keep_lat, pre
     if (st != HS_OK)
         return st;
     st = pred_raw_alloc(&raw, c->tr->n); /* an empty trace: pred_run_into says so */
-    if (st == HS_OK)
-        st = pred_run_into(c, hint_bytes, &raw, out);
-    if (st == HS_OK && keep_lat) {
+    if (st != HS_OK)
+        return st; /* nothing left allocated */
+    st = pred_run_into(c, hint_bytes, &raw, out);
+    if (st != HS_OK)
+        goto free_raw;
+    if (keep_lat) {
         out->lat_us = raw.lat_us;
         raw.lat_us = NULL;
     }
+free_raw:
     pred_raw_free(&raw);
     return st;
 }
