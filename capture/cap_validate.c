@@ -66,9 +66,8 @@ static hs_status_t write_messages(vctx_t *v, const cand_t *cd, uint64_t round,
     return HS_OK;
 }
 
-/* One measured run of one candidate: its own connection (the hint sets the BW depth). */
-/* One live replay of the trace at cd's hint into raw, on a connection of its own (kept
- * open for the next when more and this one succeeded). */
+/* One live replay of the trace at cd's hint into raw, on a connection of its own (the hint
+ * sets the BW depth; kept open for the next when more and this one succeeded). */
 static hs_status_t replay_live(vctx_t *v, cand_t *cd, pred_raw_t *raw, int more)
 {
     const cap_validate_opts_t *o = v->o;
@@ -89,6 +88,7 @@ close_conn:
     return st;
 }
 
+/* One measured run of one candidate: replayed live, summarised into round's figures. */
 static hs_status_t measure(vctx_t *v, cand_t *cd, uint64_t round, int more)
 {
     const cap_validate_opts_t *o = v->o;
@@ -368,8 +368,8 @@ static hs_status_t summarize(vctx_t *v)
             rec = k;
     }
     st = cap_stats_run(&(cap_stats_in_t){.obj = obj, .pred = pred, .n = v->nc,
-                                             .rounds = R, .rec = rec, .seed = v->o->seed},
-                           &v->stats);
+                                         .rounds = R, .rec = rec, .seed = v->o->seed},
+                       &v->stats);
     free(obj);
     return st;
 }
