@@ -177,19 +177,28 @@ __device__ __forceinline__ static double jitter_weight(const scu_param_t *P, flo
     return w < 0 ? 0 : w > 1 ? 1 : w;
 }
 
-__device__ __forceinline__ static double jitter_scaled(double u, double c, double cycle_us)
+__device__ __forceinline__ static double jitter_scaled(double u, double c, double tail,
+                                                      double cycle_us)
 {
-    return c > 0 ? 1.0 - (1.0 - u) * c / cycle_us : u;
+    double body;
+
+    if (!(c > 0))
+        return u;
+    body = 1.0 - tail * cycle_us / c;
+    if (!(body > 0) || u >= body)
+        return 1.0 - (1.0 - u) * c / cycle_us;
+    return u * (1.0 - tail) / body;
 }
 
 __device__ __forceinline__ static double jitter_for(const scu_param_t *P, double u, double w,
                                                    double cycle_us)
 {
-    double j0 = jitter_at(P, 0, jitter_scaled(u, __ldg(&P->prof.jitter_cycle_us), cycle_us)), j1;
+    double c0 = __ldg(&P->prof.jitter_cycle_us), c1 = __ldg(&P->prof.jitter_long_cycle_us);
+    double j0 = jitter_at(P, 0, jitter_scaled(u, c0, PRED_JITTER_STALL_SHARE, cycle_us)), j1;
 
     if (!(w > 0))
         return j0;
-    j1 = jitter_at(P, 1, jitter_scaled(u, __ldg(&P->prof.jitter_long_cycle_us), cycle_us));
+    j1 = jitter_at(P, 1, jitter_scaled(u, c1, PRED_JITTER_STALL_SHARE * c1 / c0, cycle_us));
     return j0 + (j1 - j0) * w;
 }
 

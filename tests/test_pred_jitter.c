@@ -132,7 +132,15 @@ static void test_cycle_rule(void **state)
     /* half the cycle: half the share in the tail; the same cycle: the quantile unchanged */
     assert_float_equal(pred_jitter_for(p, 0.995, 40, 25), pred_jitter_at(p, 0.99), 1e-12);
     assert_float_equal(pred_jitter_for(p, 0.93, 40, 50), pred_jitter_at(p, 0.93), 1e-12);
-    assert_float_equal(pred_jitter_for(p, 0.6, 40, 5), 0, 0); /* far below the median */
+    /* the body below the stall's 1% keeps its shape in what is left: a tenth of the cycle
+     * leaves it 99.9% (u 0.6 -> 0.6 x 0.99 / 0.999); twice the cycle, 98% (the median moves
+     * to 0.5 x 0.99 / 0.98, an eighth of a us of jitter, not the p90's half) */
+    assert_float_equal(pred_jitter_for(p, 0.6, 40, 5), pred_jitter_at(p, 0.6 * 0.99 / 0.999),
+                       1e-12);
+    assert_float_equal(pred_jitter_for(p, 0.6, 40, 5), 10 * (0.6 * 0.99 / 0.999 - 0.5) / 0.4,
+                       1e-9);
+    assert_float_equal(pred_jitter_for(p, 0.5, 40, 100), 10 * (0.5 * 0.99 / 0.98 - 0.5) / 0.4,
+                       1e-9);
     /* a long set measured at a cycle of 150 us: below 50 us of latency the first set, above
      * 150 the long one, between them both interpolated by the latency; each set's share
      * scaled by the cycle over its own */

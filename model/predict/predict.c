@@ -255,19 +255,32 @@ double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float
 }
 
 /* u with the tail's share scaled by cycle_us over the set's own cycle c (u when c is 0). */
-static double jitter_scaled(double u, double c, double cycle_us)
+/* u for a message of cycle cycle_us from a set measured at cycle c whose top `tail` of
+ * quantiles is the stall: that share scaled by cycle_us / c, the body below it keeping its
+ * shape in what is left (u when c is 0). */
+static double jitter_scaled(double u, double c, double tail, double cycle_us)
 {
-    return c > 0 ? 1.0 - (1.0 - u) * c / cycle_us : u;
+    double body;
+
+    if (!(c > 0))
+        return u;
+    body = 1.0 - tail * cycle_us / c;
+    if (!(body > 0) || u >= body)
+        return 1.0 - (1.0 - u) * c / cycle_us;
+    return u * (1.0 - tail) / body;
 }
 
 double pred_jitter_for(const profile_t *p, double u, float lat_us, double cycle_us)
 {
+    double c0 = p->jitter_cycle_us, c1 = p->jitter_long_cycle_us;
     double w = pred_jitter_weight(p, lat_us);
-    double j0 = pred_jitter_at(p, jitter_scaled(u, p->jitter_cycle_us, cycle_us)), j1;
+    double j0 = pred_jitter_at(p, jitter_scaled(u, c0, PRED_JITTER_STALL_SHARE, cycle_us)), j1;
 
     if (!(w > 0))
         return j0;
-    j1 = pred_jitter_long_at(p, jitter_scaled(u, p->jitter_long_cycle_us, cycle_us));
+    /* the long set's stall share: the first's, by its cycle (pred_jitter_weight: c1 > c0) */
+    j1 = pred_jitter_long_at(p, jitter_scaled(u, c1, PRED_JITTER_STALL_SHARE * c1 / c0,
+                                              cycle_us));
     return j0 + (j1 - j0) * w;
 }
 
