@@ -254,7 +254,6 @@ double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float
     return (double)lat_us + reach;
 }
 
-/* u with the tail's share scaled by cycle_us over the set's own cycle c (u when c is 0). */
 /* u for a message of cycle cycle_us from a set measured at cycle c whose top `tail` of
  * quantiles is the stall: that share scaled by cycle_us / c, the body below it keeping its
  * shape in what is left (u when c is 0). */
