@@ -20,6 +20,7 @@ extern "C" {
 #include "common/hs_status.h"
 #include "model/path_rules.h"
 #include "model/predict/predict.h"
+#include "model/predict/pred_jitter_rule.h"
 #include "model/profile/profile.h"
 #include "traces/trace.h"
 }
@@ -46,8 +47,7 @@ typedef struct {
     prules_t r;
     profile_t prof;          /* size factors (prules_per_byte); pointers in it unused */
     uint64_t hint;
-    double jit[2][4];        /* pred_jitter_at's and pred_jitter_long_at's points, each made
-                              * non-decreasing (0: median) */
+    double jit[2][4];        /* the two jitter sets' points (pjr_points) */
     int has_jit;             /* pred_has_jitter */
     uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
     size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
@@ -140,80 +140,18 @@ __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, dou
     s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
-/* pred_jitter_at / pred_jitter_long_at (model/predict/predict.c, set j) for v already
- * non-decreasing, the same operations in the same order: 0 up to the median, then linear
- * through (0.9, v1), (0.99, v2), (0.999, v3), v3 above. */
-__device__ __forceinline__ static double jitter_lin(const scu_param_t *P, int j, int k, double u,
-                                                   double q0, double q1)
-{
-    double lo = __ldg(&P->jit[j][k - 1]), hi = __ldg(&P->jit[j][k]);
-
-    return lo + (hi - lo) * (u - q0) / (q1 - q0);
-}
-
-__device__ __forceinline__ static double jitter_at(const scu_param_t *P, int j, double u)
-{
-    if (u <= 0.5)
-        return 0;
-    if (u < 0.9)
-        return jitter_lin(P, j, 1, u, 0.5, 0.9);
-    if (u < 0.99)
-        return jitter_lin(P, j, 2, u, 0.9, 0.99);
-    if (u < 0.999)
-        return jitter_lin(P, j, 3, u, 0.99, 0.999);
-    return __ldg(&P->jit[j][3]);
-}
-
-/* pred_jitter_weight, jitter_scaled and pred_jitter_for (predict.c), the same operations in
- * the same order: the long set's weight by the latency, each set's tail share scaled by the
- * cycle over its own, the two interpolated. */
-__device__ __forceinline__ static double jitter_weight(const scu_param_t *P, float lat_us)
-{
-    double c0 = __ldg(&P->prof.jitter_cycle_us), c1 = __ldg(&P->prof.jitter_long_cycle_us), w;
-
-    if (!(c0 > 0 && c1 > c0))
-        return 0;
-    w = ((double)lat_us - c0) / (c1 - c0);
-    return w < 0 ? 0 : w > 1 ? 1 : w;
-}
-
-__device__ __forceinline__ static double jitter_scaled(double u, double c, double tail,
-                                                      double cycle_us)
-{
-    double body;
-
-    if (!(c > 0))
-        return u;
-    body = 1.0 - tail * cycle_us / c;
-    if (!(body > 0) || u >= body)
-        return 1.0 - (1.0 - u) * c / cycle_us;
-    return u * (1.0 - tail) / body;
-}
-
-__device__ __forceinline__ static double jitter_for(const scu_param_t *P, double u, double w,
-                                                   double cycle_us)
-{
-    double c0 = __ldg(&P->prof.jitter_cycle_us), c1 = __ldg(&P->prof.jitter_long_cycle_us);
-    double j0 = jitter_at(P, 0, jitter_scaled(u, c0, PRED_JITTER_STALL_SHARE, cycle_us)), j1;
-
-    if (!(w > 0))
-        return j0;
-    j1 = jitter_at(P, 1, jitter_scaled(u, c1, PRED_JITTER_STALL_SHARE * c1 / c0, cycle_us));
-    return j0 + (j1 - j0) * w;
-}
-
-/* pred_jitter_apply's for message i of latency lat_us: the stall (J at 1), the message's
- * cycle (pred_jitter_cycle_us) and its jitter at u. */
+/* pred_jitter_apply's for message i of latency lat_us (model/predict/pred_jitter_rule.h,
+ * the same code): the stall (J at 1), the message's cycle and its jitter at u. */
 __device__ __forceinline__ static double jitter_of(const dstate_t *s, double u, float lat_us,
                                                   uint64_t i)
 {
-    double w = jitter_weight(s->P, lat_us), stall = jitter_for(s->P, 1.0, w, 1.0), reach = stall;
+    const scu_param_t *P = s->P;
+    const pjr_sets_t sets = {{P->jit[0], P->jit[1]},
+                             {P->prof.jitter_cycle_us, P->prof.jitter_long_cycle_us}};
+    double w = pjr_weight(sets.c[0], sets.c[1], lat_us), stall = pjr_mix(&sets, 1.0, w, 1.0);
+    double think_us = s->closed && i ? s->recs[i].t * 1e-3 : 0;
 
-    if (s->closed) {
-        double think_us = i ? __ldg(&s->recs[i].t) * 1e-3 : 0;
-        reach = think_us < stall ? think_us : stall;
-    }
-    return jitter_for(s->P, u, w, (double)lat_us + reach);
+    return pjr_mix(&sets, u, w, pjr_cycle(lat_us, think_us, s->closed, stall));
 }
 
 /* pred_jitter_apply's draw for message i: hs_splitmix64 (common/hs_util.h) of i's own seed,
@@ -788,16 +726,9 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *pa
     size_t off = 0;
 
     memset(par, 0, sizeof(*par));
-    par->has_jit = pred_has_jitter(p); /* MODEL.md section 8, as pred_jitter_at makes them */
-    par->jit[0][1] = p->jitter_p90_us;
-    par->jit[0][2] = p->jitter_p99_us;
-    par->jit[0][3] = p->jitter_p999_us;
-    par->jit[1][1] = p->jitter_long_p90_us;
-    par->jit[1][2] = p->jitter_long_p99_us;
-    par->jit[1][3] = p->jitter_long_p999_us;
-    for (int j = 0; j < 2; j++)
-        for (int k = 1; k < 4; k++)
-            par->jit[j][k] = par->jit[j][k] > par->jit[j][k - 1] ? par->jit[j][k] : par->jit[j][k - 1];
+    par->has_jit = pred_has_jitter(p); /* MODEL.md section 8 */
+    pjr_points(par->jit[0], p->jitter_p90_us, p->jitter_p99_us, p->jitter_p999_us);
+    pjr_points(par->jit[1], p->jitter_long_p90_us, p->jitter_long_p99_us, p->jitter_long_p999_us);
     if ((st = prules_init(p, hint, &par->r)) != HS_OK)
         return st;
     par->prof = *p;

@@ -15,6 +15,7 @@
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
+#include "model/predict/pred_jitter_rule.h"
 #include "model/lat_hist.h"
 #include "model/path_rules.h"
 
@@ -205,97 +206,68 @@ int pred_has_jitter(const profile_t *p)
            p->jitter_long_p90_us > 0 || p->jitter_long_p99_us > 0 || p->jitter_long_p999_us > 0;
 }
 
-/* One set's quantile function, its three points p90, p99, p999 in us. */
-static double jitter_quantile(double p90, double p99, double p999, double u)
+/* The two sets' points (pred_jitter_rule.h: pjr_points). */
+static void jitter_sets(const profile_t *p, double v0[4], double v1[4])
 {
-    const double q[4] = {0.5, 0.9, 0.99, 0.999};
-    double v[4] = {0, p90, p99, p999};
-
-    for (int k = 1; k < 4; k++)
-        v[k] = v[k] > v[k - 1] ? v[k] : v[k - 1];
-    if (u <= q[0])
-        return 0;
-    for (int k = 1; k < 4; k++)
-        if (u < q[k])
-            return v[k - 1] + (v[k] - v[k - 1]) * (u - q[k - 1]) / (q[k] - q[k - 1]);
-    return v[3];
+    pjr_points(v0, p->jitter_p90_us, p->jitter_p99_us, p->jitter_p999_us);
+    pjr_points(v1, p->jitter_long_p90_us, p->jitter_long_p99_us, p->jitter_long_p999_us);
 }
 
 double pred_jitter_at(const profile_t *p, double u)
 {
-    return jitter_quantile(p->jitter_p90_us, p->jitter_p99_us, p->jitter_p999_us, u);
+    double v0[4], v1[4];
+
+    jitter_sets(p, v0, v1);
+    return pjr_quantile(v0, u);
 }
 
 double pred_jitter_long_at(const profile_t *p, double u)
 {
-    return jitter_quantile(p->jitter_long_p90_us, p->jitter_long_p99_us,
-                           p->jitter_long_p999_us, u);
+    double v0[4], v1[4];
+
+    jitter_sets(p, v0, v1);
+    return pjr_quantile(v1, u);
 }
 
 double pred_jitter_weight(const profile_t *p, float lat_us)
 {
-    double c0 = p->jitter_cycle_us, c1 = p->jitter_long_cycle_us, w;
-
-    if (!(c0 > 0 && c1 > c0))
-        return 0;
-    w = ((double)lat_us - c0) / (c1 - c0);
-    return w < 0 ? 0 : w > 1 ? 1 : w;
+    return pjr_weight(p->jitter_cycle_us, p->jitter_long_cycle_us, lat_us);
 }
 
 double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float lat_us,
                             double stall_us)
 {
-    double reach = stall_us;
+    int closed = mode == PRED_CLOSED;
 
-    if (mode == PRED_CLOSED) {
-        double think_us = i ? trace_think_ns(tr, i) * 1e-3 : 0;
-        reach = think_us < stall_us ? think_us : stall_us;
-    }
-    return (double)lat_us + reach;
-}
-
-/* u for a message of cycle cycle_us from a set measured at cycle c whose top `tail` of
- * quantiles is the stall: that share scaled by cycle_us / c, the body below it keeping its
- * shape in what is left (u when c is 0). */
-static double jitter_scaled(double u, double c, double tail, double cycle_us)
-{
-    double body;
-
-    if (!(c > 0))
-        return u;
-    body = 1.0 - tail * cycle_us / c;
-    if (!(body > 0) || u >= body)
-        return 1.0 - (1.0 - u) * c / cycle_us;
-    return u * (1.0 - tail) / body;
+    return pjr_cycle(lat_us, closed && i ? trace_think_ns(tr, i) * 1e-3 : 0, closed, stall_us);
 }
 
 double pred_jitter_for(const profile_t *p, double u, float lat_us, double cycle_us)
 {
-    double c0 = p->jitter_cycle_us, c1 = p->jitter_long_cycle_us;
-    double w = pred_jitter_weight(p, lat_us);
-    double j0 = pred_jitter_at(p, jitter_scaled(u, c0, PRED_JITTER_STALL_SHARE, cycle_us)), j1;
+    double v0[4], v1[4];
 
-    if (!(w > 0))
-        return j0;
-    /* the long set's stall share: the first's, by its cycle (pred_jitter_weight: c1 > c0) */
-    j1 = pred_jitter_long_at(p, jitter_scaled(u, c1, PRED_JITTER_STALL_SHARE * c1 / c0,
-                                              cycle_us));
-    return j0 + (j1 - j0) * w;
+    jitter_sets(p, v0, v1);
+    return pjr_mix(&(pjr_sets_t){{v0, v1}, {p->jitter_cycle_us, p->jitter_long_cycle_us}}, u,
+                   pred_jitter_weight(p, lat_us), cycle_us);
 }
 
 void pred_jitter_apply(const pred_ctx_t *c, const pred_raw_t *raw)
 {
     const profile_t *p = c->p;
+    double v0[4], v1[4], c0 = p->jitter_cycle_us, c1 = p->jitter_long_cycle_us;
+    const pjr_sets_t sets = {{v0, v1}, {c0, c1}};
 
     if (!pred_has_jitter(p))
         return;
+    jitter_sets(p, v0, v1);
     for (size_t i = 0; i < c->tr->n; i++) {
         uint64_t s = (uint64_t)i ^ 0x6a09e667f3bcc909ULL; /* message i's own draw */
         double u = (double)(hs_splitmix64(&s) >> 11) * 0x1.0p-53;
         float lat = raw->lat_us[i];
-        double stall_us = pred_jitter_for(p, 1.0, lat, 1.0); /* the stall: J at 1 */
+        double w = pjr_weight(c0, c1, lat);
+        double stall_us = pjr_mix(&sets, 1.0, w, 1.0); /* the stall: J at 1 */
         double cyc = pred_jitter_cycle_us(c->tr, c->o->mode, i, lat, stall_us);
-        raw->lat_us[i] = (float)(lat + pred_jitter_for(p, u, lat, cyc));
+        raw->lat_us[i] = (float)(lat + pjr_mix(&sets, u, w, cyc));
     }
 }
 

@@ -218,7 +218,8 @@ hs_status_t pred_run_hints(const pred_ctx_t *c, const uint64_t *hints, size_t n,
  * long set). pred_jitter_cycle_us: message i's cycle, lat_us plus the time before its post
  * that a stall of stall_us reaches across (the think time in closed loop, at most the stall;
  * the whole stall in open loop). pred_jitter_for: the jitter at u of a message of that
- * latency and cycle: each set's stall share (the top PRED_JITTER_STALL_SHARE of the first,
+ * latency and cycle (the rule itself: pred_jitter_rule.h, shared with the CUDA engine):
+ * each set's stall share (the top PRED_JITTER_STALL_SHARE of the first,
  * that times its cycle ratio of the long one) scaled by the cycle over the set's own, the
  * body below it keeping its shape; the two interpolated by the weight; at u = 1, the
  * stall's size. pred_jitter_apply adds to each
@@ -226,9 +227,6 @@ hs_status_t pred_run_hints(const pred_ctx_t *c, const uint64_t *hints, size_t n,
  * engine and every run gives message i the same; nothing when the profile has none.
  * pred_run and pred_run_into apply it to predictions; measured latencies (validate) never
  * get it. */
-/* The share of the first set's messages a stall hit (its top quantiles, beyond p99): the
- * part of each set whose share scales with the cycle; the rest, the body, keeps its shape. */
-#define PRED_JITTER_STALL_SHARE 0.01
 double pred_jitter_at(const profile_t *p, double u);
 double pred_jitter_long_at(const profile_t *p, double u);
 double pred_jitter_weight(const profile_t *p, float lat_us);
