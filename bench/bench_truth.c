@@ -47,6 +47,9 @@ typedef struct {
     double pace;
     int classes, classes_trace, saturated;
     double carried; /* median over classes of measured / predicted throughput */
+    double drift;   /* validate's drift probe: its measured p50 against the model's, % */
+    int pairs_apart, pairs_otherwise; /* class pairs the device tells apart; of those, the
+                                       * ones the model orders the other way round */
     fig_t regret, rank, err;
     goal_t g_regret, g_rank, g_err;
 } row_t;
@@ -104,24 +107,29 @@ static fig_t fig_read(const cJSON *val, const char *key, const char *ci_key,
 }
 
 /* Goals. regret: within noise when validate could not tell the recommended class from the
- * best (verdict other than "worse") or the regret is within the recommended class's own
- * even/odd difference. rank: within noise when its interval reaches the goal, or the
- * measured order agrees with itself no better (noise rank) than the interval's top.
- * |error|: within noise when its interval reaches the goal or it is within the goal plus
- * the median class's own even/odd difference. */
+ * best (verdict other than "worse") or the regret is within its own noise (the recommended
+ * and the best class's even/odd differences, summed). rank: within noise when its interval
+ * reaches the goal, the measured order agrees with itself no better (noise rank) than the
+ * interval's top, or the model orders no two classes that the device tells apart (rounds
+ * that do not overlap) the other way round. |error|: within noise when its interval
+ * reaches the goal or it is within the goal plus the median class's own even/odd difference
+ * plus the device's drift from its profile (validate's probe). */
 static void judge(row_t *r)
 {
     const fig_t *g = &r->regret, *k = &r->rank, *e = &r->err;
+    double drift = isnan(r->drift) ? 0 : fabs(r->drift);
 
     r->g_regret = !g->has ? G_MISS : g->v <= GOAL_REGRET_PCT ? G_OK
                   : (strcmp(r->verdict, "worse") != 0 || (g->has_noise && g->v <= g->noise))
                       ? G_NOISE : G_MISS;
     r->g_rank = !k->has ? G_NA : k->v >= GOAL_RANK ? G_OK
-                : (k->hi >= GOAL_RANK || (k->has_noise && k->noise < GOAL_RANK &&
-                                          k->hi >= k->noise)) ? G_NOISE : G_MISS;
+                : (k->hi >= GOAL_RANK || r->pairs_otherwise == 0 ||
+                   (k->has_noise && k->noise < GOAL_RANK && k->hi >= k->noise)) ? G_NOISE
+                : G_MISS;
     r->g_err = !e->has ? G_MISS : e->v <= GOAL_ERR_PCT ? G_OK
                : (e->lo <= GOAL_ERR_PCT ||
-                  (e->has_noise && e->v <= GOAL_ERR_PCT + e->noise)) ? G_NOISE : G_MISS;
+                  (e->has_noise && e->v <= GOAL_ERR_PCT + e->noise + drift)) ? G_NOISE
+               : G_MISS;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -157,7 +165,10 @@ static void row_from_json(row_t *r, const cJSON *rep)
     const cJSON *cls = jobj(val, "classes"), *rec = jobj(val, "recommendation");
     const cJSON *vd = jobj(rec, "verdict"), *sat = jobj(val, "saturated");
 
-    r->regret = fig_read(val, "regret_pct", "regret_ci_pct", noise, "recommended_pct");
+    const cJSON *pairs = jobj(val, "pairs"), *dp = jobj(jobj(val, "drift"), "drift_pct");
+    const cJSON *pa = jobj(pairs, "apart"), *po = jobj(pairs, "ordered_otherwise");
+
+    r->regret = fig_read(val, "regret_pct", "regret_ci_pct", noise, "regret_pct");
     r->rank = fig_read(val, "rank_correlation", "rank_correlation_ci", noise,
                        "rank_correlation");
     r->err = fig_read(val, "median_abs_error_pct", "median_abs_error_ci_pct", noise,
@@ -168,6 +179,9 @@ static void row_from_json(row_t *r, const cJSON *rep)
     snprintf(r->verdict, sizeof(r->verdict), "%s", cJSON_IsString(vd) ? vd->valuestring : "?");
     r->saturated = cJSON_IsTrue(sat);
     r->carried = carried_share(jobj(rep, "results"));
+    r->drift = cJSON_IsNumber(dp) ? dp->valuedouble : NAN;
+    r->pairs_apart = cJSON_IsNumber(pa) ? pa->valueint : 0;
+    r->pairs_otherwise = cJSON_IsNumber(po) ? po->valueint : -1; /* unknown: not "none" */
     if (!cJSON_IsObject(val))
         snprintf(r->failed, sizeof(r->failed), "val.json has no \"validation\"");
 }
@@ -263,7 +277,7 @@ static void cell(const fig_t *f, goal_t g, int prec, char *buf, size_t len)
 
 static void print_row(const row_t *r)
 {
-    char a[96], b[96], c[96];
+    char a[96], b[96], c[96], d[24], p[24];
 
     if (r->failed[0]) {
         printf("%-10s %-7s %-6s %5ld | failed: %s\n", r->name, r->kind, r->mode, r->records,
@@ -273,9 +287,18 @@ static void print_row(const row_t *r)
     cell(&r->regret, r->g_regret, 1, a, sizeof(a));
     cell(&r->rank, r->g_rank, 2, b, sizeof(b));
     cell(&r->err, r->g_err, 1, c, sizeof(c));
-    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %2d/%-4d | %-32s | %-30s | %-30s | %s%s\n",
-           r->name, r->kind, r->mode, r->records, r->pace, r->carried * 100, r->classes,
-           r->classes_trace, a, b, c, r->verdict, r->saturated ? " saturated" : "");
+    if (isnan(r->drift))
+        snprintf(d, sizeof(d), "-");
+    else
+        snprintf(d, sizeof(d), "%+.1f%%", r->drift);
+    if (r->pairs_otherwise < 0)
+        snprintf(p, sizeof(p), "-");
+    else
+        snprintf(p, sizeof(p), "%d/%d", r->pairs_otherwise, r->pairs_apart);
+    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %7s %2d/%-4d | %-32s | %-5s | %-30s | %-30s | "
+           "%s%s\n", r->name, r->kind, r->mode, r->records, r->pace, r->carried * 100, d,
+           r->classes, r->classes_trace, a, p, b, c, r->verdict,
+           r->saturated ? " saturated" : "");
 }
 
 typedef struct {
@@ -357,16 +380,20 @@ static void print_head(const char *out)
            isnan(gbps) ? ": no profile written, generic used" : "", rc);
     printf("goals: regret <= %.0f%%, rank correlation >= %.1f, median |error| <= %.0f%%; each "
            "figure: value [95%% interval] noise verdict; noise = the same classes replayed "
-           "against themselves (validate's even rounds against its odd ones): regret of the "
-           "recommended class against itself, rank correlation of the measured order with "
-           "itself, median class's difference; \"noise\" = missed, but within it; stretch = "
-           "how much the trace's post times were stretched to pace it; carr = measured "
-           "throughput / predicted, median over the classes (below 100%%: the device ran "
-           "behind the trace)\n",
+           "against themselves (validate's even rounds against its odd ones): the recommended "
+           "and the best class each against itself, summed, for regret; the measured order "
+           "with itself for rank correlation; the median class's difference, plus |drift|, "
+           "for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
+           "post times were stretched to pace it; carr = measured throughput / predicted, "
+           "median over the classes (below 100%%: the device ran behind the trace); drift = "
+           "validate's probe (8 B single messages, what calibrate fits) measured against its "
+           "prediction: how far the device ran from its profile during the run; pairs = of "
+           "the pairs of classes the device tells apart (rounds do not overlap), those the "
+           "model orders the other way round (none: the rank correlation is within noise)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
-    printf("%-10s %-7s %-6s %5s %7s %4s %-7s | %-32s | %-30s | %-30s | %s\n", "trace", "kind",
-           "mode", "msgs", "stretch", "carr", "classes", "regret %", "rank correlation",
-           "median |error| %", "recommendation");
+    printf("%-10s %-7s %-6s %5s %7s %4s %7s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
+           "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "classes", "regret %",
+           "pairs", "rank correlation", "median |error| %", "recommendation");
 }
 
 /* Print the table of out; returns the exit status (1: --gate and a built-in miss). */

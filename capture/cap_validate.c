@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/cap_drift.h"
 #include "capture/cap_replay.h"
 #include "common/hs_mem.h"
 #include "common/hs_progress.h"
@@ -41,6 +42,7 @@ typedef struct {
     const char *rec_source;
     rec_class_sizes_t sizes;      /* the trace's distinct sizes: its classes of hints */
     cap_stats_t stats;
+    cap_drift_t drift;       /* the device against its profile, probed every round */
     profile_t *eff;          /* the profile the live replay runs (cap_profile_effective) */
     char eff_changes[512];   /* what differs from the profile given */
     hs_afile_t *msgs;        /* o->messages, a file: committed when the run succeeds */
@@ -116,6 +118,15 @@ free_raw:
     return st;
 }
 
+/* Round r's drift probe (cap_drift.h), before its classes. */
+static hs_status_t probe_drift(vctx_t *v, uint64_t r)
+{
+    return cap_drift_measure(&v->drift, &(cap_drift_run_t){
+                                 .o = &v->o->live, .live = &v->live, .max_msg = v->max_msg,
+                                 .hysteresis = (uint64_t)v->live.prof->switch_hysteresis,
+                                 .more = 1}, r);
+}
+
 static hs_status_t measure_all(vctx_t *v)
 {
     size_t idx[CAP_MAX_CANDIDATES];
@@ -135,6 +146,7 @@ static hs_status_t measure_all(vctx_t *v)
         for (size_t k = 0; k < v->nc; k++)
             idx[k] = k;
         cap_shuffle(idx, v->nc, &seed);
+        st = probe_drift(v, r);
         for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
             int last = r + 1 == v->o->repeat && k + 1 == v->nc;
             if (!pb.enabled)
@@ -256,7 +268,7 @@ static hs_status_t predict_all(vctx_t *v)
     for (size_t k = 0; st == HS_OK && k < v->nc; k++)
         st = pred_run(&(pred_ctx_t){&model_engine_ops, v->tr, v->eff, &po}, v->c[k].hint,
                       v->mfp != NULL, &v->c[k].pred);
-    return st;
+    return st == HS_OK ? cap_drift_init(&v->drift, v->eff, v->o->repeat) : st;
 }
 
 /* ---- summary -------------------------------------------------------------------------- */
@@ -427,11 +439,13 @@ static cJSON *noise_json(const cap_stats_t *s)
                             "replayed against themselves");
     if (!s->noise_defined) {
         cJSON_AddNullToObject(j, "recommended_pct");
+        cJSON_AddNullToObject(j, "regret_pct");
         cJSON_AddNullToObject(j, "median_pct");
         cJSON_AddNullToObject(j, "rank_correlation");
         return j;
     }
     cJSON_AddNumberToObject(j, "recommended_pct", s->noise_rec_pct);
+    cJSON_AddNumberToObject(j, "regret_pct", s->noise_regret_pct);
     cJSON_AddNumberToObject(j, "median_pct", s->noise_diff_pct);
     if (s->noise_rank_defined)
         cJSON_AddNumberToObject(j, "rank_correlation", s->noise_rank);
@@ -459,6 +473,9 @@ static void figures_json(const vctx_t *v, cJSON *j)
         cJSON_AddNumberToObject(j, "rank_correlation", s->rank);
         cJSON_AddItemToObject(j, "rank_correlation_ci", ci_json(s->rank_ci, 0));
     }
+    b = cJSON_AddObjectToObject(j, "pairs");
+    cJSON_AddNumberToObject(b, "apart", (double)s->pairs_apart);
+    cJSON_AddNumberToObject(b, "ordered_otherwise", (double)s->pairs_discordant);
     cJSON_AddNumberToObject(j, "median_abs_error_pct", s->mae_pct);
     cJSON_AddItemToObject(j, "median_abs_error_ci_pct", ci_json(s->mae_ci, 0));
     cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));
@@ -517,6 +534,7 @@ static cJSON *validation_json(vctx_t *v)
         saturated = cap_saturation_warning(load.offered_gbps, gbps, v->nc, sat, sizeof(sat));
     }
     figures_json(v, j);
+    cJSON_AddItemToObject(j, "drift", cap_drift_json(&v->drift));
     if ((saturated && verdict == CAP_VERDICT_NO_EFFECT) || verdict == CAP_VERDICT_UNDECIDED)
         cJSON_AddNullToObject(j, "hint_takes_effect"); /* unknown: backlog, or one round */
     else
@@ -641,6 +659,7 @@ static void vctx_release(vctx_t *v)
     if (v->tr)
         trace_free(v->tr);
     rec_class_release(&v->sizes);
+    cap_drift_release(&v->drift);
     profile_free(v->eff);
     cap_live_close(&v->live);
 }
@@ -827,12 +846,21 @@ static void print_summary(const cJSON *val, FILE *fp)
     else
         fprintf(fp, "rank correlation n/a: %s\n", jstr(val, "rank_correlation_note"));
     if (cJSON_IsNumber(cJSON_GetObjectItem(nz, "median_pct"))) {
-        fprintf(fp, "noise (even against odd rounds): recommended class %.1f%%, median class "
-                "%.1f%%", jget(nz, "recommended_pct", NULL), jget(nz, "median_pct", NULL));
+        fprintf(fp, "noise (even against odd rounds): recommended class %.1f%%, regret %.1f%%, "
+                "median class %.1f%%", jget(nz, "recommended_pct", NULL),
+                jget(nz, "regret_pct", NULL), jget(nz, "median_pct", NULL));
         if (cJSON_IsNumber(nr))
             fprintf(fp, ", rank correlation %.2f", nr->valuedouble);
         fprintf(fp, "\n");
     }
+    if (cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(val, "drift"), "drift_pct")))
+        fprintf(fp, "device drift (%s): p50 measured %.2f us, predicted %.2f us: %+.1f%%\n",
+                jstr(cJSON_GetObjectItem(val, "drift"), "probe"),
+                jget(val, "drift", "measured_p50_us"), jget(val, "drift", "predicted_p50_us"),
+                jget(val, "drift", "drift_pct"));
+    fprintf(fp, "pairs of classes the device tells apart (rounds do not overlap): %.0f, of "
+            "which the model orders %.0f the other way round\n", jget(val, "pairs", "apart"),
+            jget(val, "pairs", "ordered_otherwise"));
     fprintf(fp, "%s\n%s\n", jstr(val, "recommendation_verdict"), jstr(val, "verdict"));
 }
 

@@ -84,8 +84,10 @@ typedef enum {
 
 typedef enum {
     CAP_REC_BEST = 0,   /* the recommended class measured best */
-    CAP_REC_WORSE,      /* worse than the best beyond the noise (rounds apart, or the
-                         * interval of the difference above 0) */
+    CAP_REC_WORSE,      /* worse than the best beyond the noise: their rounds apart, or
+                         * the interval of the difference above 0 where the classes differ
+                         * at all (CAP_VERDICT_DIFFER; the best is picked after the fact
+                         * among them, so a lone interval says "worse" of equal classes) */
     CAP_REC_TIED,       /* the two cannot be told apart over these rounds */
     CAP_REC_UNDECIDED,  /* one round */
 } cap_rec_verdict_t;
@@ -124,8 +126,14 @@ typedef struct {
     int noise_defined;
     double noise_rec_pct;                /* |even - odd| / min of the recommended class */
     double noise_diff_pct;               /* median of that over the classes */
+    double noise_regret_pct;             /* the regret's own: the recommended and the best
+                                          * class's, summed (a difference of the two) */
     int noise_rank_defined;              /* >= 4 classes and both halves vary */
     double noise_rank;                   /* Spearman of even against odd medians */
+    /* the order, pair by pair: pairs of classes whose rounds do not overlap (the device
+     * tells them apart: p = 2 / C(2R, R) for one pair of equal classes, 0.8% at R = 5),
+     * and of those the pairs the predictions order the other way round */
+    size_t pairs_apart, pairs_discordant;
 } cap_stats_t;
 
 /* Everything above from in (HS_ERR_INVALID for n or rec out of range or no rounds). */

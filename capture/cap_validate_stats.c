@@ -4,7 +4,8 @@
  * back) for the intervals of regret, the recommended-vs-best difference, rank correlation and
  * median |error|; a permutation test of whether the classes differ at all (within each
  * round the classes' values are shuffled among them: under "no class differs" any order is
- * as likely); the verdicts; and the noise of the same classes replayed against themselves
+ * as likely); the pairs the device tells apart and whether the predictions order them alike;
+ * the verdicts; and the noise of the same classes replayed against themselves
  * (even rounds against odd ones). */
 #include "capture/cap_validate.h"
 
@@ -203,6 +204,7 @@ static void noise(const cap_stats_in_t *in, cap_stats_t *out, double *tmp)
         d[k] = fabs(rel_pct(fmax(ev[k], od[k]), fmin(ev[k], od[k])));
     }
     out->noise_rec_pct = d[in->rec];
+    out->noise_regret_pct = d[in->rec] + (out->best != in->rec ? d[out->best] : 0);
     out->noise_diff_pct = cap_median(d, in->n);
     out->noise_rank_defined = in->n >= 4 && varies(ev, in->n) && varies(od, in->n);
     out->noise_rank = out->noise_rank_defined ? cap_rank_correlation(ev, od, in->n) : 0;
@@ -251,15 +253,21 @@ static hs_status_t permutation_p(const cap_stats_in_t *in, cap_stats_t *out)
     return HS_OK;
 }
 
-/* Whether any two classes' rounds do not overlap at all. */
-static int any_apart(const cap_stats_in_t *in)
+/* The pairs of classes whose rounds do not overlap, and of those the ones the predictions
+ * order the other way round (a tie in the predictions is not an order). */
+static void pairs(const cap_stats_in_t *in, cap_stats_t *out)
 {
+    if (in->rounds < 2) /* one round apart from another says nothing */
+        return;
     for (size_t a = 0; a < in->n; a++)
-        for (size_t b = a + 1; b < in->n; b++)
-            if (cap_rounds_apart(in->obj + a * in->rounds, in->obj + b * in->rounds,
-                                 in->rounds))
-                return 1;
-    return 0;
+        for (size_t b = a + 1; b < in->n; b++) {
+            if (!cap_rounds_apart(in->obj + a * in->rounds, in->obj + b * in->rounds,
+                                  in->rounds))
+                continue;
+            out->pairs_apart++;
+            double meas = out->median[a] - out->median[b], pred = in->pred[a] - in->pred[b];
+            out->pairs_discordant += (meas < 0 && pred > 0) || (meas > 0 && pred < 0);
+        }
 }
 
 static void verdicts(const cap_stats_in_t *in, cap_stats_t *out)
@@ -267,12 +275,14 @@ static void verdicts(const cap_stats_in_t *in, cap_stats_t *out)
     const double *ro = in->obj + in->rec * in->rounds, *bo = in->obj + out->best * in->rounds;
     double plo = INFINITY, phi = -INFINITY, pmean = 0;
 
+    int differ = out->pairs_apart > 0 || out->differ_p < 0.05;
+
     out->rec_apart = cap_rounds_apart(ro, bo, in->rounds);
     if (in->rounds < 2)
         out->rec_verdict = CAP_REC_UNDECIDED;
     else if (in->rec == out->best)
         out->rec_verdict = CAP_REC_BEST;
-    else if (out->rec_apart || out->diff_ci.lo > 0)
+    else if (out->rec_apart || (differ && out->diff_ci.lo > 0))
         out->rec_verdict = CAP_REC_WORSE;
     else
         out->rec_verdict = CAP_REC_TIED;
@@ -285,7 +295,7 @@ static void verdicts(const cap_stats_in_t *in, cap_stats_t *out)
         out->verdict = CAP_VERDICT_DIFFER;
     else if (in->rounds < 2)
         out->verdict = CAP_VERDICT_UNDECIDED;
-    else if (any_apart(in) || out->differ_p < 0.05)
+    else if (differ)
         out->verdict = CAP_VERDICT_DIFFER;
     else
         out->verdict = phi - plo > 0.05 * pmean ? CAP_VERDICT_NO_EFFECT : CAP_VERDICT_TIE;
@@ -315,6 +325,7 @@ hs_status_t cap_stats_run(const cap_stats_in_t *in, cap_stats_t *out)
     out->rank_note = rank_note(in, out->median);
     out->rank = out->rank_note ? 0 : f.rank;
     noise(in, out, tmp);
+    pairs(in, out);
     free(tmp);
     st = bootstrap(in, out);
     if (st != HS_OK)

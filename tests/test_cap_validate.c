@@ -116,6 +116,13 @@ static void test_verdict_random_separated(void **state)
                                                          (uint64_t)iter + 1}, &s), HS_OK);
         assert_int_equal(s.verdict, CAP_VERDICT_DIFFER);
         assert_true(base[s.best] == 10.0);
+        /* every pair is apart; the predictions' order, pair by pair, counted */
+        size_t discordant = 0;
+        for (size_t a = 0; a < n; a++)
+            for (size_t b = a + 1; b < n; b++)
+                discordant += (base[a] < base[b]) != (pred[a] < pred[b]);
+        assert_int_equal(s.pairs_apart, n * (n - 1) / 2);
+        assert_int_equal(s.pairs_discordant, discordant);
         if (rec != s.best) {
             assert_int_equal(s.rec_verdict, CAP_REC_WORSE);
             assert_true(s.diff_ci.lo > 0);
@@ -132,7 +139,7 @@ static void test_verdict_random_same(void **state)
 {
     uint64_t seed = 0xfeedULL;
     double obj[6 * 7], base[6], pred[6], flat[6];
-    size_t differ = 0, worse = 0, tied = 0, noeffect = 0, tie = 0;
+    size_t differ = 0, worse = 0, tied = 0, noeffect = 0, tie = 0, picked = 0;
     cap_stats_t s;
     (void)state;
     for (int iter = 0; iter < 300; iter++) {
@@ -155,11 +162,17 @@ static void test_verdict_random_same(void **state)
             assert_false(iter % 2);
         worse += s.rec_verdict == CAP_REC_WORSE;
         tied += s.rec_verdict == CAP_REC_TIED;
+        /* "worse" than a best picked after the fact needs the classes to differ at all */
+        if (s.rec_verdict == CAP_REC_WORSE && !s.rec_apart)
+            assert_int_equal(s.verdict, CAP_VERDICT_DIFFER);
+        picked += s.verdict != CAP_VERDICT_DIFFER && s.best != 0 && s.diff_ci.lo > 0;
         if (iter % 2 == 0) /* tied predictions: no rank correlation, not a 0 */
             assert_non_null(s.rank_note);
     }
     printf("same distribution, 300 cases: differ %zu, no effect %zu, tie %zu; recommended "
-           "worse %zu, indistinguishable %zu\n", differ, noeffect, tie, worse, tied);
+           "worse %zu, indistinguishable %zu (of which %zu with the interval of the difference "
+           "above 0)\n", differ, noeffect, tie, worse, tied, picked);
+    assert_true(picked > 0); /* the case the omnibus gate is for occurs in this sample */
     assert_true(differ < 300 / 10); /* the permutation test's 5%, and rounds apart by chance */
     assert_true(noeffect > 100 && tie > 100);
     assert_true(worse * 5 < tied);
@@ -198,6 +211,19 @@ static void test_rank_interval_and_noise(void **state)
     /* medians per class and their intervals */
     assert_true(s.median[0] == 11.5 && s.median[1] == 41.5);
     assert_true(s.median_ci[0].lo >= 10 && s.median_ci[0].hi <= 13);
+    /* the regret's noise: the recommended class's and the best's, summed (the second
+     * class: even rounds {40, 42} = 41 against odd {41, 43} = 42) */
+    assert_true(fabs(s.noise_regret_pct - 200.0 / 10.5) < 1e-9);
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){two, pred, 2, 4, 1, 3}, &s), HS_OK);
+    assert_true(fabs(s.noise_regret_pct - (100.0 / 41 + 200.0 / 10.5)) < 1e-9);
+    const double three[] = {10, 12, 11, 13, 40, 44, 42, 46};
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){three, pred, 2, 4, 1, 3}, &s), HS_OK);
+    assert_true(fabs(s.noise_regret_pct - (400.0 / 41 + 200.0 / 10.5)) < 1e-9);
+    assert_int_equal(s.pairs_apart, 1);
+    assert_int_equal(s.pairs_discordant, 0);
+    const double rev[] = {5, 1};
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){three, rev, 2, 4, 1, 3}, &s), HS_OK);
+    assert_int_equal(s.pairs_discordant, 1);
 }
 
 static void test_saturation(void **state)

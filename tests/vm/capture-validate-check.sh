@@ -43,6 +43,21 @@ for f in "$out/kv.json" "$out/burst.json" "$out/remote.json"; do
         [ "$c" -ge $((n + m)) ] || fail "$f: \"$k\" in $c results, expected $((n + m))"
     done
     grep -q -E '"saturated":[[:space:]]*(true|false)' "$f" || fail "$f: no saturated flag"
+    # the drift probe (capture/cap_drift.h): every round measured it, beside the model's p50
+    pp=$(num "$f" predicted_p50_us) mp=$(num "$f" measured_p50_us) dp=$(num "$f" drift_pct)
+    awk -v p="$pp" -v m="$mp" 'BEGIN {exit !(p > 0 && m > 0)}' ||
+        fail "$f: drift probe p50 predicted '$pp', measured '$mp'"
+    awk -v p="$pp" -v m="$mp" -v d="$dp" 'BEGIN {exit !(d != "" && (d - 100 * (m / p - 1))^2 < 1e-6)}' ||
+        fail "$f: drift_pct '$dp' is not 100 (measured / predicted - 1)"
+    rp=$(num "$f" repeat)
+    nr=$(tr -d ' \t\n\r' <"$f" | grep -o '"rounds_p50_us":\[[^]]*\]' | tr -cd , | wc -c)
+    [ $((nr + 1)) -eq "$rp" ] || fail "$f: $((nr + 1)) drift rounds for --repeat $rp"
+    # the pairs the device tells apart, and those the model orders the other way round
+    pa=$(num "$f" apart) po=$(num "$f" ordered_otherwise)
+    [ -n "$pa" ] && [ -n "$po" ] && [ "$po" -le "$pa" ] || fail "$f: pairs '$po' of '$pa'"
+    [ -n "$(num "$f" regret_pct)" ] && grep -q -E '"noise":\{[^}]*"regret_pct"' <(tr -d ' \t\n\r' <"$f") ||
+        fail "$f: no noise.regret_pct"
+    echo "capture-validate-check: $f: drift $dp% (probe p50 $mp us, predicted $pp us), pairs apart $pa, ordered otherwise $po"
     # the replay signals a message's last WR where it will wait for it (a switch follows,
     # the trace ends, closed loop): no drain or slot wait needs a fence WR, which would cost
     # the device a WR the model does not (model/MODEL.md 7b)

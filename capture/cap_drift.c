@@ -1,0 +1,133 @@
+/* cap_drift.c - the drift probe of validate (cap_drift.h). */
+#include "capture/cap_drift.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/cap_replay.h"
+#include "capture/cap_validate.h"
+#include "common/hs_mem.h"
+#include "model/model.h"
+
+#define PROBE_GAP_NS 1000 /* trace time between posts; closed loop replays none of it */
+
+/* Closed loop and hint CAP_DRIFT_BYTES: every message on LL, posted when the last is done. */
+static const pred_opts_t probe_opts = {.mode = PRED_CLOSED, .flows = 1};
+
+/* CAP_DRIFT_MSGS messages, each posted as the previous one completes (no think time). */
+static hs_status_t probe_trace(trace_t **out)
+{
+    hs_status_t st = trace_new(out);
+
+    for (uint64_t i = 0; st == HS_OK && i < CAP_DRIFT_MSGS; i++) {
+        trace_rec_t r = {.t_post_ns = i * PROBE_GAP_NS, .t_done_ns = (i + 1) * PROBE_GAP_NS,
+                         .size_bytes = CAP_DRIFT_BYTES, .opcode = TRACE_OP_SEND};
+        st = trace_push(*out, &r);
+    }
+    return st;
+}
+
+hs_status_t cap_drift_init(cap_drift_t *d, const profile_t *prof, uint64_t rounds)
+{
+    pred_result_t res;
+    hs_status_t st;
+
+    memset(d, 0, sizeof(*d));
+    d->rounds = rounds;
+    d->meas_p50_us = calloc(rounds ? rounds : 1, sizeof(*d->meas_p50_us));
+    if (!d->meas_p50_us)
+        return HS_ERR_NOMEM;
+    st = probe_trace(&d->tr);
+    if (st != HS_OK)
+        return st;
+    st = pred_run(&(pred_ctx_t){&model_engine_ops, d->tr, prof, &probe_opts}, CAP_DRIFT_BYTES,
+                  0, &res);
+    if (st != HS_OK)
+        return st;
+    d->pred_p50_us = res.p50_us;
+    pred_result_release(&res);
+    return HS_OK;
+}
+
+hs_status_t cap_drift_measure(cap_drift_t *d, const cap_drift_run_t *run, uint64_t r)
+{
+    pred_raw_t raw;
+    pred_result_t res;
+    cap_conn_t *c = NULL;
+    hs_status_t st;
+
+    if (r >= d->rounds)
+        return HS_ERR_INVALID;
+    st = pred_raw_alloc(&raw, d->tr->n);
+    if (st != HS_OK)
+        return st;
+    st = cap_live_connect(run->o, run->live, run->max_msg, CAP_DRIFT_BYTES, &c);
+    if (st != HS_OK)
+        goto free_raw;
+    st = cap_replay_run(c, &(cap_replay_opts_t){.tr = d->tr, .hint = CAP_DRIFT_BYTES,
+                                                .hysteresis = run->hysteresis,
+                                                .mode = PRED_CLOSED}, &raw);
+    cap_conn_close(c, run->more && st == HS_OK);
+    if (st != HS_OK)
+        goto free_raw;
+    st = pred_summarize(d->tr, &probe_opts, &raw, CAP_DRIFT_BYTES, &res);
+    if (st != HS_OK)
+        goto free_raw;
+    d->meas_p50_us[r] = res.p50_us;
+    d->measured = r + 1 > d->measured ? r + 1 : d->measured;
+    pred_result_release(&res);
+free_raw:
+    pred_raw_free(&raw);
+    return st;
+}
+
+static double measured_median(const cap_drift_t *d)
+{
+    double *tmp = d->measured ? malloc(d->measured * sizeof(*tmp)) : NULL, m;
+
+    if (!tmp)
+        return NAN;
+    memcpy(tmp, d->meas_p50_us, d->measured * sizeof(*tmp));
+    m = cap_median(tmp, d->measured);
+    free(tmp);
+    return m;
+}
+
+double cap_drift_pct(const cap_drift_t *d)
+{
+    double m = measured_median(d);
+
+    return isnan(m) || !(d->pred_p50_us > 0) ? NAN : (m / d->pred_p50_us - 1) * 100.0;
+}
+
+cJSON *cap_drift_json(const cap_drift_t *d)
+{
+    cJSON *j = cJSON_CreateObject(), *a;
+    double m = measured_median(d), pct = cap_drift_pct(d);
+    char probe[160];
+
+    snprintf(probe, sizeof(probe), "%d messages of %d B on LL, closed loop, no think time "
+             "(what calibrate fits), once per round", CAP_DRIFT_MSGS, CAP_DRIFT_BYTES);
+    cJSON_AddStringToObject(j, "probe", probe);
+    cJSON_AddNumberToObject(j, "predicted_p50_us", d->pred_p50_us);
+    if (isnan(m) || isnan(pct)) {
+        cJSON_AddNullToObject(j, "measured_p50_us");
+        cJSON_AddNullToObject(j, "drift_pct");
+    } else {
+        cJSON_AddNumberToObject(j, "measured_p50_us", m);
+        cJSON_AddNumberToObject(j, "drift_pct", pct);
+    }
+    a = cJSON_AddArrayToObject(j, "rounds_p50_us");
+    for (uint64_t r = 0; r < d->measured; r++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(d->meas_p50_us[r]));
+    return j;
+}
+
+void cap_drift_release(cap_drift_t *d)
+{
+    if (d->tr)
+        trace_free(d->tr);
+    free(d->meas_p50_us);
+    memset(d, 0, sizeof(*d));
+}
