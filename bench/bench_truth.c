@@ -47,7 +47,8 @@ typedef struct {
     double pace;
     int classes, classes_trace, saturated;
     double carried; /* median over classes of measured / predicted throughput */
-    double drift;   /* validate's drift probe: its measured p50 against the model's, % */
+    double drift;   /* validate's drift probe: its measured p50 against the model's, % (its
+                     * p99 for a p99 objective) */
     int pairs_apart, pairs_otherwise; /* class pairs the device tells apart; of those, the
                                        * ones the model orders the other way round */
     fig_t regret, rank, err;
@@ -113,11 +114,14 @@ static fig_t fig_read(const cJSON *val, const char *key, const char *ci_key,
  * interval's top, or the model orders no two classes that the device tells apart (rounds
  * that do not overlap) the other way round. |error|: within noise when its interval
  * reaches the goal or it is within the goal plus the median class's own even/odd difference
- * plus the device's drift from its profile (validate's probe). */
+ * plus the error the device's drift from its profile explains (validate's probe). */
 static void judge(row_t *r)
 {
     const fig_t *g = &r->regret, *k = &r->rank, *e = &r->err;
-    double drift = isnan(r->drift) ? 0 : fabs(r->drift);
+    /* a device running at (1 + d) times its profile's latency: |pred - meas| / meas of
+     * |d| / (1 + d) in every class, in the |error|'s own terms */
+    double d = isnan(r->drift) || r->drift <= -100 ? 0 : r->drift / 100;
+    double drift = fabs(d) / (1 + d) * 100;
 
     r->g_regret = !g->has ? G_MISS : g->v <= GOAL_REGRET_PCT ? G_OK
                   : (strcmp(r->verdict, "worse") != 0 || (g->has_noise && g->v <= g->noise))
@@ -165,7 +169,9 @@ static void row_from_json(row_t *r, const cJSON *rep)
     const cJSON *cls = jobj(val, "classes"), *rec = jobj(val, "recommendation");
     const cJSON *vd = jobj(rec, "verdict"), *sat = jobj(val, "saturated");
 
-    const cJSON *pairs = jobj(val, "pairs"), *dp = jobj(jobj(val, "drift"), "drift_pct");
+    const cJSON *ob = jobj(val, "objective"), *pairs = jobj(val, "pairs");
+    int tail = cJSON_IsString(ob) && strcmp(ob->valuestring, "p99") == 0;
+    const cJSON *dp = jobj(jobj(val, "drift"), tail ? "tail_drift_pct" : "drift_pct");
     const cJSON *pa = jobj(pairs, "apart"), *po = jobj(pairs, "ordered_otherwise");
 
     r->regret = fig_read(val, "regret_pct", "regret_ci_pct", noise, "regret_pct");
@@ -373,6 +379,17 @@ static void print_head(const char *out)
     read_line(out, "load", load, sizeof(load));
     read_line(out, "calibrate.rc", rc, sizeof(rc));
     double gbps = profile_link_gbps(out);
+    char path[1100], *cal = NULL;
+
+    snprintf(path, sizeof(path), "%s/calibrations", out);
+    if (access(path, R_OK) == 0 && hs_read_file(path, &cal, NULL) == HS_OK) {
+        for (char *c = cal; *c; c++)
+            *c = *c == '\n' && c[1] ? ';' : *c == '\n' ? 0 : *c;
+        printf("calibrations (kept when a validate of 8 B ping-pongs then finds the drift "
+               "probe within 20%% and the p99 within 30%% of the profile; the last is used): "
+               "%s\n", cal);
+    }
+    free(cal);
 
     printf("bench_truth: %s, objective %s, seed %s (random mixes and workloads), paced to %s "
            "of the calibrated link (link.gbps %.3g%s; calibrate exit %s)\n", mode,
@@ -382,12 +399,13 @@ static void print_head(const char *out)
            "figure: value [95%% interval] noise verdict; noise = the same classes replayed "
            "against themselves (validate's even rounds against its odd ones): the recommended "
            "and the best class each against itself, summed, for regret; the measured order "
-           "with itself for rank correlation; the median class's difference, plus |drift|, "
-           "for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
+           "with itself for rank correlation; the median class's difference, plus the error "
+           "the drift explains (|d| / (1 + d)), for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
            "post times were stretched to pace it; carr = measured throughput / predicted, "
            "median over the classes (below 100%%: the device ran behind the trace); drift = "
            "validate's probe (8 B single messages, what calibrate fits) measured against its "
-           "prediction: how far the device ran from its profile during the run; pairs = of "
+           "prediction, p50 (p99 for a p99 objective): how far the device ran from its "
+           "profile during the run; pairs = of "
            "the pairs of classes the device tells apart (rounds do not overlap), those the "
            "model orders the other way round (none: the rank correlation is within noise)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);

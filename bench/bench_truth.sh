@@ -53,12 +53,56 @@ server_run() {
     return $_rc
 }
 
+# num FILE KEY: the first numeric value of "KEY": in FILE.
+num() { grep -o -E "\"$2\":[[:space:]]*-?[0-9.e+-]+" "$1" | head -1 | sed -E 's/.*:[[:space:]]*//'; }
+
 # ---- calibrate ---------------------------------------------------------------------------
+# A calibration is kept when the device still runs as it did: a validate of 1000 back-to-back
+# 8 B ping-pongs right after it (what calibrate's single messages and jitter measure) must
+# find the drift probe's p50 (capture/cap_drift.h) within DRIFT_OK% of the profile and the
+# class's p99 within P99_OK%. This guest has spells of seconds in which everything runs
+# ~1.6x slower or its tail doubles; a calibration made in one describes the spell, not the
+# device, and every prediction after it would be off by that. Up to CAL_TRIES calibrations;
+# each one's check goes to $OUT/calibrations (the table prints them); the last is used.
+CAL_TRIES=3
+DRIFT_OK=20
+P99_OK=30
 PROFILE_ARG=""
-SRV_LOG="$OUT/calibrate-server.txt"
-server_run calibrate timeout 900 hintsim calibrate -d rxe0 -x 0 -P $P --connect "$ADDR" \
-    --timeout 60 $CAL -q -o "$OUT/profile.json" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.err"
-echo $? >"$OUT/calibrate.rc"
+calibrate_once() {
+    SRV_LOG="$OUT/calibrate-server.txt"
+    server_run calibrate timeout 900 hintsim calibrate -d rxe0 -x 0 -P $P --connect "$ADDR" \
+        --timeout 60 $CAL -q -o "$OUT/profile.json" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.err"
+    echo $? >"$OUT/calibrate.rc"
+}
+# cal_check: D = the drift (%) of the probe under the fresh profile and E = the p99's
+# |error| (%), "" when it did not run
+cal_check() {
+    D="" E=""
+    rm -f "$OUT/cal-check.json"
+    hintsim trace gen --workload pingpong --count 1000 --seed 1 --set think_ns=0 \
+        -o "$OUT/cal-check.hst" >/dev/null || return 0
+    PROFILE_ARG="--profile $OUT/profile.json"
+    SRV_LOG="$OUT/cal-check-server.txt"
+    server_run validate timeout 300 hintsim validate "$OUT/cal-check.hst" -d rxe0 -x 0 -P $P \
+        --connect "$ADDR" --timeout 60 $PROFILE_ARG --mode closed --hints 8 --repeat 3 \
+        --objective p99 --json -q >"$OUT/cal-check.json" 2>"$OUT/cal-check.err" || return 0
+    D=$(num "$OUT/cal-check.json" drift_pct)
+    E=$(num "$OUT/cal-check.json" median_abs_error_pct)
+}
+t=0
+while [ $t -lt $CAL_TRIES ]; do
+    t=$((t + 1))
+    calibrate_once
+    [ -s "$OUT/profile.json" ] && hintsim profile show "$OUT/profile.json" >/dev/null 2>&1 ||
+        break
+    cal_check
+    printf 'calibration %d: drift %.1f%%, p99 |error| %.1f%%\n' $t "${D:-999}" "${E:-999}" |
+        tee -a "$OUT/calibrations"
+    [ -n "$D" ] && [ -n "$E" ] && awk -v d="$D" -v e="$E" -v ok=$DRIFT_OK -v pok=$P99_OK \
+        'BEGIN { exit !(d <= ok && d >= -ok && e <= pok) }' && break
+done
+rm -f "$OUT/cal-check.hst"
+PROFILE_ARG=""
 cat "$OUT/calibrate.txt"
 if [ -s "$OUT/profile.json" ] && hintsim profile show "$OUT/profile.json" >/dev/null 2>&1; then
     PROF="$OUT/profile.json"
@@ -70,9 +114,6 @@ PROFILE_ARG="--profile $PROF"
 REC_ARG="$PROFILE_ARG --objective $OBJ"
 
 # ---- traces ------------------------------------------------------------------------------
-
-# num FILE KEY: the first numeric value of "KEY": in FILE.
-num() { grep -o -E "\"$2\":[[:space:]]*-?[0-9.e+-]+" "$1" | head -1 | sed -E 's/.*:[[:space:]]*//'; }
 
 # pace DIR: stretch DIR/trace.hst's post times so it offers at most LOAD of the profile's
 # link (recommend's offered_load); writes DIR/rec.json of the final trace; DIR/meta gets

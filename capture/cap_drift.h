@@ -23,12 +23,16 @@
 #include "traces/trace.h"
 
 #define CAP_DRIFT_MSGS 200
+#define CAP_DRIFT_PRED_MSGS 2000 /* predicted on 10x the messages: the model's p99, not a
+                                  * draw of 200 */
 #define CAP_DRIFT_BYTES 8
 
 typedef struct {
-    trace_t *tr;          /* the probe */
-    double pred_p50_us;   /* the model's p50 of it (jitter included, as validate's figures) */
+    trace_t *tr;          /* the probe, CAP_DRIFT_PRED_MSGS long; CAP_DRIFT_MSGS replayed */
+    double pred_p50_us;   /* the model's p50 and p99 of it (jitter included, as validate's */
+    double pred_p99_us;   /* figures) */
     double *meas_p50_us;  /* per round: the probe's measured p50 */
+    float *meas_lat_us;   /* every round's messages: the tail, pooled over the rounds */
     uint64_t rounds, measured;
 } cap_drift_t;
 
@@ -48,8 +52,11 @@ hs_status_t cap_drift_measure(cap_drift_t *d, const cap_drift_run_t *run, uint64
 /* The measured p50 over the rounds (median) against the predicted one, in percent:
  * 100 (measured - predicted) / predicted; NAN before a round was measured. */
 double cap_drift_pct(const cap_drift_t *d);
-/* {"probe", "predicted_p50_us", "measured_p50_us", "rounds_p50_us", "drift_pct"}; caller
- * owns it. */
+/* The same of the p99, the rounds' messages pooled: the tail now against the profile's
+ * jitter (on this guest the stalls come and go for seconds at a time). */
+double cap_drift_tail_pct(const cap_drift_t *d);
+/* {"probe", "predicted_p50_us", "measured_p50_us", "rounds_p50_us", "drift_pct",
+ * "predicted_p99_us", "measured_p99_us", "tail_drift_pct"}; caller owns it. */
 cJSON *cap_drift_json(const cap_drift_t *d);
 void cap_drift_release(cap_drift_t *d);
 

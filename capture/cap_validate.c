@@ -854,10 +854,12 @@ static void print_summary(const cJSON *val, FILE *fp)
         fprintf(fp, "\n");
     }
     if (cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(val, "drift"), "drift_pct")))
-        fprintf(fp, "device drift (%s): p50 measured %.2f us, predicted %.2f us: %+.1f%%\n",
+        fprintf(fp, "device drift (%s): p50 measured %.2f us, predicted %.2f us: %+.1f%%; "
+                "p99 measured %.2f us, predicted %.2f us: %+.1f%%\n",
                 jstr(cJSON_GetObjectItem(val, "drift"), "probe"),
                 jget(val, "drift", "measured_p50_us"), jget(val, "drift", "predicted_p50_us"),
-                jget(val, "drift", "drift_pct"));
+                jget(val, "drift", "drift_pct"), jget(val, "drift", "measured_p99_us"),
+                jget(val, "drift", "predicted_p99_us"), jget(val, "drift", "tail_drift_pct"));
     fprintf(fp, "pairs of classes the device tells apart (rounds do not overlap): %.0f, of "
             "which the model orders %.0f the other way round\n", jget(val, "pairs", "apart"),
             jget(val, "pairs", "ordered_otherwise"));

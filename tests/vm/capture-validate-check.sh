@@ -49,6 +49,11 @@ for f in "$out/kv.json" "$out/burst.json" "$out/remote.json"; do
         fail "$f: drift probe p50 predicted '$pp', measured '$mp'"
     awk -v p="$pp" -v m="$mp" -v d="$dp" 'BEGIN {exit !(d != "" && (d - 100 * (m / p - 1))^2 < 1e-6)}' ||
         fail "$f: drift_pct '$dp' is not 100 (measured / predicted - 1)"
+    # its tail, the rounds' messages pooled: a p99 at or above the p50
+    m99=$(num "$f" measured_p99_us) p99=$(num "$f" predicted_p99_us) td=$(num "$f" tail_drift_pct)
+    awk -v a="$m99" -v b="$mp" -v p="$p99" -v d="$td" \
+        'BEGIN {exit !(a >= b && p > 0 && (d - 100 * (a / p - 1))^2 < 1e-6)}' ||
+        fail "$f: drift probe p99 '$m99' (p50 '$mp'), predicted '$p99', tail_drift_pct '$td'"
     rp=$(num "$f" repeat)
     nr=$(tr -d ' \t\n\r' <"$f" | grep -o '"rounds_p50_us":\[[^]]*\]' | tr -cd , | wc -c)
     [ $((nr + 1)) -eq "$rp" ] || fail "$f: $((nr + 1)) drift rounds for --repeat $rp"
