@@ -69,9 +69,12 @@ hs_status_t cap_drift_measure(cap_drift_t *d, const cap_drift_run_t *run, uint64
     st = cap_live_connect(run->o, run->live, run->max_msg, CAP_DRIFT_BYTES, &c);
     if (st != HS_OK)
         goto free_raw;
-    st = cap_replay_run(c, &(cap_replay_opts_t){.tr = &probe, .hint = CAP_DRIFT_BYTES,
-                                                .hysteresis = run->hysteresis,
-                                                .mode = PRED_CLOSED}, &raw);
+    cap_replay_opts_t ro = {.tr = &probe, .hint = CAP_DRIFT_BYTES,
+                            .hysteresis = run->hysteresis, .mode = PRED_CLOSED};
+
+    st = cap_replay_warmup(c, &ro);
+    if (st == HS_OK)
+        st = cap_replay_run(c, &ro, &raw);
     cap_conn_close(c, run->more && st == HS_OK);
     if (st != HS_OK)
         goto free_raw;

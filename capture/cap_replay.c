@@ -275,6 +275,51 @@ static void overhead_fill(const replay_t *r, cap_replay_overhead_t *ov)
     ov->fences = r->fences;
 }
 
+/* The warm-up of cap_replay_warmup: the trace's smallest and largest sizes, closed loop. */
+static hs_status_t warmup_trace(const trace_t *tr, trace_t **out)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    hs_status_t st = trace_new(out);
+
+    for (size_t i = 0; i < tr->n; i++) {
+        lo = tr->recs[i].size_bytes < lo ? tr->recs[i].size_bytes : lo;
+        hi = tr->recs[i].size_bytes > hi ? tr->recs[i].size_bytes : hi;
+    }
+    for (uint64_t i = 0; st == HS_OK && i < CAP_REPLAY_WARMUP_SMALL + CAP_REPLAY_WARMUP_LARGE;
+         i++) {
+        trace_rec_t r = tr->recs[0];
+        r.size_bytes = i < CAP_REPLAY_WARMUP_SMALL ? lo : hi;
+        r.t_post_ns = i * 1000;
+        r.t_done_ns = (i + 1) * 1000; /* each posted as the previous one completes */
+        st = trace_push(*out, &r);
+    }
+    return st;
+}
+
+hs_status_t cap_replay_warmup(cap_conn_t *c, const cap_replay_opts_t *o)
+{
+    trace_t *w = NULL;
+    pred_raw_t raw;
+    hs_status_t st;
+
+    if (o->tr->n == 0)
+        return HS_OK;
+    st = warmup_trace(o->tr, &w);
+    if (st != HS_OK)
+        goto free_trace;
+    st = pred_raw_alloc(&raw, w->n);
+    if (st != HS_OK)
+        goto free_trace;
+    st = cap_replay_run(c, &(cap_replay_opts_t){.tr = w, .hint = o->hint,
+                                                .hysteresis = o->hysteresis,
+                                                .mode = PRED_CLOSED}, &raw);
+    pred_raw_free(&raw);
+free_trace:
+    if (w)
+        trace_free(w);
+    return st;
+}
+
 hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t *raw)
 {
     replay_t *r = calloc(1, sizeof(*r));

@@ -79,9 +79,14 @@ static hs_status_t replay_live(vctx_t *v, cand_t *cd, pred_raw_t *raw, int more)
 
     if (st != HS_OK)
         return st;
-    st = cap_replay_run(c, &(cap_replay_opts_t){.tr = v->tr, .hint = cd->hint,
-                                          .hysteresis = (uint64_t)v->live.prof->switch_hysteresis,
-                                          .mode = o->mode, .overhead = &ov}, raw);
+    cap_replay_opts_t ro = {.tr = v->tr, .hint = cd->hint,
+                            .hysteresis = (uint64_t)v->live.prof->switch_hysteresis,
+                            .mode = o->mode, .overhead = &ov};
+
+    st = cap_replay_warmup(c, &ro);
+    if (st != HS_OK)
+        goto close_conn;
+    st = cap_replay_run(c, &ro, raw);
     if (st != HS_OK)
         goto close_conn;
     cap_replay_overhead_merge(&cd->overhead, &ov);
