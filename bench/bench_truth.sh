@@ -63,7 +63,8 @@ num() { grep -o -E "\"$2\":[[:space:]]*-?[0-9.e+-]+" "$1" | head -1 | sed -E 's/
 # find the drift probe's p50 (capture/cap_drift.h) within DRIFT_OK% of the profile and the
 # class's p99 within P99_OK%. This guest has spells of seconds in which everything runs
 # ~1.6x slower or its tail doubles; a calibration made in one describes the spell, not the
-# device, and every prediction after it would be off by that. Up to CAL_TRIES calibrations;
+# device, and every prediction after it would be off by that. A calibration whose own
+# held-out check failed (calibrate exit 1) is not kept either. Up to CAL_TRIES calibrations;
 # each one's check goes to $OUT/calibrations (the table prints them); the last is used.
 CAL_TRIES=3
 DRIFT_OK=20
@@ -96,6 +97,11 @@ while [ $t -lt $CAL_TRIES ]; do
     calibrate_once
     [ -s "$OUT/profile.json" ] && hintsim profile show "$OUT/profile.json" >/dev/null 2>&1 ||
         break
+    if [ "$(cat "$OUT/calibrate.rc")" != 0 ]; then # its own held-out check failed
+        echo "calibration $t: calibrate exit $(cat "$OUT/calibrate.rc")" |
+            tee -a "$OUT/calibrations"
+        continue
+    fi
     cal_check
     printf 'calibration %d: drift %.1f%%, p99 |error| %.1f%%\n' $t "${D:-999}" "${E:-999}" |
         tee -a "$OUT/calibrations"
