@@ -18,7 +18,7 @@
 #define HCAP_DEFAULT_DIR "hintcap"
 #define HCAP_DEFAULT_CONFIG "/etc/rdma/hint.conf"
 #define HCAP_DEFAULT_COLD 100
-#define HCAP_DEFAULT_RING_EVENTS 65536
+#define HCAP_DEFAULT_RING_EVENTS 262144
 #define HCAP_DEFAULT_FLUSH_US 1000
 
 /* One source of a hint: set, its value, or a parse problem. */
