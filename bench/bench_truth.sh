@@ -160,15 +160,18 @@ budget() {
     echo "records=$_n" >>"$1/meta"
 }
 
-# validate_dir DIR MODE: validate DIR/trace.hst, two processes, auto candidates.
+# validate_dir DIR MODE [2]: validate DIR/trace.hst, two processes, auto candidates, into
+# val.json (with the per-message msgs.csv); with 2, the second session: val2.json, the next
+# seed, no msgs.csv (files and the meta key take the suffix 2).
 validate_dir() {
-    echo "mode=$2" >>"$1/meta"
-    SRV_LOG="$1/server.txt"
+    _s=${3:-} _m=$1/msgs.csv
+    if [ -n "$_s" ]; then _m=""; else echo "mode=$2" >>"$1/meta"; fi
+    SRV_LOG="$1/server$_s.txt"
     server_run validate timeout 1200 hintsim validate "$1/trace.hst" -d rxe0 -x 0 -P $P \
         --connect "$ADDR" --timeout 60 $REC_ARG --mode "$2" --repeat $ROUNDS \
-        --classes $CLASSES --seed "$SEED" --messages "$1/msgs.csv" --json -q \
-        >"$1/val.json" 2>"$1/val.err"
-    echo "validate=$?" >>"$1/meta"
+        --classes $CLASSES --seed $((SEED + ${_s:-1} - 1)) ${_m:+--messages "$_m"} --json -q \
+        >"$1/val$_s.json" 2>"$1/val$_s.err"
+    echo "validate$_s=$?" >>"$1/meta"
 }
 
 # Workload settings that keep one message within what the guest replays in seconds (the
@@ -261,12 +264,7 @@ done
 for d in "$OUT"/w-*; do
     [ -f "$d/trace.hst" ] && [ -s "$d/val.json" ] || continue
     echo "bench-truth: workload ${d##*/w-}, second session"
-    SRV_LOG="$d/server2.txt"
-    server_run validate timeout 1200 hintsim validate "$d/trace.hst" -d rxe0 -x 0 -P $P \
-        --connect "$ADDR" --timeout 60 $REC_ARG --mode "$(wl_mode "${d##*/w-}")" \
-        --repeat $ROUNDS --classes $CLASSES --seed $((SEED + 1)) --json -q \
-        >"$d/val2.json" 2>"$d/val2.err"
-    echo "validate2=$?" >>"$d/meta"
+    validate_dir "$d" "$(wl_mode "${d##*/w-}")" 2
 done
 rm -f "$OUT"/*/trace.hst
 echo "bench-truth: done"

@@ -126,19 +126,10 @@ static double measured_p99(const cap_drift_t *d)
     return v;
 }
 
+/* 100 (measured - predicted) / predicted; NAN without a measurement. */
 static double rel_pct(double meas, double pred)
 {
     return isnan(meas) || !(pred > 0) ? NAN : (meas / pred - 1) * 100.0;
-}
-
-double cap_drift_pct(const cap_drift_t *d)
-{
-    return rel_pct(measured_median(d), d->pred_p50_us);
-}
-
-double cap_drift_tail_pct(const cap_drift_t *d)
-{
-    return rel_pct(measured_p99(d), d->pred_p99_us);
 }
 
 /* KEY: v, or null when it is not a number. */
@@ -159,15 +150,17 @@ cJSON *cap_drift_json(const cap_drift_t *d)
              "(what calibrate fits), once per round; p99 over every round's messages",
              CAP_DRIFT_MSGS, CAP_DRIFT_BYTES);
     cJSON_AddStringToObject(j, "probe", probe);
+    double m50 = measured_median(d), m99 = measured_p99(d);
+
     cJSON_AddNumberToObject(j, "predicted_p50_us", d->pred_p50_us);
-    add_num(j, "measured_p50_us", measured_median(d));
-    add_num(j, "drift_pct", cap_drift_pct(d));
+    add_num(j, "measured_p50_us", m50);
+    add_num(j, "drift_pct", rel_pct(m50, d->pred_p50_us));
     a = cJSON_AddArrayToObject(j, "rounds_p50_us");
     for (uint64_t r = 0; r < d->measured; r++)
         cJSON_AddItemToArray(a, cJSON_CreateNumber(d->meas_p50_us[r]));
     cJSON_AddNumberToObject(j, "predicted_p99_us", d->pred_p99_us);
-    add_num(j, "measured_p99_us", measured_p99(d));
-    add_num(j, "tail_drift_pct", cap_drift_tail_pct(d));
+    add_num(j, "measured_p99_us", m99);
+    add_num(j, "tail_drift_pct", rel_pct(m99, d->pred_p99_us));
     return j;
 }
 

@@ -49,14 +49,11 @@ typedef struct {
 hs_status_t cap_drift_init(cap_drift_t *d, const profile_t *prof, uint64_t rounds);
 /* Replay the probe live once, as round r's measurement. */
 hs_status_t cap_drift_measure(cap_drift_t *d, const cap_drift_run_t *run, uint64_t r);
-/* The measured p50 over the rounds (median) against the predicted one, in percent:
- * 100 (measured - predicted) / predicted; NAN before a round was measured. */
-double cap_drift_pct(const cap_drift_t *d);
-/* The same of the p99, the rounds' messages pooled: the tail now against the profile's
- * jitter (on this guest the stalls come and go for seconds at a time). */
-double cap_drift_tail_pct(const cap_drift_t *d);
-/* {"probe", "predicted_p50_us", "measured_p50_us", "rounds_p50_us", "drift_pct",
- * "predicted_p99_us", "measured_p99_us", "tail_drift_pct"}; caller owns it. */
+/* {"probe", "predicted_p50_us", "measured_p50_us" (the median over the rounds),
+ * "rounds_p50_us", "drift_pct", "predicted_p99_us", "measured_p99_us" (the rounds'
+ * messages pooled: the tail now against the profile's jitter; on this guest the stalls
+ * come and go for seconds at a time), "tail_drift_pct"}; each drift is 100 (measured -
+ * predicted) / predicted, null before a round was measured. Caller owns it. */
 cJSON *cap_drift_json(const cap_drift_t *d);
 void cap_drift_release(cap_drift_t *d);
 
