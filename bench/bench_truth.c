@@ -50,6 +50,7 @@ typedef struct {
     int classes, classes_trace, saturated;
     double carried; /* median over classes of measured / predicted throughput */
     double drift;   /* validate's drift probe: its measured p50 against the model's, % */
+    double tail;    /* the same probe's p99 (every round's messages pooled), %; shown only */
     int pairs_apart, pairs_otherwise; /* class pairs the device tells apart; of those, the
                                        * ones the model orders the other way round */
     fig_t regret, rank, err;
@@ -171,6 +172,7 @@ static void row_from_json(row_t *r, const cJSON *rep)
     const cJSON *vd = jobj(rec, "verdict"), *sat = jobj(val, "saturated");
 
     const cJSON *pairs = jobj(val, "pairs"), *dp = jobj(jobj(val, "drift"), "drift_pct");
+    const cJSON *tp = jobj(jobj(val, "drift"), "tail_drift_pct");
     const cJSON *pa = jobj(pairs, "apart"), *po = jobj(pairs, "ordered_otherwise");
 
     r->regret = fig_read(val, "regret_pct", "regret_ci_pct", noise, "regret_pct");
@@ -187,6 +189,7 @@ static void row_from_json(row_t *r, const cJSON *rep)
     r->saturated = cJSON_IsTrue(sat);
     r->carried = carried_share(jobj(rep, "results"));
     r->drift = cJSON_IsNumber(dp) ? dp->valuedouble : NAN;
+    r->tail = cJSON_IsNumber(tp) ? tp->valuedouble : NAN;
     r->pairs_apart = cJSON_IsNumber(pa) ? pa->valueint : 0;
     r->pairs_otherwise = cJSON_IsNumber(po) ? po->valueint : -1; /* unknown: not "none" */
     if (!cJSON_IsObject(val))
@@ -222,6 +225,7 @@ static void row_merge(row_t *r, const row_t *b)
     fig_merge(&r->rank, &b->rank, 0);
     fig_merge(&r->err, &b->err, 1);
     r->drift = isnan(r->drift) || isnan(b->drift) ? NAN : (r->drift + b->drift) / 2;
+    r->tail = isnan(r->tail) || isnan(b->tail) ? NAN : (r->tail + b->tail) / 2;
     r->carried = (r->carried + b->carried) / 2;
     r->pairs_apart = r->pairs_apart > b->pairs_apart ? r->pairs_apart : b->pairs_apart;
     r->pairs_otherwise = r->pairs_otherwise > b->pairs_otherwise ? r->pairs_otherwise
@@ -352,7 +356,7 @@ static void cell(const fig_t *f, goal_t g, int prec, char *buf, size_t len)
 
 static void print_row(const row_t *r)
 {
-    char a[96], b[96], c[96], d[24], p[24];
+    char a[96], b[96], c[96], d[24], t[24], p[24];
 
     if (r->failed[0]) {
         printf("%-10s %-7s %-6s %5ld | failed: %s\n", r->name, r->kind, r->mode, r->records,
@@ -366,13 +370,17 @@ static void print_row(const row_t *r)
         snprintf(d, sizeof(d), "-");
     else
         snprintf(d, sizeof(d), "%+.1f%%", r->drift);
+    if (isnan(r->tail))
+        snprintf(t, sizeof(t), "-");
+    else
+        snprintf(t, sizeof(t), "%+.0f%%", r->tail);
     if (r->pairs_otherwise < 0)
         snprintf(p, sizeof(p), "-");
     else
         snprintf(p, sizeof(p), "%d/%d", r->pairs_otherwise, r->pairs_apart);
-    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %7s %2d/%-4d | %-32s | %-5s | %-30s | %-30s | "
-           "%s%s\n", r->name, r->kind, r->mode, r->records, r->pace, r->carried * 100, d,
-           r->classes, r->classes_trace, a, p, b, c, r->verdict,
+    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %7s %6s %2d/%-4d | %-32s | %-5s | %-30s | "
+           "%-30s | %s%s\n", r->name, r->kind, r->mode, r->records, r->pace, r->carried * 100, d,
+           t, r->classes, r->classes_trace, a, p, b, c, r->verdict,
            r->saturated ? " saturated" : "");
 }
 
@@ -476,13 +484,15 @@ static void print_head(const char *out)
            "post times were stretched to pace it; carr = measured throughput / predicted, "
            "median over the classes (below 100%%: the device ran behind the trace); drift = "
            "validate's probe (8 B single messages, what calibrate fits), its p50 measured "
-           "against its prediction: how far the device ran from its profile during the run; pairs = of "
+           "against its prediction: how far the device ran from its profile during the run; tail = "
+           "the same probe's p99 against its prediction (shown, not used: the session's tail "
+           "state, which a closed loop's p99 follows); pairs = of "
            "the pairs of classes the device tells apart (rounds do not overlap), those the "
            "model orders the other way round (none: the rank correlation is within noise)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
-    printf("%-10s %-7s %-6s %5s %7s %4s %7s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
-           "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "classes", "regret %",
-           "pairs", "rank correlation", "median |error| %", "recommendation");
+    printf("%-10s %-7s %-6s %5s %7s %4s %7s %6s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
+           "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "tail", "classes",
+           "regret %", "pairs", "rank correlation", "median |error| %", "recommendation");
 }
 
 /* Print the table of out; returns the exit status (1: --gate and a built-in miss). */
