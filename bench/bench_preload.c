@@ -2,12 +2,17 @@
  * (tests/test_hcap_fake.c: post_send and poll_cq that only queue completions):
  *   1. ns per posted WR: ibv_post_send through the hook minus the provider called directly
  *   2. ns per polled completion: ibv_poll_cq through the hook minus the provider directly
+ *   1b. where the process may use two CPUs or more: 1 again with the posting thread on the
+ *      first and the writer on the second (HINTCAP_WRITER_CPU), so that the figure is the
+ *      posting thread's own; in 1 the writer shares whatever CPUs it is given
  *   3. drops when WRs arrive at a paced 10 M WR/s for a second (in bursts of PACE_EVERY),
  *      the writer streaming the trace to a file (goal: zero), and at the unpaced maximum
  *      rate (reported).
  * Every 64th WR is signalled and polled, as a selective-signalling application would.
  * Usage: bench_preload [WRS]   (default 5000000 per timed run)
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +113,48 @@ static void report_drops(bench_t *b, const char *dir, uint64_t n, uint64_t pace_
            pace_ns && drop ? "   <- goal is zero" : "");
 }
 
+/* The first two CPUs this process may use (-1 where there are fewer). */
+static void two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    int k = 0;
+
+    cpu[0] = cpu[1] = -1;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[k++] = c;
+}
+
+/* 1b: the hooked post with this thread on cpu[0] and the writer on cpu[1]; its ns per WR
+ * (posts only, polls taken out as in 1), the run's records and drops. The thread's CPUs are
+ * given back afterwards. */
+static double cost_writer_apart(bench_t *b, const char *dir, uint64_t n, const int cpu[2],
+                                uint64_t *rec, uint64_t *drop)
+{
+    cpu_set_t all, one;
+    char v[16];
+    uint64_t t, p;
+
+    pthread_getaffinity_np(pthread_self(), sizeof(all), &all);
+    CPU_ZERO(&one);
+    CPU_SET(cpu[0], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    snprintf(v, sizeof(v), "%d", cpu[1]);
+    setenv("HINTCAP_WRITER_CPU", v, 1);
+    if (capture_begin(b, dir) != 0) {
+        fprintf(stderr, "bench_preload: capture did not start in %s\n", dir);
+        exit(1);
+    }
+    unsetenv("HINTCAP_WRITER_CPU");
+    run(b, n / 10, 0, 0, NULL);
+    t = run(b, n, 0, 0, &p);
+    capture_end(b, rec, drop);
+    pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+    return (double)(t - p) / (double)n;
+}
+
 /* ns per operation of a total (0 when there were none: a tiny WR count has no polls). */
 static double per_op(uint64_t total_ns, uint64_t ops)
 {
@@ -128,6 +175,7 @@ int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000, rec, drop;
     uint64_t t_direct, t_hook, p_direct, p_hook, polls = n / SIG_EVERY;
+    int cpu[2];
     double post_direct, post_hook, poll_direct, poll_hook;
     char dir[] = "/tmp/bench-preload-XXXXXX";
     bench_t b;
@@ -163,6 +211,18 @@ int main(int argc, char **argv)
            (unsigned long long)drop);
     printf("%-34s %10.1f ns         (one per posted WR, one per poll that returns work)\n",
            "  of which CLOCK_MONOTONIC read", clock_cost_ns());
+    two_cpus(cpu);
+    if (cpu[1] >= 0) {
+        double apart = cost_writer_apart(&b, dir, n, cpu, &rec, &drop);
+        printf("%-34s %10.1f ns/WR   (hooked %.1f; posting thread on CPU %d, writer on CPU "
+               "%d: HINTCAP_WRITER_CPU)\n", "  posting thread alone", apart - post_direct,
+               apart, cpu[0], cpu[1]);
+        printf("%-34s %10llu records %8llu dropped\n", "  (that run)",
+               (unsigned long long)rec, (unsigned long long)drop);
+    } else {
+        printf("%-34s %10s         (one CPU: the writer takes its turns on it)\n",
+               "  posting thread alone", "-");
+    }
     report_drops(&b, dir, 10000000, 100);
     report_drops(&b, dir, n, 0);
     fake_qp_free(b.qp);

@@ -119,7 +119,8 @@ static int set_env(const cap_run_opts_t *o, const char *lib, const char *audit,
         setenv("HINTCAP_RUN", run_id, 1) || setenv("HINTCAP_DIR", dir, 1) ||
         setenv("HINTCAP_COLD", o->cold, 1) || setenv("HINTCAP_RING_EVENTS", o->ring, 1) ||
         setenv("HINTCAP_BLOCK", o->block ? "1" : "0", 1) ||
-        (o->config && setenv("HINTCAP_CONFIG", o->config, 1)))
+        (o->config && setenv("HINTCAP_CONFIG", o->config, 1)) ||
+        (o->writer_cpu && setenv("HINTCAP_WRITER_CPU", o->writer_cpu, 1)))
         return -1;
     return 0;
 }

@@ -25,6 +25,7 @@ typedef struct {
     const char *cold;   /* HINTCAP_COLD: first WRs per QP flagged cold-start (a count) */
     const char *ring;   /* HINTCAP_RING_EVENTS: ring size per process (a size) */
     const char *config; /* HINTCAP_CONFIG, NULL: none */
+    const char *writer_cpu; /* HINTCAP_WRITER_CPU, NULL: unset (the process's CPUs) */
     const char *lib;    /* libhintcap.so; NULL: HINTCAP_LIB, then beside this executable */
     int block;          /* HINTCAP_BLOCK: wait for ring space instead of dropping */
     int no_audit;       /* no LD_AUDIT module */

@@ -5,6 +5,7 @@
  * when a process recorded no WR, posted outside libibverbs' post_send, or dropped records,
  * and when no process opened a verbs device at all.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,25 @@
 #include <cjson/cJSON.h>
 
 #include "capture/cap_run.h"
+#include "capture/preload/hcap_config.h"
 #include "cli/cli.h"
 #include "common/hs_util.h"
 
+/* libhintcap's own defaults (hcap_config.h), as option text */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define O(f) offsetof(cap_run_opts_t, f)
 static const hs_opt_t g_run_opts[] = {
     {"output", 'o', HS_OPT_STR, O(out), "DIR", "hintcap", "directory of the per-process traces"},
-    {"cold", 0, HS_OPT_STR, O(cold), "N", "100", "first N WRs of each QP flagged cold-start"},
-    {"ring-events", 0, HS_OPT_STR, O(ring), "N", "64K", "events buffered per thread"},
+    {"cold", 0, HS_OPT_STR, O(cold), "N", STR(HCAP_DEFAULT_COLD),
+     "first N WRs of each QP flagged cold-start"},
+    {"ring-events", 0, HS_OPT_STR, O(ring), "N", STR(HCAP_DEFAULT_RING_EVENTS),
+     "events buffered per thread"},
     {"block", 0, HS_OPT_FLAG, O(block), NULL, NULL,
      "wait for buffer room instead of dropping (slows the application)"},
+    {"writer-cpu", 0, HS_OPT_STR, O(writer_cpu), "CPU", NULL,
+     "run each process's trace writer on this CPU, off the posting threads' (default: the "
+     "process's CPUs)"},
     {"config", 0, HS_OPT_STR, O(config), "FILE", NULL,
      "hint configuration file (default /etc/rdma/hint.conf)"},
     {"lib", 0, HS_OPT_STR, O(lib), "PATH", NULL, "libhintcap.so to use (default: found)"},
@@ -30,10 +40,12 @@ static const hs_opt_t g_run_opts[] = {
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 #undef O
+#undef STR
+#undef STR_
 
 static const hs_cmd_spec_t g_run_spec = {
-    "hintsim capture run [-o DIR] [--cold N] [--ring-events N] [--block] [--no-audit] -- "
-    "COMMAND [ARGS...]",
+    "hintsim capture run [-o DIR] [--cold N] [--ring-events N] [--block] [--writer-cpu CPU] "
+    "[--no-audit] -- COMMAND [ARGS...]",
     "record every send WR of any verbs application (LD_PRELOAD + LD_AUDIT), one trace per "
     "process",
     g_run_opts, 1, -1,
@@ -126,6 +138,11 @@ static int check_opts(const cap_run_opts_t *o)
     }
     if (hs_parse_size(o->ring, &v) != HS_OK || v == 0) {
         fprintf(stderr, "hintsim: capture run: --ring-events '%s': not a count\n", o->ring);
+        return 2;
+    }
+    if (o->writer_cpu && (hs_parse_u64(o->writer_cpu, &v) != HS_OK || v >= CPU_SETSIZE)) {
+        fprintf(stderr, "hintsim: capture run: --writer-cpu '%s': not a CPU number below %d\n",
+                o->writer_cpu, CPU_SETSIZE);
         return 2;
     }
     return 0;

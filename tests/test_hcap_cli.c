@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture/preload/hcap_config.h"
 #include "cli/cli.h"
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
@@ -49,7 +50,7 @@ static int count_files(const char *dir)
 
 static void test_run_status_and_env(void **state)
 {
-    char *dir = hs_test_tmpdir(), out[300];
+    char *dir = hs_test_tmpdir(), out[300], check[512];
     (void)state;
 
     snprintf(out, sizeof(out), "%s/t", dir);
@@ -59,6 +60,19 @@ static void test_run_status_and_env(void **state)
                           "case \"$HINTCAP_DIR\" in /*) ;; *) exit 91;; esac;"
                           "[ \"$HINTCAP_COLD\" = 5 ] || exit 92; exit 7"),
                      7);
+    /* Without options the command gets libhintcap's own defaults (hcap_config.h); with
+     * --writer-cpu, HINTCAP_WRITER_CPU, which must be a CPU number. */
+    snprintf(check, sizeof(check),
+             "[ \"$HINTCAP_RING_EVENTS\" = %u ] || exit 93; [ \"$HINTCAP_COLD\" = %u ] || exit 94;"
+             "[ -z \"${HINTCAP_WRITER_CPU+x}\" ] || exit 95; exit 8",
+             (unsigned)HCAP_DEFAULT_RING_EVENTS, (unsigned)HCAP_DEFAULT_COLD);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--", "sh", "-c", check), 8);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--writer-cpu", "3", "--", "sh",
+                          "-c", "[ \"$HINTCAP_WRITER_CPU\" = 3 ] || exit 96; exit 9"),
+                     9);
+    assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--writer-cpu", "first", "--",
+                          "true"),
+                     2);
     assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--", "sh", "-c", "kill -TERM $$"),
                      128 + 15);
     assert_int_equal(CALL(cmd_capture_run, "run", "-o", out, "--", "/nonexistent/cmd"), 127);

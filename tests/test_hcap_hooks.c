@@ -4,6 +4,8 @@
  * reach the sink are checked: sizes, opcodes, flags, implicit completions, cold start,
  * errors, failed posts, QP destruction, drops, and the trace file with its header. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +391,76 @@ static void test_trace_file(void **state)
     free(dir);
 }
 
+/* The writer's CPU from the header's extra.hintcap.writer_cpu; -1 when it is not there. */
+static int header_writer_cpu(const trace_t *tr)
+{
+    cJSON *j = cJSON_Parse(tr->hdr.extra_json ? tr->hdr.extra_json : "{}");
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hintcap"), "writer_cpu");
+    int cpu = cJSON_IsNumber(v) ? v->valueint : -1;
+
+    cJSON_Delete(j);
+    return cpu;
+}
+
+/* One capture with HINTCAP_WRITER_CPU=cpu: where the writer ran (its affinity: the one CPU
+ * it was pinned to, else -1), and what the header says. Every WR is still recorded. */
+static void writer_cpu_run(const char *cpu, int *ran_on, int *in_header)
+{
+    char *dir = hs_test_tmpdir();
+    fake_ctx_t *f;
+    fake_cq_t *cq;
+    fake_qp_t *q;
+    cpu_set_t set;
+    trace_t *tr;
+
+    setenv("HINTCAP_WRITER_CPU", cpu, 1);
+    f = file_start(dir, "4096", "100");
+    unsetenv("HINTCAP_WRITER_CPU");
+    cq = fake_cq_new(f, 64);
+    q = fake_qp_new(f, cq, 23, 0);
+    assert_int_equal(pthread_getaffinity_np(hcap_g.writer, sizeof(set), &set), 0);
+    *ran_on = -1;
+    for (int c = 0; CPU_COUNT(&set) == 1 && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            *ran_on = c;
+    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
+    for (int i = 0; i < 8; i++)
+        post(q, (uint64_t)i, 64, i == 7 ? IBV_SEND_SIGNALED : 0, IBV_WR_RDMA_WRITE);
+    assert_int_equal(poll_all(cq), 1);
+    tr = file_finish(f, dir, NULL);
+    assert_int_equal(tr->n, 8);
+    *in_header = header_writer_cpu(tr);
+    trace_free(tr);
+    fake_qp_free(q);
+    fake_cq_free(cq);
+    fake_ctx_free(f);
+    remove(dir);
+    free(dir);
+}
+
+/* HINTCAP_WRITER_CPU puts the writer on that CPU from its start and says so in the header;
+ * a CPU the process cannot use leaves it on the process's CPUs, with no writer_cpu. */
+static void test_writer_cpu(void **state)
+{
+    cpu_set_t mine;
+    int first = -1, ran_on, in_header;
+    char cpu[16];
+    (void)state;
+
+    assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+    for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+        if (CPU_ISSET(c, &mine))
+            first = c; /* the lowest CPU this process may use */
+    snprintf(cpu, sizeof(cpu), "%d", first);
+    writer_cpu_run(cpu, &ran_on, &in_header);
+    assert_int_equal(ran_on, first);
+    assert_int_equal(in_header, first);
+    snprintf(cpu, sizeof(cpu), "%d", CPU_SETSIZE - 1); /* no host here has 1024 CPUs */
+    writer_cpu_run(cpu, &ran_on, &in_header);
+    assert_int_equal(in_header, -1);
+    assert_int_equal(hcap_g.writer_cpu, -1);
+}
+
 static void test_overflow_counted(void **state)
 {
     char *dir = hs_test_tmpdir();
@@ -589,6 +661,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),
         cmocka_unit_test(test_trace_file),
+        cmocka_unit_test(test_writer_cpu),
         cmocka_unit_test(test_overflow_counted),
         cmocka_unit_test(test_crash_keeps_trace),
         cmocka_unit_test(test_sigkill_salvage),

@@ -141,6 +141,7 @@ typedef struct {
     /* writer side (writer thread only, after start) */
     pthread_t writer;
     int writer_started;
+    int writer_cpu;         /* the CPU the writer was pinned to (HINTCAP_WRITER_CPU), -1 */
     _Atomic int writer_done;
     hcap_match_t *match;
     hcap_clock_t clock;     /* the events' stamps to CLOCK_MONOTONIC ns (hcap_clock.h) */

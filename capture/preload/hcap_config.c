@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,22 @@ static uint64_t env_u64(const char *name, uint64_t def, int size, char *warn, si
         return def;
     }
     return x;
+}
+
+/* HINTCAP_WRITER_CPU: a CPU number, or -1 (unset, or not one: warned). */
+static int writer_cpu_of(char *warn, size_t wlen)
+{
+    const char *v = getenv("HINTCAP_WRITER_CPU");
+    uint64_t x;
+
+    if (!v || !*v)
+        return -1;
+    if (hs_parse_u64(v, &x) != HS_OK || x >= CPU_SETSIZE) {
+        warn_add(warn, wlen, "ignoring HINTCAP_WRITER_CPU='%s' (not a CPU number below %d)", v,
+                 CPU_SETSIZE);
+        return -1;
+    }
+    return (int)x;
 }
 
 static unsigned ring_order_of(uint64_t events)
@@ -166,6 +183,7 @@ void hcap_config_load(hcap_config_t *cfg, char *warn, size_t warn_len)
     cfg->flush_us = env_u64("HINTCAP_FLUSH_US", HCAP_DEFAULT_FLUSH_US, 0, warn, warn_len);
     if (cfg->flush_us == 0)
         cfg->flush_us = 1;
+    cfg->writer_cpu = writer_cpu_of(warn, warn_len);
     hint_env_load(cfg, warn, warn_len);
     config_file_load(cfg, warn, warn_len);
 }

@@ -34,6 +34,8 @@ typedef struct {
     unsigned ring_order;     /* log2 of HINTCAP_RING_EVENTS, events per thread buffer */
     int blocking;            /* HINTCAP_BLOCK=1: wait for room instead of dropping */
     uint64_t flush_us;       /* HINTCAP_FLUSH_US: writer's idle poll period */
+    int writer_cpu;          /* HINTCAP_WRITER_CPU: the writer thread's CPU; -1: any the
+                              * process may use */
     char config_path[1024];  /* the hint configuration file consulted */
     hcap_hint_val_t env;     /* RDMA_LOW_LATENCY_HINT at process start */
     hcap_hint_val_t config;  /* the configuration file */

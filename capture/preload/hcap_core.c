@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 
 #include "common/hs_util.h"
 
-hcap_t hcap_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+hcap_t hcap_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .writer_cpu = -1};
 __thread hcap_ring_t *hcap_t_ring __attribute__((tls_model("initial-exec")));
 __thread uint32_t hcap_t_gen __attribute__((tls_model("initial-exec")));
 
@@ -87,6 +88,8 @@ static char *header_extra_json(const hcap_t *h)
     cJSON_AddNumberToObject(cfg, "ring_events", (double)(1u << h->cfg.ring_order));
     cJSON_AddBoolToObject(cfg, "blocking", h->cfg.blocking);
     cJSON_AddNumberToObject(cfg, "flush_us", (double)h->cfg.flush_us);
+    if (h->writer_cpu >= 0)
+        cJSON_AddNumberToObject(cfg, "writer_cpu", h->writer_cpu);
     cJSON_AddStringToObject(cfg, "completion_time", "seen by the poller; unsignalled WRs "
                                                     "take the next signalled WR's (implicit)");
     cJSON_AddStringToObject(cfg, "stamp", h->clock.tsc ? "tsc" : "clock_monotonic");
@@ -346,6 +349,33 @@ static void *writer_main(void *arg)
 
 /* ---- start and stop ------------------------------------------------------------- */
 
+/* Start the writer thread; with HINTCAP_WRITER_CPU, on that CPU from its first instruction,
+ * off the posting threads' (in a process pinned to one core it would otherwise take its
+ * turns on the posting core: bench_preload). A CPU it cannot run on is warned about, and
+ * the writer starts on the process's CPUs instead. */
+static int writer_create(hcap_t *h)
+{
+    pthread_attr_t attr;
+    cpu_set_t set;
+    int rc;
+
+    h->writer_cpu = h->cfg.writer_cpu;
+    if (h->writer_cpu >= 0 && (rc = pthread_attr_init(&attr)) == 0) {
+        CPU_ZERO(&set);
+        CPU_SET(h->writer_cpu, &set);
+        rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+        if (rc == 0)
+            rc = pthread_create(&h->writer, &attr, writer_main, h);
+        pthread_attr_destroy(&attr);
+        if (rc == 0)
+            return 0;
+        hcap_warn("cannot start the writer on CPU %d (HINTCAP_WRITER_CPU): %s; it runs on the "
+                  "process's CPUs", h->writer_cpu, strerror(rc));
+    }
+    h->writer_cpu = -1;
+    return pthread_create(&h->writer, NULL, writer_main, h);
+}
+
 /* The one-line warning and a disabled capture when DIR cannot take a trace. */
 static int prepare_dir(hcap_t *h)
 {
@@ -490,7 +520,7 @@ void hcap_start(hcap_t *h, const hcap_real_t *real, hcap_emit_fn emit, void *arg
     hcap_clock_init(&h->clock, stamp_wanted());
     atomic_fetch_add(&h->gen, 1);
     atomic_store(&h->state, HCAP_RUNNING);
-    if (pthread_create(&h->writer, NULL, writer_main, h) != 0) {
+    if (writer_create(h) != 0) {
         hcap_warn("cannot start the writer thread; the application runs without capture");
         goto disable;
     }
