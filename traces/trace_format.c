@@ -27,12 +27,6 @@ void trace_put_u64(uint8_t *p, uint64_t v)
 
 _Static_assert(sizeof(trace_rec_t) == TRACE_REC_BYTES, "trace_rec_t must be 32 bytes");
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define TRACE_HOST_LE 1
-#else
-#define TRACE_HOST_LE 0
-#endif
-
 void trace_recs_encode(const trace_rec_t *recs, size_t n, uint8_t *out)
 {
     if (TRACE_HOST_LE) { /* the in-memory layout is the on-disk layout */

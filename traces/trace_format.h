@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "traces/trace.h"
 
@@ -78,6 +79,23 @@ void trace_put_u64(uint8_t *p, uint64_t v);
 
 /* Records <-> their 32-byte little-endian encoding (memcpy on little-endian hosts). */
 void trace_recs_encode(const trace_rec_t *recs, size_t n, uint8_t *out);
+
+/* The in-memory record is the on-disk one where the host is little-endian. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TRACE_HOST_LE 1
+#else
+#define TRACE_HOST_LE 0
+#endif
+
+/* trace_recs_encode of one record, inlined: a 32-byte copy on a little-endian host, not a
+ * call to memcpy (the interposer's writer appends its records one at a time). */
+static inline void trace_rec_encode(const trace_rec_t *rec, uint8_t *out)
+{
+    if (TRACE_HOST_LE)
+        memcpy(out, rec, TRACE_REC_BYTES);
+    else
+        trace_recs_encode(rec, 1, out);
+}
 void trace_recs_decode(const uint8_t *in, size_t n, trace_rec_t *out);
 
 /* Encode a block header into 32 bytes, computing hdr_crc (h->hdr_crc is ignored). */

@@ -185,7 +185,7 @@ static hs_status_t w_flush(trace_writer_t *w)
 
 hs_status_t trace_writer_append(trace_writer_t *w, const trace_rec_t *rec)
 {
-    trace_recs_encode(rec, 1, w->buf + TRACE_BLK_HDR_BYTES + (size_t)w->fill * TRACE_REC_BYTES);
+    trace_rec_encode(rec, w->buf + TRACE_BLK_HDR_BYTES + (size_t)w->fill * TRACE_REC_BYTES);
     w->records++;
     if (++w->fill == w->blk_recs)
         return w_flush(w);

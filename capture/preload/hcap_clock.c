@@ -56,12 +56,22 @@ static hcap_anchor_t anchor_read(uint64_t *bracket)
     return best;
 }
 
+/* ns per tick from anchor lo to a later one, hi (anchors' TSCs strictly increase). */
+static double seg_rate(const hcap_anchor_t *lo, const hcap_anchor_t *hi)
+{
+    return (double)(hi->ns - lo->ns) / (double)(hi->tsc - lo->tsc);
+}
+
+/* The rates after the anchors changed: over all of them, and over the last segment (where
+ * most stamps of a drain fall: kept, so that converting one costs no division). */
 static void rate_update(hcap_clock_t *c)
 {
     const hcap_anchor_t *lo = anchor_get(c, 0), *hi = anchor_get(c, c->n - 1);
 
-    if (c->n >= 2 && hi->tsc > lo->tsc)
-        c->ns_per_tick = (double)(hi->ns - lo->ns) / (double)(hi->tsc - lo->tsc);
+    if (c->n >= 2 && hi->tsc > lo->tsc) {
+        c->ns_per_tick = seg_rate(lo, hi);
+        c->last_rate = seg_rate(anchor_get(c, c->n - 2), hi);
+    }
 }
 
 /* A first rate over HCAP_CLOCK_MIN_GAP_NS (spent here, once, at the first device open), so
@@ -168,9 +178,7 @@ uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp)
         }
     }
     lo = anchor_get(c, a);
-    hi = anchor_get(c, a + 1);
-    return lo->ns + (uint64_t)((double)(stamp - lo->tsc) * (double)(hi->ns - lo->ns) /
-                               (double)(hi->tsc - lo->tsc) + 0.5);
+    return along(lo, a == c->n - 2 ? c->last_rate : seg_rate(lo, anchor_get(c, a + 1)), stamp);
 }
 
 double hcap_clock_hz(const hcap_clock_t *c)

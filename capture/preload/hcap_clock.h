@@ -63,6 +63,7 @@ typedef struct {
     uint64_t taken;           /* anchors taken (kept or replacing the last) */
     uint64_t max_bracket;     /* widest TSC bracket of an anchor taken, ticks */
     double ns_per_tick;       /* over all kept anchors (0 until there are two) */
+    double last_rate;         /* ns per tick from the next-to-last anchor to the last */
 } hcap_clock_t;
 
 /* Pick the stamp (use_tsc: the caller's wish, honoured only where the TSC is invariant),
