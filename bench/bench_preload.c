@@ -76,17 +76,26 @@ static uint64_t run(bench_t *b, uint64_t n, int direct, uint64_t ns_per_wr, uint
     return hs_now_ns() - t0;
 }
 
-static int capture_begin(bench_t *b, const char *dir)
+/* Start a capture into dir, with env=val set while it reads its configuration (env NULL:
+ * none); a capture that does not start ends the benchmark (exit 1). */
+static void capture_begin(bench_t *b, const char *dir, const char *env, const char *val)
 {
     static const hcap_real_t real = {0};
 
     setenv("HINTCAP_DIR", dir, 1);
     setenv("HINTCAP_COLD", "100", 1);
+    if (env)
+        setenv(env, val, 1);
     hcap_start(&hcap_g, &real, NULL, NULL);
-    if (!hcap_running(&hcap_g))
-        return -1;
-    hcap_ctx_attach(&hcap_g, &b->f->vctx.context);
-    return hcap_qp_attach(&hcap_g, &b->qp->qpx.qp_base, 0, 1024, NULL) ? 0 : -1;
+    if (env)
+        unsetenv(env);
+    if (hcap_running(&hcap_g)) {
+        hcap_ctx_attach(&hcap_g, &b->f->vctx.context);
+        if (hcap_qp_attach(&hcap_g, &b->qp->qpx.qp_base, 0, 1024, NULL))
+            return;
+    }
+    fprintf(stderr, "bench_preload: capture did not start in %s\n", dir);
+    exit(1);
 }
 
 static void capture_end(bench_t *b, uint64_t *records, uint64_t *dropped)
@@ -103,10 +112,7 @@ static void report_drops(bench_t *b, const char *dir, uint64_t n, uint64_t pace_
 {
     uint64_t rec, drop, ns;
 
-    if (capture_begin(b, dir) != 0) {
-        fprintf(stderr, "bench_preload: capture did not start in %s\n", dir);
-        exit(1);
-    }
+    capture_begin(b, dir, NULL, NULL);
     ns = run(b, n, 0, pace_ns, NULL);
     capture_end(b, &rec, &drop);
     printf("%-34s %10.2f M WR/s %10llu records %8llu dropped%s\n",
@@ -129,50 +135,39 @@ static void two_cpus(int cpu[2])
             cpu[k++] = c;
 }
 
-/* 1a: the hooked post with blocking rings (every event kept); its ns per WR (posts only). */
-static double cost_every_wr(bench_t *b, const char *dir, uint64_t n, uint64_t *rec,
-                            uint64_t *drop)
-{
-    uint64_t t, p;
+/* One timed run through the hooks (after a warm-up of a tenth), the capture started with
+ * env=val (env NULL: none): its total and polling times, its records and drops. */
+typedef struct {
+    const char *env, *val;
+    uint64_t t_ns, poll_ns, rec, drop;
+} hooked_t;
 
-    setenv("HINTCAP_BLOCK", "1", 1);
-    if (capture_begin(b, dir) != 0) {
-        fprintf(stderr, "bench_preload: capture did not start in %s\n", dir);
-        exit(1);
-    }
-    unsetenv("HINTCAP_BLOCK");
+static void hooked_run(bench_t *b, const char *dir, uint64_t n, hooked_t *h)
+{
+    capture_begin(b, dir, h->env, h->val);
     run(b, n / 10, 0, 0, NULL);
-    t = run(b, n, 0, 0, &p);
-    capture_end(b, rec, drop);
-    return (double)(t - p) / (double)n;
+    h->t_ns = run(b, n, 0, 0, &h->poll_ns);
+    capture_end(b, &h->rec, &h->drop);
 }
 
-/* 1b: the hooked post with this thread on cpu[0] and the writer on cpu[1]; its ns per WR
- * (posts only, polls taken out as in 1), the run's records and drops. The thread's CPUs are
- * given back afterwards. */
-static double cost_writer_apart(bench_t *b, const char *dir, uint64_t n, const int cpu[2],
-                                uint64_t *rec, uint64_t *drop)
+/* 1b: hooked_run with this thread on cpu[0] and the writer on cpu[1] (HINTCAP_WRITER_CPU);
+ * the thread's CPUs are given back afterwards. */
+static void hooked_run_apart(bench_t *b, const char *dir, uint64_t n, const int cpu[2],
+                             hooked_t *h)
 {
     cpu_set_t all, one;
     char v[16];
-    uint64_t t, p;
 
     pthread_getaffinity_np(pthread_self(), sizeof(all), &all);
     CPU_ZERO(&one);
     CPU_SET(cpu[0], &one);
     pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
     snprintf(v, sizeof(v), "%d", cpu[1]);
-    setenv("HINTCAP_WRITER_CPU", v, 1);
-    if (capture_begin(b, dir) != 0) {
-        fprintf(stderr, "bench_preload: capture did not start in %s\n", dir);
-        exit(1);
-    }
-    unsetenv("HINTCAP_WRITER_CPU");
-    run(b, n / 10, 0, 0, NULL);
-    t = run(b, n, 0, 0, &p);
-    capture_end(b, rec, drop);
+    h->env = "HINTCAP_WRITER_CPU";
+    h->val = v;
+    hooked_run(b, dir, n, h);
+    h->val = NULL; /* v goes out of scope */
     pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
-    return (double)(t - p) / (double)n;
 }
 
 /* A cost run's records and drops: a dropped event's slot is never written, so a run that
@@ -201,8 +196,9 @@ static double clock_cost_ns(void)
 
 int main(int argc, char **argv)
 {
-    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000, rec, drop;
-    uint64_t t_direct, t_hook, p_direct, p_hook, polls = n / SIG_EVERY;
+    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000;
+    uint64_t t_direct, p_direct, polls = n / SIG_EVERY;
+    hooked_t hook = {NULL, NULL, 0, 0, 0, 0}, every = {"HINTCAP_BLOCK", "1", 0, 0, 0, 0}, apart;
     int cpu[2];
     double post_direct, post_hook, poll_direct, poll_hook;
     char dir[] = "/tmp/bench-preload-XXXXXX";
@@ -218,37 +214,35 @@ int main(int argc, char **argv)
     b.poll_direct = b.f->vctx.context.ops.poll_cq;
     run(&b, n / 10, 1, 0, NULL); /* warm up */
     t_direct = run(&b, n, 1, 0, &p_direct);
-    if (capture_begin(&b, dir) != 0)
-        return 1;
-    run(&b, n / 10, 0, 0, NULL);
-    t_hook = run(&b, n, 0, 0, &p_hook);
-    capture_end(&b, &rec, &drop);
+    hooked_run(&b, dir, n, &hook);
     printf("bench_preload: %llu WRs, 1 in %d signalled; provider double, no device\n",
            (unsigned long long)n, SIG_EVERY);
     post_direct = per_op(t_direct - p_direct, n);
-    post_hook = per_op(t_hook - p_hook, n);
+    post_hook = per_op(hook.t_ns - hook.poll_ns, n);
     poll_direct = per_op(p_direct, polls);
-    poll_hook = per_op(p_hook, polls);
+    poll_hook = per_op(hook.poll_ns, polls);
     /* Differences of per-operation figures, in signed floating point: the hooked run can be
      * the faster one on a noisy host (the figure is then negative, never a wrapped one). */
     printf("%-34s %10.1f ns/WR   (provider alone %.1f, hooked %.1f; goal <= 50)\n",
            "added cost per posted WR", post_hook - post_direct, post_direct, post_hook);
     printf("%-34s %10.1f ns/poll (provider alone %.1f, hooked %.1f)\n",
            "added cost per polled completion", poll_hook - poll_direct, poll_direct, poll_hook);
-    print_that_run(rec, drop);
+    print_that_run(hook.rec, hook.drop);
     printf("%-34s %10.1f ns         (one per posted WR, one per poll that returns work)\n",
            "  of which CLOCK_MONOTONIC read", clock_cost_ns());
-    double every = cost_every_wr(&b, dir, n, &rec, &drop);
+    hooked_run(&b, dir, n, &every); /* 1a */
+    double post_every = per_op(every.t_ns - every.poll_ns, n);
     printf("%-34s %10.1f ns/WR   (hooked %.1f; HINTCAP_BLOCK=1: a full ring waits for the "
-           "writer)\n", "  every WR kept", every - post_direct, every);
-    print_that_run(rec, drop);
+           "writer)\n", "  every WR kept", post_every - post_direct, post_every);
+    print_that_run(every.rec, every.drop);
     two_cpus(cpu);
     if (cpu[1] >= 0) {
-        double apart = cost_writer_apart(&b, dir, n, cpu, &rec, &drop);
+        hooked_run_apart(&b, dir, n, cpu, &apart);
+        double post_apart = per_op(apart.t_ns - apart.poll_ns, n);
         printf("%-34s %10.1f ns/WR   (hooked %.1f; posting thread on CPU %d, writer on CPU "
-               "%d: HINTCAP_WRITER_CPU)\n", "  posting thread alone", apart - post_direct,
-               apart, cpu[0], cpu[1]);
-        print_that_run(rec, drop);
+               "%d: HINTCAP_WRITER_CPU)\n", "  posting thread alone", post_apart - post_direct,
+               post_apart, cpu[0], cpu[1]);
+        print_that_run(apart.rec, apart.drop);
     } else {
         printf("%-34s %10s         (one CPU: the writer takes its turns on it)\n",
                "  posting thread alone", "-");

@@ -339,24 +339,51 @@ static trace_t *file_finish(fake_ctx_t *f, const char *dir, cJSON **summary)
     return tr;
 }
 
+/* A capture writing its trace file into a fresh directory (file_start), with one CQ and
+ * one QP of number qp_num. */
+typedef struct {
+    char *dir;
+    fake_ctx_t *f;
+    fake_cq_t *cq;
+    fake_qp_t *q;
+} file_fx_t;
+
+static void file_fx_open(file_fx_t *x, const char *ring_events, const char *flush_us,
+                         uint32_t qp_num)
+{
+    x->dir = hs_test_tmpdir();
+    x->f = file_start(x->dir, ring_events, flush_us);
+    x->cq = fake_cq_new(x->f, 64);
+    x->q = fake_qp_new(x->f, x->cq, qp_num, 0);
+}
+
+/* Free tr (file_finish's) and what file_fx_open made; the directory removed. */
+static void file_fx_close(file_fx_t *x, trace_t *tr)
+{
+    trace_free(tr);
+    fake_qp_free(x->q);
+    fake_cq_free(x->cq);
+    fake_ctx_free(x->f);
+    remove(x->dir);
+    free(x->dir);
+}
+
 static void test_trace_file(void **state)
 {
-    char *dir = hs_test_tmpdir();
-    fake_ctx_t *f = file_start(dir, "4096", "100");
-    fake_cq_t *cq = fake_cq_new(f, 64);
-    fake_qp_t *q = fake_qp_new(f, cq, 21, 0);
+    file_fx_t x;
     trace_t *tr;
     cJSON *sum = NULL;
     int i;
     (void)state;
 
-    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
+    file_fx_open(&x, "4096", "100", 21);
+    assert_non_null(hcap_qp_attach(&hcap_g, &x.q->qpx.qp_base, 0, 64, NULL));
     for (i = 0; i < 10; i++)
-        post(q, (uint64_t)i, 1000 + (uint32_t)i, i % 5 == 4 ? IBV_SEND_SIGNALED : 0,
+        post(x.q, (uint64_t)i, 1000 + (uint32_t)i, i % 5 == 4 ? IBV_SEND_SIGNALED : 0,
              IBV_WR_SEND);
-    assert_int_equal(poll_all(cq), 2);
+    assert_int_equal(poll_all(x.cq), 2);
     setenv("HINTCAP_RUN", "run-1", 0); /* read at start: too late here, so not in this one */
-    tr = file_finish(f, dir, &sum);
+    tr = file_finish(x.f, x.dir, &sum);
     unsetenv("HINTCAP_RUN");
     /* The exit summary beside the trace: what was posted, completed, dropped. */
     assert_int_equal(jnum(sum, "qps_seen"), 1);
@@ -383,12 +410,7 @@ static void test_trace_file(void **state)
         assert_true(tr->recs[i].t_done_ns >= tr->recs[i].t_post_ns);
         assert_int_equal(!!(tr->recs[i].flags & TRACE_F_IMPLICIT), i % 5 != 4);
     }
-    trace_free(tr);
-    fake_qp_free(q);
-    fake_cq_free(cq);
-    fake_ctx_free(f);
-    remove(dir);
-    free(dir);
+    file_fx_close(&x, tr);
 }
 
 /* The writer's CPU from the header's extra.hintcap.writer_cpu; -1 when it is not there. */
@@ -406,36 +428,26 @@ static int header_writer_cpu(const trace_t *tr)
  * it was pinned to, else -1), and what the header says. Every WR is still recorded. */
 static void writer_cpu_run(const char *cpu, int *ran_on, int *in_header)
 {
-    char *dir = hs_test_tmpdir();
-    fake_ctx_t *f;
-    fake_cq_t *cq;
-    fake_qp_t *q;
+    file_fx_t x;
     cpu_set_t set;
     trace_t *tr;
 
     setenv("HINTCAP_WRITER_CPU", cpu, 1);
-    f = file_start(dir, "4096", "100");
+    file_fx_open(&x, "4096", "100", 23);
     unsetenv("HINTCAP_WRITER_CPU");
-    cq = fake_cq_new(f, 64);
-    q = fake_qp_new(f, cq, 23, 0);
     assert_int_equal(pthread_getaffinity_np(hcap_g.writer, sizeof(set), &set), 0);
     *ran_on = -1;
     for (int c = 0; CPU_COUNT(&set) == 1 && c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &set))
             *ran_on = c;
-    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
+    assert_non_null(hcap_qp_attach(&hcap_g, &x.q->qpx.qp_base, 0, 64, NULL));
     for (int i = 0; i < 8; i++)
-        post(q, (uint64_t)i, 64, i == 7 ? IBV_SEND_SIGNALED : 0, IBV_WR_RDMA_WRITE);
-    assert_int_equal(poll_all(cq), 1);
-    tr = file_finish(f, dir, NULL);
+        post(x.q, (uint64_t)i, 64, i == 7 ? IBV_SEND_SIGNALED : 0, IBV_WR_RDMA_WRITE);
+    assert_int_equal(poll_all(x.cq), 1);
+    tr = file_finish(x.f, x.dir, NULL);
     assert_int_equal(tr->n, 8);
     *in_header = header_writer_cpu(tr);
-    trace_free(tr);
-    fake_qp_free(q);
-    fake_cq_free(cq);
-    fake_ctx_free(f);
-    remove(dir);
-    free(dir);
+    file_fx_close(&x, tr);
 }
 
 /* HINTCAP_WRITER_CPU puts the writer on that CPU from its start and says so in the header;
@@ -463,28 +475,21 @@ static void test_writer_cpu(void **state)
 
 static void test_overflow_counted(void **state)
 {
-    char *dir = hs_test_tmpdir();
-    /* 16 events per thread and a writer that sleeps 1 s: most of the burst cannot fit. */
-    fake_ctx_t *f = file_start(dir, "16", "1000000");
-    fake_cq_t *cq = fake_cq_new(f, 64);
-    fake_qp_t *q = fake_qp_new(f, cq, 22, 0);
+    file_fx_t x;
     trace_t *tr;
     int i;
     (void)state;
 
+    /* 16 events per thread and a writer that sleeps 1 s: most of the burst cannot fit. */
+    file_fx_open(&x, "16", "1000000", 22);
     usleep(20000); /* let the writer reach its sleep */
-    assert_non_null(hcap_qp_attach(&hcap_g, &q->qpx.qp_base, 0, 64, NULL));
+    assert_non_null(hcap_qp_attach(&hcap_g, &x.q->qpx.qp_base, 0, 64, NULL));
     for (i = 0; i < 100; i++)
-        post(q, (uint64_t)i, 64, 0, IBV_WR_RDMA_WRITE);
-    tr = file_finish(f, dir, NULL);
+        post(x.q, (uint64_t)i, 64, 0, IBV_WR_RDMA_WRITE);
+    tr = file_finish(x.f, x.dir, NULL);
     assert_true(tr->hdr.dropped > 0);
     assert_int_equal(tr->n + tr->hdr.dropped, 100); /* every WR is recorded or counted */
-    trace_free(tr);
-    fake_qp_free(q);
-    fake_cq_free(cq);
-    fake_ctx_free(f);
-    remove(dir);
-    free(dir);
+    file_fx_close(&x, tr);
 }
 
 /* A process that dies of a fatal signal still leaves its trace: the handler has the writer
