@@ -55,13 +55,14 @@ typedef struct {
  * completion callbacks and progress hook are cleared). */
 hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t *raw);
 
-/* Warm c up for a replay of o->tr: CAP_REPLAY_WARMUP_SMALL messages of the trace's
- * smallest size then CAP_REPLAY_WARMUP_LARGE of its largest, closed loop, under o's hint
- * (so the paths the trace starts on and ends up on have both carried traffic), their
- * latencies discarded. A fresh connection's first messages are slow (on the soft-RoCE
- * guest, back-to-back 8 B messages had a p99 of 211-231 us over five fresh connections of
- * 200 each, against 118 us over 1000 on one connection, in one boot): without this, a trace's p99 over a few hundred messages would
- * measure the connection's start, which the model does not describe. */
+/* Warm c up for a replay of o->tr: CAP_REPLAY_WARMUP_SMALL messages of the trace's smallest
+ * size then CAP_REPLAY_WARMUP_LARGE of its largest, closed loop, under o's hint (so the
+ * paths the trace starts on and ends up on have both carried traffic), their latencies
+ * discarded. A fresh connection's first messages are slow (on the soft-RoCE guest,
+ * back-to-back 8 B messages had a p99 of 211-231 us over five fresh connections of 200
+ * each, against 118 us over 1000 on one connection, in one boot): without this, a trace's
+ * p99 over a few hundred messages would measure the connection's start, which the model
+ * does not describe. */
 #define CAP_REPLAY_WARMUP_SMALL 200
 #define CAP_REPLAY_WARMUP_LARGE 2
 hs_status_t cap_replay_warmup(cap_conn_t *c, const cap_replay_opts_t *o);

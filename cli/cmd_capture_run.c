@@ -5,7 +5,6 @@
  * when a process recorded no WR, posted outside libibverbs' post_send, or dropped records,
  * and when no process opened a verbs device at all.
  */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +139,7 @@ static int check_opts(const cap_run_opts_t *o)
         fprintf(stderr, "hintsim: capture run: --ring-events '%s': not a count\n", o->ring);
         return 2;
     }
-    if (o->writer_cpu && (hs_parse_u64(o->writer_cpu, &v) != HS_OK || v >= CPU_SETSIZE)) {
+    if (o->writer_cpu && hcap_cpu_parse(o->writer_cpu) < 0) {
         fprintf(stderr, "hintsim: capture run: --writer-cpu '%s': not a CPU number below %d\n",
                 o->writer_cpu, CPU_SETSIZE);
         return 2;

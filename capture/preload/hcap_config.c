@@ -4,7 +4,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,16 +56,14 @@ static uint64_t env_u64(const char *name, uint64_t def, int size, char *warn, si
 static int writer_cpu_of(char *warn, size_t wlen)
 {
     const char *v = getenv("HINTCAP_WRITER_CPU");
-    uint64_t x;
+    int cpu;
 
     if (!v || !*v)
         return -1;
-    if (hs_parse_u64(v, &x) != HS_OK || x >= CPU_SETSIZE) {
+    if ((cpu = hcap_cpu_parse(v)) < 0)
         warn_add(warn, wlen, "ignoring HINTCAP_WRITER_CPU='%s' (not a CPU number below %d)", v,
                  CPU_SETSIZE);
-        return -1;
-    }
-    return (int)x;
+    return cpu;
 }
 
 static unsigned ring_order_of(uint64_t events)

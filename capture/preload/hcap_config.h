@@ -10,9 +10,11 @@
 #ifndef HCAP_CONFIG_H
 #define HCAP_CONFIG_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hs_util.h"
 #include "traces/trace.h"
 
 #define HCAP_DEFAULT_DIR "hintcap"
@@ -42,6 +44,15 @@ typedef struct {
     hcap_hint_val_t code;    /* RDMA_LOW_LATENCY_HINT changed by the application */
     char env_text[64];       /* raw RDMA_LOW_LATENCY_HINT at start ("" if unset) */
 } hcap_config_t;
+
+/* A HINTCAP_WRITER_CPU value as a CPU number (below CPU_SETSIZE), or -1 when it is not one:
+ * the rule libhintcap and `capture run --writer-cpu` both apply. */
+static inline int hcap_cpu_parse(const char *v)
+{
+    uint64_t x;
+
+    return hs_parse_u64(v, &x) == HS_OK && x < CPU_SETSIZE ? (int)x : -1;
+}
 
 /* Fill cfg from the environment (getenv) and the configuration file. Problems (bad
  * numbers, unreadable or malformed configuration file) are described in warn (one line,
