@@ -354,6 +354,15 @@ static void cell(const fig_t *f, goal_t g, int prec, char *buf, size_t len)
              goal_word(g));
 }
 
+/* v as a signed percentage with prec decimals; "-" when it is not a number. */
+static void pct_cell(double v, int prec, char *buf, size_t len)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%+.*f%%", prec, v);
+}
+
 static void print_row(const row_t *r)
 {
     char a[96], b[96], c[96], d[24], t[24], p[24];
@@ -366,14 +375,8 @@ static void print_row(const row_t *r)
     cell(&r->regret, r->g_regret, 1, a, sizeof(a));
     cell(&r->rank, r->g_rank, 2, b, sizeof(b));
     cell(&r->err, r->g_err, 1, c, sizeof(c));
-    if (isnan(r->drift))
-        snprintf(d, sizeof(d), "-");
-    else
-        snprintf(d, sizeof(d), "%+.1f%%", r->drift);
-    if (isnan(r->tail))
-        snprintf(t, sizeof(t), "-");
-    else
-        snprintf(t, sizeof(t), "%+.0f%%", r->tail);
+    pct_cell(r->drift, 1, d, sizeof(d));
+    pct_cell(r->tail, 0, t, sizeof(t));
     if (r->pairs_otherwise < 0)
         snprintf(p, sizeof(p), "-");
     else
@@ -477,18 +480,18 @@ static void print_head(const char *out)
            "two sessions minutes apart: value = their mean, interval = the union of theirs, "
            "and half their difference joins the noise of regret and |error|; noise = the same "
            "classes replayed against themselves (validate's even rounds against its odd ones, "
-           "the larger of the sessions'): the recommended "
-           "and the best class each against itself, summed, for regret; the measured order "
-           "with itself for rank correlation; the median class's difference, plus the error "
-           "the drift explains (|d| / (1 + d)), for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
+           "the larger of the sessions'): the recommended and the best class each against "
+           "itself, summed, for regret; the measured order with itself for rank correlation; "
+           "the median class's difference, plus the error the drift explains (|d| / (1 + d)), "
+           "for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
            "post times were stretched to pace it; carr = measured throughput / predicted, "
            "median over the classes (below 100%%: the device ran behind the trace); drift = "
            "validate's probe (8 B single messages, what calibrate fits), its p50 measured "
-           "against its prediction: how far the device ran from its profile during the run; tail = "
-           "the same probe's p99 against its prediction (shown, not used: the session's tail "
-           "state, which a closed loop's p99 follows); pairs = of "
-           "the pairs of classes the device tells apart (rounds do not overlap), those the "
-           "model orders the other way round (none: the rank correlation is within noise)\n",
+           "against its prediction: how far the device ran from its profile during the run; "
+           "tail = the same probe's p99 against its prediction (shown, not used: the "
+           "session's tail state, which a closed loop's p99 follows); pairs = of the pairs of "
+           "classes the device tells apart (rounds do not overlap), those the model orders "
+           "the other way round (none: the rank correlation is within noise)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
     printf("%-10s %-7s %-6s %5s %7s %4s %7s %6s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
            "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "tail", "classes",
