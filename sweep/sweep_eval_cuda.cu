@@ -13,7 +13,7 @@
  * about 8 warps per multiprocessor (more registers than that would not be resident at
  * once), so that small batches still give each multiprocessor several warps to switch
  * between; replays that branch alike share a warp (scu_order_t), and a replay's constants
- * are read through the read-only path (PC, RC).
+ * are copied into its registers before its first message.
  */
 /* the project's C headers, with C linkage (their guards make later includes no-ops) */
 extern "C" {
@@ -69,12 +69,6 @@ typedef struct {
     double t;
 } scu_rec_t;
 
-/* A replay's constants are read where used through the read-only data path (ld.global.nc):
- * never written during a launch, so the compiler may load them early, past the stores to
- * the rings, open batches and histogram, instead of after each of them. */
-#define PC(pa, f) __ldg(&(pa)->c->f)
-#define RC(s, f) __ldg(&(s)->R->f)
-
 typedef struct {
     double close_ns;
     uint32_t nwr;
@@ -85,10 +79,12 @@ typedef struct {
     uint64_t ic; /* the message's index in the trace, SCU_COLD when it is flagged cold-start */
 } dmember_t;
 
-/* A path's state; its constants stay in the replay's parameters (c), read where used, so
- * that the registers hold the state (a copy of every constant spilled: measured, ncu). */
+/* A path's state and its constants (c), copied into registers once: a constant read from
+ * memory where used puts an L1 hit on the replay's chain of dependent steps. That takes
+ * 230-255 registers a thread (nvcc -Xptxas -v; the jitter kernels spill 12-20 bytes), and
+ * 8 warps of them are still resident per multiprocessor. */
 typedef struct {
-    const prules_path_t *c;
+    prules_path_t c;
     uint32_t mask;
     dbatch_t *ring;
     uint32_t head, count, used, open_n, nmem;
@@ -104,7 +100,7 @@ typedef struct {
 typedef struct {
     dpath_t path[2];
     const profile_t *prof;
-    const prules_t *R;      /* the shared constants, read where used (as dpath_t.c) */
+    prules_t R;             /* the shared constants, in registers (as dpath_t.c) */
     const scu_param_t *P;   /* the replay's parameters (jitter), read where used */
     size_t nfactors;
     uint64_t hint;
@@ -131,7 +127,7 @@ __device__ __forceinline__ static void ring_push(dpath_t *pa, double close_ns, u
     b->close_ns = close_ns;
     b->nwr = nwr;
     if (pa->count++ == 0)
-        pa->head_r_ns = close_ns + PC(pa, event_ns);
+        pa->head_r_ns = close_ns + pa->c.event_ns;
 }
 
 __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, double r_ns)
@@ -204,7 +200,7 @@ __device__ __forceinline__ static void batch_report(dstate_t *s, dpath_t *pa, do
                                                     int queued, int has_last = 0,
                                                     const dmember_t last = dmember_t{0, 0, 0})
 {
-    double r_ns = close_ns + PC(pa, event_ns);
+    double r_ns = close_ns + pa->c.event_ns;
 
     #pragma unroll 1
     for (uint32_t j = 0; j < pa->nmem; j++)
@@ -230,18 +226,18 @@ template <int K>
 __device__ __forceinline__ static void batch_force_close(dstate_t *s, dpath_t *pa)
 {
     if (pa->open_n)
-        batch_close<K>(s, pa, PC(pa, period_ns) > 0 ? pa->timer_close_ns : pa->h1_ns);
+        batch_close<K>(s, pa, pa->c.period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
 }
 
 __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 {
     const dbatch_t b = pa->ring[pa->head];
-    double r_ns = b.close_ns + PC(pa, event_ns);
+    double r_ns = b.close_ns + pa->c.event_ns;
 
-    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + PC(pa, event_ns);
+    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + pa->c.event_ns;
     pa->used -= b.nwr;
     pa->head = (pa->head + 1) & pa->mask;
-    double next_r_ns = pa->ring[pa->head].close_ns + PC(pa, event_ns);
+    double next_r_ns = pa->ring[pa->head].close_ns + pa->c.event_ns;
     pa->head_r_ns = --pa->count ? next_r_ns : HUGE_VAL;
     return r_ns;
 }
@@ -249,14 +245,14 @@ __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 template <int K>
 __device__ __forceinline__ static double batch_close_pop(dstate_t *s, dpath_t *pa)
 {
-    double c = PC(pa, period_ns) > 0 ? pa->timer_close_ns : pa->h1_ns;
+    double c = pa->c.period_ns > 0 ? pa->timer_close_ns : pa->h1_ns;
     uint32_t n = pa->open_n;
 
     batch_report<K>(s, pa, c, 0);
-    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + PC(pa, event_ns);
+    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->c.event_ns;
     pa->used -= n;
     pa->head = (pa->head + 1) & pa->mask;
-    return c + PC(pa, event_ns);
+    return c + pa->c.event_ns;
 }
 
 template <int K>
@@ -272,9 +268,9 @@ __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint3
     if (hw_ns > pa->timer_close_ns)
         batch_close<K>(s, pa, pa->timer_close_ns);
     if (pa->open_n == 0) {
-        if (PC(pa, period_ns) > 0) {
-            pa->timer_close_ns = hw_ns + PC(pa, period_ns);
-            pa->timer_r_ns = pa->timer_close_ns + PC(pa, event_ns);
+        if (pa->c.period_ns > 0) {
+            pa->timer_close_ns = hw_ns + pa->c.period_ns;
+            pa->timer_r_ns = pa->timer_close_ns + pa->c.event_ns;
         }
         pa->h1_ns = hw_ns;
     } else if (hw_ns > pa->h1_ns) {
@@ -282,7 +278,7 @@ __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint3
     }
     pa->open_n += nwr;
     const dmember_t m = dmember_t{tref_ns, hw_ns, ic};
-    if (pa->open_n >= PC(pa, batch)) /* batch_close, this message's member in registers */
+    if (pa->open_n >= pa->c.batch) /* batch_close, this message's member in registers */
         batch_report<K>(s, pa, pa->h1_ns, 1, is_last, m);
     else if (is_last)
         pa->mem[pa->nmem++] = m;
@@ -311,7 +307,7 @@ __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa,
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
     #pragma unroll 1
-    while (pa->used + nwr > PC(pa, window)) {
+    while (pa->used + nwr > pa->c.window) {
         double r_ns = slot_pop<K>(s, pa);
         if (r_ns > t_ns) {
             t_ns = r_ns;
@@ -329,7 +325,7 @@ __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa,
 __device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_ns, uint32_t c, dcost_t *cc)
 {
     cc->nwr = c;
-    cc->post_ns = c * (RC(s, post_ns) + RC(s, l1x_ns)) + RC(s, doorbell_ns);
+    cc->post_ns = c * (s->R.post_ns + s->R.l1x_ns) + s->R.doorbell_ns;
     cc->post_share_ns = c == 1 ? cc->post_ns : cc->post_ns / c;
     cc->ser_ns = ser_ns;
     cc->ser_share_ns = c == 1 ? ser_ns : ser_ns / c; /* x / 1 is x: no double division */
@@ -348,11 +344,11 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + lat + PC(pa, fixed_ns);
+    double hw = end + lat + pa->c.fixed_ns;
     if (split != 0)
         hw += split;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
-        double extra = (RC(s, perturb_factor) - 1) * (hw - t_post - (start - nic));
+        double extra = (s->R.perturb_factor - 1) * (hw - t_post - (start - nic));
         hw += extra;
         s->drain += extra;
     }
@@ -378,7 +374,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                                     uint64_t ic)
 {
     dpath_t *pa = &s->path[K];
-    double npb = RC(s, ns_per_byte), lat = RC(s, wire2_ns);
+    double npb = s->R.ns_per_byte, lat = s->R.wire2_ns;
     int stalled = 0;
     double t_post;
 
@@ -386,48 +382,48 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
         npb = prules_per_byte(s->prof, npb, size);
         lat *= prules_lat_factor(s->prof, size);
     }
-    uint64_t nwr = prules_nwr(PC(pa, seg_bytes), PC(pa, seg_shift), size);
-    double dma = size <= PC(pa, inline_bytes) ? 0 : RC(s, dma_ns);
-    if (nwr <= PC(pa, batch)) {
+    uint64_t nwr = prules_nwr(pa->c.seg_bytes, pa->c.seg_shift, size);
+    double dma = size <= pa->c.inline_bytes ? 0 : s->R.dma_ns;
+    if (nwr <= pa->c.batch) {
         dcost_t cc;
         chunk_cost(s, (double)(int64_t)size * npb +
-                          prules_npkt(RC(s, mtu_bytes), RC(s, mtu_shift), size) * RC(s, pkt_ns) +
-                          (double)(uint32_t)nwr * RC(s, wr_ns),
+                          prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, size) * s->R.pkt_ns +
+                          (double)(uint32_t)nwr * s->R.wr_ns,
                    (uint32_t)nwr, &cc);
-        s->l1 += (double)nwr * RC(s, l1x_ns);
+        s->l1 += (double)nwr * s->R.l1x_ns;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? PC(pa, split_ns) : 0, t0, 1, tref_ns, ic,
+        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
         return;
     }
-    s->l1 += (double)(int64_t)nwr * RC(s, l1x_ns);
+    s->l1 += (double)(int64_t)nwr * s->R.l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
     reap_due<K>(s, pa, t0);
-    uint64_t full_bytes = (uint64_t)PC(pa, batch) * PC(pa, seg_bytes);
-    uint64_t nfull = (nwr - 1) / PC(pa, batch);
+    uint64_t full_bytes = (uint64_t)pa->c.batch * pa->c.seg_bytes;
+    uint64_t nfull = (nwr - 1) / pa->c.batch;
     dcost_t full, last;
     chunk_cost(s, (double)full_bytes * npb +
-                      prules_npkt(RC(s, mtu_bytes), RC(s, mtu_shift), full_bytes) * RC(s, pkt_ns) +
-                      (double)PC(pa, batch) * RC(s, wr_ns),
-               PC(pa, batch), &full);
+                      prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, full_bytes) * s->R.pkt_ns +
+                      (double)pa->c.batch * s->R.wr_ns,
+               pa->c.batch, &full);
     uint64_t lb = size - nfull * full_bytes;
-    uint32_t last_nwr = (uint32_t)(nwr - nfull * PC(pa, batch));
+    uint32_t last_nwr = (uint32_t)(nwr - nfull * pa->c.batch);
     chunk_cost(s, (double)(int64_t)lb * npb +
-                      prules_npkt(RC(s, mtu_bytes), RC(s, mtu_shift), lb) * RC(s, pkt_ns) +
-                      (double)last_nwr * RC(s, wr_ns),
+                      prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, lb) * s->R.pkt_ns +
+                      (double)last_nwr * s->R.wr_ns,
                last_nwr, &last);
     chunk_step<K>(s, pa, &full, dma, lat, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
     s->queue += t_post - t0;
-    nwr -= PC(pa, batch);
-    while (nwr > PC(pa, batch)) {
+    nwr -= pa->c.batch;
+    while (nwr > pa->c.batch) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
         chunk_step<K>(s, pa, &full, dma, lat, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
-        nwr -= PC(pa, batch);
+        nwr -= pa->c.batch;
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K>(s, pa, &last, dma, lat, PC(pa, split_ns), t_ch, 1, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K>(s, pa, &last, dma, lat, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 
@@ -450,12 +446,12 @@ __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *
             force_close_k<0>(s);
         /* no index by a run-time value: the state stays in registers */
         double last_r = from ? s->path[1].last_r_ns : s->path[0].last_r_ns;
-        double done = (t0 > last_r ? t0 : last_r) + RC(s, drain_fixed_ns);
+        double done = (t0 > last_r ? t0 : last_r) + s->R.drain_fixed_ns;
         s->switches++;
         s->drain_us_total += (done - *t_ns) * 1e-3;
         s->drain += done - t0;
         s->pert_from_ns = done;
-        s->pert_until_ns = done + RC(s, perturb_window_ns);
+        s->pert_until_ns = done + s->R.perturb_window_ns;
         *t_ns = done;
     }
     return s->route.cur;
@@ -467,7 +463,7 @@ __device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_
                                                  char *arena, size_t ring_off, size_t mem_off)
 {
     memset(pa, 0, sizeof(*pa));
-    pa->c = c;
+    pa->c = *c;
     pa->mask = cap - 1;
     pa->ring = (dbatch_t *)(arena + ring_off);
     pa->mem = (dmember_t *)(arena + mem_off);
@@ -486,7 +482,7 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
     s->nfactors = p->prof.nfactors;
     s->hint = p->hint;
     prules_router_init(&s->route, r->hysteresis);
-    s->R = r;
+    s->R = *r;
     s->P = p;
     s->has_jit = has_jit;
     s->pert_from_ns = s->pert_until_ns = -1;
