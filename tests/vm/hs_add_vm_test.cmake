@@ -1,5 +1,5 @@
 # hs_add_vm_test(NAME SCRIPT script.sh [FILES host[:guest] ...] [TIMEOUT s] [CHECK host.sh]
-#                [ARGS a ...])
+#                [APPEND "kernel args"] [ARGS a ...])
 # Registers a CTest test (label vm) that boots the soft-RoCE VM (tests/vm/run-in-vm.sh) with
 # the release-built hintsim as /usr/bin/hintsim and runs SCRIPT in it under busybox sh, from
 # /hs/files, with OUT=/out. SCRIPT and CHECK are relative to tests/vm/ unless absolute. FILES
@@ -7,7 +7,8 @@
 # generator expressions such as $<TARGET_FILE:tgt>:/usr/lib/libx.so work). What the script
 # leaves in $OUT comes back to <build>/vm-out/NAME/, then CHECK (a host program) runs with
 # that directory as its argument. TIMEOUT (default 600 s) bounds the VM; the test passes iff
-# the script and the check exit 0; 77 = skipped (VM cannot boot here).
+# the script and the check exit 0; 77 = skipped (VM cannot boot here). APPEND adds guest
+# kernel command-line arguments (HS_VM_APPEND of tests/vm/run-in-vm.sh).
 include_guard(GLOBAL)
 
 set(HINTSIM_VM_CACHE "${CMAKE_BINARY_DIR}/vm-cache" CACHE PATH
@@ -16,7 +17,7 @@ set(HS_VM_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "tests/vm: the VM harne
 find_program(HS_BASH bash REQUIRED)
 
 function(hs_add_vm_test name)
-  cmake_parse_arguments(V "" "SCRIPT;TIMEOUT;CHECK" "FILES;ARGS" ${ARGN})
+  cmake_parse_arguments(V "" "SCRIPT;TIMEOUT;CHECK;APPEND" "FILES;ARGS" ${ARGN})
   if(NOT V_SCRIPT)
     message(FATAL_ERROR "hs_add_vm_test(${name}): SCRIPT is required")
   endif()
@@ -45,4 +46,7 @@ function(hs_add_vm_test name)
   set_tests_properties(${name} PROPERTIES LABELS vm SKIP_RETURN_CODE 77 PROCESSORS 2
     TIMEOUT ${ctest_timeout}
     ENVIRONMENT "HINTSIM_SRC=${PROJECT_SOURCE_DIR};HINTSIM_BIN=$<TARGET_FILE:hintsim>")
+  if(V_APPEND)
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "HS_VM_APPEND=${V_APPEND}")
+  endif()
 endfunction()
