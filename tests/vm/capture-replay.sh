@@ -29,16 +29,16 @@ hintsim trace gen --workload pingpong --count 300 --seed 1 --set size=64 \
 for round in 1 2 3 4 5; do
     hintsim capture bench -d rxe0 -x 0 --sizes 64 --hint 4K --phases latency --iters 300 \
         --warmup 20 --json >"$OUT/bench_ll_$round.json" || fail "capture bench 64 B on LL"
-    hintsim validate sparse.hst -d rxe0 -x 0 --hints 4K --repeat 1 --mode open \
+    hintsim validate sparse.hst -d rxe0 -x 0 --hint 4K --repeat 1 --mode open \
         --objective p50 --quiet --json >"$OUT/sparse_ll_$round.json" ||
         fail "validate of the sparse trace on LL"
-    hintsim validate sparse5ms.hst -d rxe0 -x 0 --hints 4K --repeat 1 --mode open \
+    hintsim validate sparse5ms.hst -d rxe0 -x 0 --hint 4K --repeat 1 --mode open \
         --objective p50 --quiet --json >"$OUT/sparse5ms_ll_$round.json" ||
         fail "validate of the trace 5 ms apart on LL"
     hintsim capture bench -d rxe0 -x 0 --sizes 64 --hint 0 --phases latency --iters 300 \
         --warmup 20 --set bw.signal_every=1 --set bw.coal_count=1 --set bw.coal_period_us=0 \
         --json >"$OUT/bench_bw_$round.json" || fail "capture bench 64 B on BW, all signalled"
-    hintsim validate pingpong.hst -d rxe0 -x 0 --hints 0 --repeat 1 --mode closed \
+    hintsim validate pingpong.hst -d rxe0 -x 0 --hint 0 --repeat 1 --mode closed \
         --objective p50 --quiet --json >"$OUT/pingpong_bw_$round.json" ||
         fail "validate of the ping-pong trace on BW (closed loop)"
 done

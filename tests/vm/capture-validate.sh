@@ -14,7 +14,7 @@ export HINTSIM_TOKEN=vm-capture-validate # the --server / --connect session's to
 # replacing an earlier run's whole: its figure (this run draws none) goes, other files stay
 mkdir -p "$OUT/val-o" && echo earlier >"$OUT/val-o/pred_vs_meas.png" &&
     echo mine >"$OUT/val-o/notes.txt" || fail "validate -o: cannot plant an earlier run"
-hintsim validate kv.hst -d rxe0 -x 0 --limit 300 --repeat 1 --hints 4K,0 -o "$OUT/val-o" \
+hintsim validate kv.hst -d rxe0 -x 0 --limit 300 --repeat 1 --hint 4K,0 -o "$OUT/val-o" \
     >/dev/null 2>"$OUT/val-o.err" || { cat "$OUT/val-o.err"; fail "validate -o without gnuplot"; }
 grep -q "gnuplot not found" "$OUT/val-o.err" || fail "validate -o: no warning about gnuplot"
 [ -s "$OUT/val-o/validate.json" ] && [ -s "$OUT/val-o/report.html" ] ||
@@ -24,7 +24,7 @@ grep -q "gnuplot not found" "$OUT/val-o.err" || fail "validate -o: no warning ab
 ls -A "$OUT/val-o" | grep -q hintsim-stage && fail "validate -o: its staging folder was left"
 hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open --json \
     >"$OUT/kv.json" || fail "validate kv"
-hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open --hints 4K,0 \
+hintsim validate kv.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode open --hint 4K,0 \
     || fail "validate kv (table)"
 hintsim validate burst.hst -d rxe0 -x 0 --limit 1500 --repeat 3 --mode closed --json \
     >"$OUT/burst.json" || fail "validate burst"
@@ -32,7 +32,7 @@ timeout 300 hintsim validate -d rxe0 -x 0 --port $HP --server --timeout 60 >"$OU
 spid=$!
 wait_listen $HP
 timeout 300 hintsim validate kv.hst -d rxe0 -x 0 --port $HP --connect 10.77.0.1 --timeout 60 --limit 500 \
-    --repeat 2 --hints 4K,0 --messages "$OUT/remote-msgs.csv" --json >"$OUT/remote.json" ||
+    --repeat 2 --hint 4K,0 --messages "$OUT/remote-msgs.csv" --json >"$OUT/remote.json" ||
     fail "validate as client"
 wait $spid || { cat "$OUT/srv.txt"; fail "validate server"; }
 echo "capture-validate: PASS"

@@ -65,7 +65,7 @@ hintsim calibrate -d rxe1 -x "$GID" -P $P --connect "$PEER" $T --iters 100 --war
 [ $rc -le 1 ] || { cat "$OUT/cli-calibrate.out" "$OUT/cli-calibrate.err"; fail "cli-calibrate: exit $rc"; }
 # the trace the first session captured, replayed with the profile the second one fitted
 run cli-validate hintsim validate "$OUT/cross.hst" -d rxe1 -x "$GID" -P $P --connect "$PEER" $T \
-    --profile "$OUT/cross-profile.json" --hints 0,64K --repeat 1 --limit 440 --mode closed \
+    --profile "$OUT/cross-profile.json" --hint 0,64K --repeat 1 --limit 440 --mode closed \
     -o "$OUT/val" --json -q
 hintsim trace validate "$OUT/cross.hst" >"$OUT/trace-validate.txt" 2>&1 ||
     { cat "$OUT/trace-validate.txt"; fail "the captured trace does not validate"; }

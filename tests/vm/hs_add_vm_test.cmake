@@ -8,7 +8,8 @@
 # leaves in $OUT comes back to <build>/vm-out/NAME/, then CHECK (a host program) runs with
 # that directory as its argument. TIMEOUT (default 600 s) bounds the VM; the test passes iff
 # the script and the check exit 0; 77 = skipped (VM cannot boot here). APPEND adds guest
-# kernel command-line arguments (HS_VM_APPEND of tests/vm/run-in-vm.sh).
+# kernel command-line arguments (HS_VM_TEST_APPEND of tests/vm/run-in-vm.sh: a user's own
+# HS_VM_APPEND still applies after them).
 include_guard(GLOBAL)
 
 set(HINTSIM_VM_CACHE "${CMAKE_BINARY_DIR}/vm-cache" CACHE PATH
@@ -47,6 +48,6 @@ function(hs_add_vm_test name)
     TIMEOUT ${ctest_timeout}
     ENVIRONMENT "HINTSIM_SRC=${PROJECT_SOURCE_DIR};HINTSIM_BIN=$<TARGET_FILE:hintsim>")
   if(V_APPEND)
-    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "HS_VM_APPEND=${V_APPEND}")
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "HS_VM_TEST_APPEND=${V_APPEND}")
   endif()
 endfunction()

@@ -140,9 +140,11 @@ make_initrd() {
 qemu_args() {
     # the uncompressed vmlinux boots through its PVH entry: no bzImage decompression (slow
     # under TCG)
-    local kernel=$CACHE/kernel/vmlinux append="console=ttyS0 panic=-1 quiet ${HS_VM_APPEND:-}"
+    local kernel=$CACHE/kernel/vmlinux append="console=ttyS0 panic=-1 quiet"
     local net=() addrs="" i=0 l
     [ -s "$kernel" ] || kernel=$CACHE/kernel/vmlinuz
+    # a test's own arguments (hs_add_vm_test APPEND), then the user's
+    append+=" ${HS_VM_TEST_APPEND:-} ${HS_VM_APPEND:-}"
     for l in "${LINKS[@]}"; do
         local lport=${l%%:*} rest=${l#*:} rport addr ip o
         rport=${rest%%:*} addr=${rest#*:}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm-selftest-guest.sh TOKEN-ARGS... - guest half of vm-selftest.sh: checks what the harness
-# promises a script (arguments, files in, cwd, environment), writes a token and a binary file
-# to $OUT, and exits 7 so the host can check that the status and $OUT both come back.
+# promises a script (arguments, files in, cwd, environment), writes a token, a binary file
+# and its kernel command line to $OUT, and exits 7 so the host can check that the status and $OUT both come back.
 fail() { echo "vm-selftest-guest: FAIL: $*"; exit 1; }
 [ $# -eq 2 ] || fail "expected 2 arguments, got $#: $*"
 [ "$1" = "a b" ] || fail "argument 1 is '$1', wanted 'a b'"
@@ -19,5 +19,6 @@ mkdir -p "$OUT/sub"
 cp token.txt "$OUT/sub/token.txt"
 dd if=/dev/urandom of="$OUT/blob.bin" bs=1024 count=512 2>/dev/null || fail "dd"
 md5sum "$OUT/blob.bin" | cut -d' ' -f1 >"$OUT/blob.md5"
+cat /proc/cmdline >"$OUT/cmdline"
 echo "vm-selftest-guest: all checks passed, exiting 7 on purpose"
 exit 7

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # vm-selftest.sh CACHE HINTSIM WORKDIR - tests of run-in-vm.sh itself (CTest vm_selftest):
 # bad arguments (--link and --gw included) fail before booting; a missing or failing qemu gives 77; in one boot, the
-# script's exit status, its quoted arguments, --file (default and explicit guest paths) and
-# $OUT (a text file in a subdirectory and a binary file, after a failing script) all work;
+# script's exit status, its quoted arguments, --file (default and explicit guest paths),
+# $OUT (a text file in a subdirectory and a binary file, after a failing script) and the
+# kernel arguments of HS_VM_TEST_APPEND and HS_VM_APPEND all work;
 # a guest that never ends is killed at --timeout with status 124.
 set -uo pipefail
 CACHE=${1:?usage: vm-selftest.sh CACHE HINTSIM WORKDIR} HINTSIM=${2:?} WORK=${3:?}
@@ -37,6 +38,7 @@ check "qemu failing to start exits 77 (skipped)" 77 $rc
 token="token-$$-$RANDOM"
 echo "$token" >"$WORK/token.txt"
 rc=0
+HS_VM_TEST_APPEND="hs_test_arg=$token" HS_VM_APPEND="hs_user_arg=$token" \
 "${RUN[@]}" --timeout 600 --out "$WORK/out" --file "$WORK/token.txt" \
     --file "$WORK/token.txt:/opt/renamed/token-copy.txt" \
     "$HERE/vm-selftest-guest.sh" "a b" "it's \$HOME" || rc=$?
@@ -44,6 +46,10 @@ check "the script's exit status comes back" 7 $rc
 check "\$OUT text file comes back (subdirectory)" "$token" "$(cat "$WORK/out/sub/token.txt" 2>&1)"
 check "\$OUT binary file comes back intact" "$(cat "$WORK/out/blob.md5" 2>&1)" \
       "$(md5sum "$WORK/out/blob.bin" 2>&1 | cut -d' ' -f1)"
+# hs_add_vm_test's APPEND (HS_VM_TEST_APPEND) and the user's HS_VM_APPEND both reach the
+# guest kernel, the test's first
+check "kernel arguments: the test's, then the user's" yes \
+      "$(grep -q "hs_test_arg=$token.* hs_user_arg=$token" "$WORK/out/cmdline" && echo yes || echo no)"
 
 printf 'echo sleeping forever; sleep 100000\n' >"$WORK/hang.sh"
 t0=$(date +%s)
