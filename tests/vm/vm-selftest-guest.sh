@@ -1,7 +1,8 @@
 #!/bin/sh
 # vm-selftest-guest.sh TOKEN-ARGS... - guest half of vm-selftest.sh: checks what the harness
 # promises a script (arguments, files in, cwd, environment), writes a token, a binary file
-# and its kernel command line to $OUT, and exits 7 so the host can check that the status and $OUT both come back.
+# and its kernel command line to $OUT, and exits 7 so the host can check that the status and
+# $OUT both come back.
 fail() { echo "vm-selftest-guest: FAIL: $*"; exit 1; }
 [ $# -eq 2 ] || fail "expected 2 arguments, got $#: $*"
 [ "$1" = "a b" ] || fail "argument 1 is '$1', wanted 'a b'"
