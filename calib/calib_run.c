@@ -63,6 +63,18 @@ static hs_status_t trace_rows(const uint64_t *sizes, size_t n, uint64_t warmup, 
     return st;
 }
 
+/* Closed-loop rows of one size with think_ns between a message's completion and the next
+ * post: warmup cold messages then iters measured ones. */
+static hs_status_t trace_think(uint64_t size, uint64_t warmup, uint64_t iters,
+                               uint64_t think_ns, trace_t **out)
+{
+    hs_status_t st = trace_new(out);
+
+    for (uint64_t k = 0, t = 0; st == HS_OK && k < warmup + iters; k++, t += STEP_NS + think_ns)
+        st = push(*out, t, t + STEP_NS, size, k < warmup);
+    return st;
+}
+
 /* An open-loop burst: len messages of size, all due at once (back to back, as fast as the
  * path's depth lets them go). */
 static hs_status_t trace_burst(uint64_t size, uint64_t len, trace_t **out)
@@ -506,11 +518,12 @@ static calib_jitter_t jitter_median(const calib_jitter_t *r, size_t k)
 }
 
 /* Jitter: JITTER_ROUNDS replays of o->jitter_len closed-loop messages of size on the LL
- * path, back to back; in each, the warm messages' latency beyond their median at the 90th,
- * 99th and 99.9th percentile, and the median itself as the cycle they were measured at;
- * each figure the median over the replays, so that one disturbed replay moves none (what
- * the model adds per message: MODEL.md section 8). */
-static hs_status_t measure_jitter(mctx_t *x, uint64_t size, calib_jitter_t *out)
+ * path, think_ns apart (0: back to back); in each, the warm messages' latency beyond their
+ * median at the 90th, 99th and 99.9th percentile, and the median itself as the cycle they
+ * were measured at (back to back); each figure the median over the replays, so that one
+ * disturbed replay moves none (what the model adds per message: MODEL.md section 8). */
+static hs_status_t measure_jitter(mctx_t *x, uint64_t size, uint64_t think_ns,
+                                  calib_jitter_t *out)
 {
     const calib_run_opts_t *o = x->o;
     calib_bench_t b = {.group = "jitter", .cls = CALIB_SINGLE, .mode = PRED_CLOSED,
@@ -522,7 +535,8 @@ static hs_status_t measure_jitter(mctx_t *x, uint64_t size, calib_jitter_t *out)
     hs_status_t st;
 
     b.hint = size;
-    st = trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
+    st = think_ns ? trace_think(size, o->warmup, o->jitter_len, think_ns, &b.tr)
+                  : trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
     if (st != HS_OK)
         goto free_trace;
     st = run_bench(x, &b, &raw);
@@ -541,6 +555,7 @@ static hs_status_t measure_jitter(mctx_t *x, uint64_t size, calib_jitter_t *out)
     if (k > 0) {
         *out = jitter_median(round, k);
         out->bytes = size;
+        out->think_us = (double)think_ns * 1e-3;
     }
     free(v);
 free_raw:
@@ -560,19 +575,30 @@ static uint64_t jitter_bytes(const calib_run_opts_t *o)
     return size;
 }
 
-/* The jitter sets measured: none, the first, or both (o->jitter_long_bytes larger). */
+/* The jitter runs: none, or the first set, the reach run and the long set when
+ * o->jitter_long_bytes is larger. */
 static unsigned jitter_sets(const calib_run_opts_t *o)
 {
-    return o->jitter_len ? 1 + (o->jitter_long_bytes > jitter_bytes(o)) : 0;
+    return o->jitter_len ? 2 + (o->jitter_long_bytes > jitter_bytes(o)) : 0;
 }
 
+/* The first set; then the reach run: the same messages with a think time of
+ * CALIB_REACH_CYCLES of the first set's cycles between them, whose p99 says how far a stall
+ * in the think time reaches (calib_think_reach); then the long set. */
 static hs_status_t measure_jitters(mctx_t *x)
 {
-    hs_status_t st = measure_jitter(x, jitter_bytes(x->o), &x->m->jitter[0]);
+    calib_jitter_t *j = x->m->jitter;
+    hs_status_t st = measure_jitter(x, jitter_bytes(x->o), 0, &j[0]);
 
-    if (st != HS_OK || jitter_sets(x->o) <= 1)
+    if (st != HS_OK)
         return st;
-    return measure_jitter(x, x->o->jitter_long_bytes, &x->m->jitter[1]);
+    if (j[0].n && j[0].cycle_us > 0)
+        st = measure_jitter(x, jitter_bytes(x->o),
+                            (uint64_t)llround(CALIB_REACH_CYCLES * j[0].cycle_us * 1e3),
+                            &x->m->reach);
+    if (st != HS_OK || jitter_sets(x->o) <= 2)
+        return st;
+    return measure_jitter(x, x->o->jitter_long_bytes, 0, &j[1]);
 }
 
 /* The mixed trace: every stream size, the hint between the two largest (both paths, with

@@ -59,14 +59,19 @@ typedef struct {
                                  * smallest size: not measured) */
 } calib_run_opts_t;
 
-/* One jitter set (MODEL.md section 8): n warm closed-loop messages of `bytes`, back to back;
- * their latency beyond their median at the 90th, 99th and 99.9th percentile (us) and the
- * median itself, the cycle they were measured at (no think time). n 0: not measured. */
+/* One jitter set (MODEL.md section 8): n warm closed-loop messages of `bytes`, back to back
+ * (the reach run: think_us apart); their latency beyond their median at the 90th, 99th and
+ * 99.9th percentile (us) and the median itself (back to back: the cycle they were measured
+ * at). n 0: not measured. */
 typedef struct {
     double p90_us, p99_us, p999_us, cycle_us;
     size_t n;
     uint64_t bytes;
+    double think_us; /* the time between a completion and the next post (0: back to back) */
 } calib_jitter_t;
+
+/* The reach run's think time, in cycles of the first jitter set (MODEL.md section 8). */
+#define CALIB_REACH_CYCLES 2.0
 
 /* One replay job: a synthetic trace, how to replay it, what it is for. */
 typedef struct {
@@ -100,6 +105,7 @@ typedef struct {
     double mixed_gap_us;    /* the mixed replay's mean gap between messages */
     double drain_us_median; /* measured drain per forced switch (median over replays) */
     calib_jitter_t jitter[2]; /* the smallest size (jitter.*), the long one (jitter.long_*) */
+    calib_jitter_t reach;     /* jitter[0]'s messages with think time (jitter.think_reach) */
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];

@@ -215,6 +215,18 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
                     j->n, (unsigned long long)j->bytes, j->p90_us, j->p99_us, j->p999_us,
                     j->cycle_us, s ? "long_" : "");
     }
+    if (c->meas.reach.n) {
+        double share = calib_think_reach(&c->meas.jitter[0], &c->meas.reach);
+        fprintf(fp, "jitter: the same %llu B messages with %.1f us of think time: p99 %.1f us "
+                "beyond their median; ", (unsigned long long)c->meas.reach.bytes,
+                c->meas.reach.think_us, c->meas.reach.p99_us);
+        if (isnan(share))
+            fprintf(fp, "the tail is too flat to tell how far a stall reaches: "
+                    "jitter.think_reach kept at %g\n", c->fitted->jitter_think_reach);
+        else
+            fprintf(fp, "a stall reaches across %.0f%% of the think time (jitter.think_reach)\n",
+                    100 * share);
+    }
     print_held_classes(c, fp);
     for (int k = 0; k < CALIB_NCLASSES; k++) {
         const cap_replay_overhead_t *o = &c->meas.overhead[k];

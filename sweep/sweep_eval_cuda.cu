@@ -147,7 +147,8 @@ __device__ __forceinline__ static double jitter_of(const dstate_t *s, double u, 
     double w = pjr_weight(sets.c[0], sets.c[1], lat_us), stall = pjr_mix(&sets, 1.0, w, 1.0);
     double think_us = s->closed && i ? s->recs[i].t * 1e-3 : 0;
 
-    return pjr_mix(&sets, u, w, pjr_cycle(lat_us, think_us, s->closed, stall));
+    return pjr_mix(&sets, u, w,
+                   pjr_cycle(lat_us, think_us, P->prof.jitter_think_reach, s->closed, stall));
 }
 
 /* pred_jitter_apply's draw for message i: hs_splitmix64 (common/hs_util.h) of i's own seed,

@@ -13,9 +13,11 @@
 
 #include "calib/calib_fit.h"
 #include "calib/calib_forward.h"
+#include "calib/calib_job.h"
 #include "calib/calib_run.h"
 #include "common/hs_util.h"
 #include "model/model.h"
+#include "model/predict/predict.h"
 #include "tests/hs_test.h"
 
 static const uint64_t g_fit_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
@@ -833,6 +835,72 @@ static void test_held_check_names_term(void **state)
     profile_free(t);
 }
 
+/* The p99 beyond the median that the model predicts for closed-loop messages of latency
+ * lat_us, think_us apart, under p (its jitter and jitter.think_reach): the public rule. */
+static double model_reach_p99(const profile_t *p, double lat_us, double think_us)
+{
+    trace_t *tr = NULL;
+    pred_opts_t o = {.mode = PRED_CLOSED};
+    pred_ctx_t c = {.tr = NULL, .p = p, .o = &o};
+    uint64_t t = 0, step = (uint64_t)(lat_us * 1e3), think = (uint64_t)(think_us * 1e3);
+    double v;
+
+    assert_int_equal(trace_new(&tr), HS_OK);
+    for (int k = 0; k < 4; k++, t += step + think) {
+        trace_rec_t r = {.t_post_ns = t, .t_done_ns = t + step, .size_bytes = 8,
+                         .opcode = TRACE_OP_WRITE, .flags = TRACE_F_SIGNALED};
+        assert_int_equal(trace_push(tr, &r), HS_OK);
+    }
+    c.tr = tr;
+    v = pred_jitter_for(p, 0.99, (float)lat_us,
+                        pred_jitter_cycle_us(&c, 2, (float)lat_us, pred_jitter_at(p, 1)));
+    trace_free(tr);
+    return v;
+}
+
+/* jitter.think_reach: calibrate's share is the one at which the model's own rule gives the
+ * reach run's measured p99 (a device with a known share, measured through the public
+ * prediction path, gives that share back); a p99 below the share 0's gives 0, above the
+ * share 1's gives 1; a flat tail or a run not made determines nothing. */
+static void test_think_reach(void **state)
+{
+    calib_jitter_t j = {.p90_us = 2, .p99_us = 30, .p999_us = 130, .cycle_us = 21, .n = 10000,
+                        .bytes = 8};
+    calib_jitter_t r = {.n = 10000, .bytes = 8, .think_us = 42};
+    profile_t *p = NULL;
+    static const char *const sets[] = {"jitter.p90_us=2", "jitter.p99_us=30",
+                                       "jitter.p999_us=130", "jitter.cycle_us=21"};
+    static const double shares[] = {0.05, 0.23, 0.5, 0.9};
+    char kv[64];
+    double lo, hi;
+    (void)state;
+
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    for (size_t k = 0; k < 4; k++)
+        assert_int_equal(profile_set(p, sets[k]), HS_OK);
+    for (size_t k = 0; k < sizeof(shares) / sizeof(shares[0]); k++) {
+        snprintf(kv, sizeof(kv), "jitter.think_reach=%.17g", shares[k]);
+        assert_int_equal(profile_set(p, kv), HS_OK);
+        r.p99_us = model_reach_p99(p, 21, 42);
+        assert_true(r.p99_us > 30 && r.p99_us < 130);
+        assert_float_equal(calib_think_reach(&j, &r), shares[k], 1e-9);
+    }
+    assert_int_equal(profile_set(p, "jitter.think_reach=0"), HS_OK);
+    lo = model_reach_p99(p, 21, 42);
+    assert_int_equal(profile_set(p, "jitter.think_reach=1"), HS_OK);
+    hi = model_reach_p99(p, 21, 42);
+    r.p99_us = lo * 0.8;
+    assert_float_equal(calib_think_reach(&j, &r), 0, 0);
+    r.p99_us = hi * 1.2;
+    assert_float_equal(calib_think_reach(&j, &r), 1, 0);
+    r.n = 0;
+    assert_true(isnan(calib_think_reach(&j, &r)));
+    r.n = 10000;
+    j.p99_us = j.p999_us = j.p90_us;
+    assert_true(isnan(calib_think_reach(&j, &r)));
+    profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -852,6 +920,7 @@ int main(void)
         cmocka_unit_test(test_seed_needs_three_sizes),
         cmocka_unit_test(test_pipeline_recovers_terms),
         cmocka_unit_test(test_held_check_names_term),
+        cmocka_unit_test(test_think_reach),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

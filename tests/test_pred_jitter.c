@@ -118,11 +118,22 @@ static void test_cycle_rule(void **state)
 {
     trace_t *tr = spaced_trace(30000, 1000000); /* think 30 us */
     profile_t *p = jitter_profile(10, 50, 200);
+    pred_opts_t closed = {.mode = PRED_CLOSED}, open = {.mode = PRED_OPEN};
+    pred_ctx_t cc = {.tr = tr, .p = p, .o = &closed}, co = {.tr = tr, .p = p, .o = &open};
     (void)state;
-    assert_float_equal(pred_jitter_cycle_us(tr, PRED_CLOSED, 0, 40, 200), 40, 0);
-    assert_float_equal(pred_jitter_cycle_us(tr, PRED_CLOSED, 5, 40, 200), 70, 1e-12);
-    assert_float_equal(pred_jitter_cycle_us(tr, PRED_CLOSED, 5, 40, 20), 60, 1e-12);
-    assert_float_equal(pred_jitter_cycle_us(tr, PRED_OPEN, 5, 40, 200), 240, 0);
+    assert_float_equal(pred_jitter_cycle_us(&cc, 0, 40, 200), 40, 0);
+    assert_float_equal(pred_jitter_cycle_us(&cc, 5, 40, 200), 70, 1e-12);
+    assert_float_equal(pred_jitter_cycle_us(&cc, 5, 40, 20), 60, 1e-12);
+    assert_float_equal(pred_jitter_cycle_us(&co, 5, 40, 200), 240, 0);
+    /* jitter.think_reach: that share of the think time, still at most the stall; open loop
+     * keeps the whole stall */
+    assert_int_equal(profile_set(p, "jitter.think_reach=0.25"), HS_OK);
+    assert_float_equal(pred_jitter_cycle_us(&cc, 5, 40, 200), 47.5, 1e-12);
+    assert_float_equal(pred_jitter_cycle_us(&cc, 5, 40, 5), 45, 1e-12);
+    assert_float_equal(pred_jitter_cycle_us(&co, 5, 40, 200), 240, 0);
+    assert_int_equal(profile_set(p, "jitter.think_reach=0"), HS_OK);
+    assert_float_equal(pred_jitter_cycle_us(&cc, 5, 40, 200), 40, 0);
+    assert_int_equal(profile_set(p, "jitter.think_reach=1"), HS_OK);
     /* no jitter.cycle_us: the quantile as it is */
     assert_float_equal(pred_jitter_for(p, 0.995, 40, 500), pred_jitter_at(p, 0.995), 0);
     assert_int_equal(profile_set(p, "jitter.cycle_us=50"), HS_OK);

@@ -93,13 +93,15 @@ static inline PJR_HD double pjr_mix(const pjr_sets_t *s, double u, double w, dou
 }
 
 /* A message's cycle: its latency plus the time before its post a stall of stall_us reaches
- * across (closed loop: its think time, at most the stall; open loop: the whole stall). */
-static inline PJR_HD double pjr_cycle(float lat_us, double think_us, int closed, double stall_us)
+ * across (closed loop: the share `share` of its think time, at most the stall; open loop: the
+ * whole stall). */
+static inline PJR_HD double pjr_cycle(float lat_us, double think_us, double share, int closed,
+                                      double stall_us)
 {
     double reach = stall_us;
 
     if (closed)
-        reach = think_us < stall_us ? think_us : stall_us;
+        reach = share * think_us < stall_us ? share * think_us : stall_us;
     return (double)lat_us + reach;
 }
 

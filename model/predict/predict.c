@@ -234,12 +234,12 @@ double pred_jitter_weight(const profile_t *p, float lat_us)
     return pjr_weight(p->jitter_cycle_us, p->jitter_long_cycle_us, lat_us);
 }
 
-double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float lat_us,
-                            double stall_us)
+double pred_jitter_cycle_us(const pred_ctx_t *c, size_t i, float lat_us, double stall_us)
 {
-    int closed = mode == PRED_CLOSED;
+    int closed = c->o->mode == PRED_CLOSED;
 
-    return pjr_cycle(lat_us, closed && i ? trace_think_ns(tr, i) * 1e-3 : 0, closed, stall_us);
+    return pjr_cycle(lat_us, closed && i ? trace_think_ns(c->tr, i) * 1e-3 : 0,
+                     c->p->jitter_think_reach, closed, stall_us);
 }
 
 double pred_jitter_for(const profile_t *p, double u, float lat_us, double cycle_us)
@@ -266,7 +266,7 @@ void pred_jitter_apply(const pred_ctx_t *c, const pred_raw_t *raw)
         float lat = raw->lat_us[i];
         double w = pjr_weight(c0, c1, lat);
         double stall_us = pjr_mix(&sets, 1.0, w, 1.0); /* the stall: J at 1 */
-        double cyc = pred_jitter_cycle_us(c->tr, c->o->mode, i, lat, stall_us);
+        double cyc = pred_jitter_cycle_us(c, i, lat, stall_us);
         raw->lat_us[i] = (float)(lat + pjr_mix(&sets, u, w, cyc));
     }
 }

@@ -215,9 +215,10 @@ hs_status_t pred_run_hints(const pred_ctx_t *c, const uint64_t *hints, size_t n,
  * and p999 above (each point at least the one before); pred_jitter_long_at: the
  * jitter.long_* set's. pred_jitter_weight: the long set's weight for a message of latency
  * lat_us, 0 at jitter.cycle_us and below, 1 at jitter.long_cycle_us and above (0 without a
- * long set). pred_jitter_cycle_us: message i's cycle, lat_us plus the time before its post
- * that a stall of stall_us reaches across (the think time in closed loop, at most the stall;
- * the whole stall in open loop). pred_jitter_for: the jitter at u of a message of that
+ * long set). pred_jitter_cycle_us: message i of c's trace, its cycle: lat_us plus the time
+ * before its post that a stall of stall_us reaches across (in closed loop the profile's
+ * jitter.think_reach share of its think time, at most the stall; the whole stall in open
+ * loop). pred_jitter_for: the jitter at u of a message of that
  * latency and cycle (the rule itself: pred_jitter_rule.h, shared with the CUDA engine):
  * each set's stall share (the top PRED_JITTER_STALL_SHARE of the first,
  * that times its cycle ratio of the long one) scaled by the cycle over the set's own, the
@@ -231,8 +232,7 @@ double pred_jitter_at(const profile_t *p, double u);
 double pred_jitter_long_at(const profile_t *p, double u);
 double pred_jitter_weight(const profile_t *p, float lat_us);
 int pred_has_jitter(const profile_t *p);
-double pred_jitter_cycle_us(const trace_t *tr, pred_mode_t mode, size_t i, float lat_us,
-                            double stall_us);
+double pred_jitter_cycle_us(const pred_ctx_t *c, size_t i, float lat_us, double stall_us);
 double pred_jitter_for(const profile_t *p, double u, float lat_us, double cycle_us);
 void pred_jitter_apply(const pred_ctx_t *c, const pred_raw_t *raw);
 

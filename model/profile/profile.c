@@ -133,7 +133,8 @@ static hs_status_t check_value(const char *ctx, const prof_param_info_t *info, d
         hs_log_error("%s: parameter 'link.gbps' must be > 0", ctx);
         return HS_ERR_INVALID;
     }
-    if ((strcmp(info->key, "host.l1_sq_share") == 0 || strstr(info->key, ".irq")) && v > 1) {
+    if ((strcmp(info->key, "host.l1_sq_share") == 0 || strstr(info->key, ".irq") ||
+         strcmp(info->key, "jitter.think_reach") == 0) && v > 1) {
         hs_log_error("%s: parameter '%s' = %g must be between 0 and 1", ctx, info->key, v);
         return HS_ERR_INVALID;
     }

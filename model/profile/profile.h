@@ -69,7 +69,8 @@ typedef enum {
     X(jitter_long_p90_us, "jitter.long_p90_us", PROF_REAL, "us", 0, "jitter.p90_us measured again with longer messages (jitter.long_cycle_us); a message's jitter is interpolated between the two sets by its latency") \
     X(jitter_long_p99_us, "jitter.long_p99_us", PROF_REAL, "us", 0, "the same at the 99th percentile") \
     X(jitter_long_p999_us, "jitter.long_p999_us", PROF_REAL, "us", 0, "the same at the 99.9th percentile") \
-    X(jitter_long_cycle_us, "jitter.long_cycle_us", PROF_REAL, "us", 0, "the cycle the jitter.long_* quantiles were measured at; at most jitter.cycle_us = no second set")
+    X(jitter_long_cycle_us, "jitter.long_cycle_us", PROF_REAL, "us", 0, "the cycle the jitter.long_* quantiles were measured at; at most jitter.cycle_us = no second set") \
+    X(jitter_think_reach, "jitter.think_reach", PROF_REAL, "frac", 1, "closed loop: the share of a message's think time (at most the stall) that counts in its cycle: how far back before its post a stall still delays it (MODEL.md section 8); 1 = all of it")
 
 typedef enum {
 #define X(field, key, kind, unit, def, doc) PROF_P_##field,

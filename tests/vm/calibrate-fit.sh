@@ -77,6 +77,20 @@ c0=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.cycle_us" {print
 c1=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.long_cycle_us" {print $2}')
 awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(a > 0 && b > a) }' ||
     fail "the long set's cycle ($c1 us) is not longer than the first's ($c0 us)"
+# the reach: the first set's messages again with two cycles of think time; the share of it a
+# stall reaches across is measured into jitter.think_reach (in [0, 1]), or the tail was too
+# flat to tell and the profile says it kept the default
+reach=$(grep "^jitter: the same [0-9]* B messages with [0-9.]* us of think time" "$OUT/calibrate.txt") ||
+    fail "calibrate did not measure how far a stall reaches into the think time"
+echo "$reach"
+r=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.think_reach" {print $2}')
+if echo "$reach" | grep -q "(jitter.think_reach)$"; then
+    hintsim profile show "$OUT/rxe0.json" | grep -qE "^ *jitter.think_reach .*calibrate: measured" ||
+        fail "rxe0.json: jitter.think_reach is not the measured one"
+    awk -v r="$r" 'BEGIN { exit !(r >= 0 && r <= 1) }' || fail "jitter.think_reach $r not in [0, 1]"
+else
+    echo "$reach" | grep -q "kept at 1$" && [ "$r" = 1 ] || fail "jitter.think_reach: $reach, profile $r"
+fi
 mtu=$(cat /sys/class/net/d0/mtu 2>/dev/null || echo 1500)
 [ "$mtu" -ge 1100 ] && [ "$mtu" -lt 2100 ] && { echo "$eff" | grep -q "link.mtu_bytes [0-9]*->1024" ||
     fail "netdev MTU $mtu: the fit did not replay the QP's 1024-byte path MTU: $eff"; }
