@@ -466,7 +466,8 @@ static void print_head(const char *out)
         for (char *c = cal; *c; c++)
             *c = *c == '\n' && c[1] ? ';' : *c == '\n' ? 0 : *c;
         printf("calibrations (kept when a validate of 8 B ping-pongs then finds the drift "
-               "probe within 20%% and the p99 within 30%% of the profile; the last is used): "
+               "probe within 20%% and the p99 within 30%% of the profile and calibrate's own check "
+               "passed; the one that passed is used, else the closest): "
                "%s\n", cal);
     }
     free(cal);
