@@ -14,7 +14,6 @@
 #include "common/hs_progress.h"
 #include "common/hs_util.h"
 #include "model/model.h"
-#include "model/predict/pred_jitter_rule.h"
 
 double calib_param_value(const profile_t *p, const char *key)
 {
@@ -152,54 +151,19 @@ static hs_status_t write_profile(const char *path, calib_outcome_t *c)
     return st;
 }
 
-/* The model's p99 beyond the median of closed-loop messages of j's cycle, think_us apart,
- * when a stall reaches across the share `share` of the think time (pred_jitter_apply's
- * rule: the first set alone, as for a message of that latency). */
-static double reach_p99(const double v[4], double c0, double think_us, double share)
-{
-    const pjr_sets_t sets = {{v, v}, {c0, 0}};
-
-    return pjr_mix(&sets, 0.99, 0, pjr_cycle((float)c0, think_us, share, 1, v[3]));
-}
-
-double calib_think_reach(const calib_jitter_t *j, const calib_jitter_t *r)
-{
-    double v[4], lo = 0, hi = 1, f0, f1;
-
-    if (!j->n || !r->n || !(j->cycle_us > 0) || !(r->think_us > 0))
-        return NAN;
-    pjr_points(v, j->p90_us, j->p99_us, j->p999_us);
-    f0 = reach_p99(v, j->cycle_us, r->think_us, 0);
-    f1 = reach_p99(v, j->cycle_us, r->think_us, 1);
-    if (!(f1 - f0 > 0.01 * f1))
-        return NAN;
-    if (r->p99_us <= f0)
-        return 0;
-    if (r->p99_us >= f1)
-        return 1;
-    for (int k = 0; k < 60; k++) { /* reach_p99 grows with the share */
-        double mid = (lo + hi) / 2;
-        if (reach_p99(v, j->cycle_us, r->think_us, mid) < r->p99_us)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
-}
-
 /* jitter.think_reach from the reach run, when it determines it (else the default stays). */
 static hs_status_t set_reach(calib_outcome_t *c)
 {
-    const calib_jitter_t *j = &c->meas.jitter[0], *r = &c->meas.reach;
-    double share = calib_think_reach(j, r);
+    const calib_meas_t *m = &c->meas;
     char src[240];
 
-    if (isnan(share))
+    if (isnan(m->reach_share))
         return HS_OK;
-    snprintf(src, sizeof(src), "calibrate: measured, %zu closed-loop messages of %llu B with "
-             "%.1f us of think time: p99 %.1f us beyond their median, against %.1f us back "
-             "to back", r->n, (unsigned long long)r->bytes, r->think_us, r->p99_us, j->p99_us);
-    return profile_set_value(c->fitted, "jitter.think_reach", share, src);
+    snprintf(src, sizeof(src), "calibrate: measured, the median of %zu pairs of %llu closed-"
+             "loop messages of %llu B, back to back and %.1f us of think time apart",
+             m->reach_pairs, (unsigned long long)(m->reach.n / (m->reach_pairs ? m->reach_pairs : 1)),
+             (unsigned long long)m->reach.bytes, m->reach.think_us);
+    return profile_set_value(c->fitted, "jitter.think_reach", m->reach_share, src);
 }
 
 /* The jitter sets measured directly (calib_run.c: measure_jitter), and the reach. */

@@ -42,13 +42,6 @@ void calib_outcome_release(calib_outcome_t *c);
 /* The "calibration" block of the profile's "meta" (the caller owns it). */
 struct cJSON *calib_outcome_json(const calib_outcome_t *c);
 
-/* jitter.think_reach from the reach run r (MODEL.md section 8): the share in [0, 1] of
- * r's think time for which the model's p99 beyond the median of r's messages (of the first
- * jitter set j's cycle, with j's jitter) is the one r measured. NAN when r cannot determine
- * it: either run not measured, or j's tail too flat for a longer cycle to move its p99 (1%
- * of it or less between the shares 0 and 1). */
-double calib_think_reach(const calib_jitter_t *j, const calib_jitter_t *r);
-
 /* The value of the profile parameter key (a known key) in p. */
 double calib_param_value(const profile_t *p, const char *key);
 

@@ -17,6 +17,7 @@
 #include "capture/cap_bench.h"
 #include "capture/cap_replay.h"
 #include "common/hs_util.h"
+#include "model/predict/pred_jitter_rule.h"
 
 #define STEP_NS 1000ULL /* closed-loop rows: a message posted at every step, done at the next:
                          * no think time, so each waits for the previous one */
@@ -63,15 +64,23 @@ static hs_status_t trace_rows(const uint64_t *sizes, size_t n, uint64_t warmup, 
     return st;
 }
 
-/* Closed-loop rows of one size with think_ns between a message's completion and the next
- * post: warmup cold messages then iters measured ones. */
-static hs_status_t trace_think(uint64_t size, uint64_t warmup, uint64_t iters,
+/* The reach run's closed-loop rows of one size: warmup cold messages, then JITTER_ROUNDS
+ * pairs of blocks of iters messages, the first back to back, the second think_ns apart
+ * (think_ns between a message's completion and the next post), so that both blocks of a
+ * pair see the same spell of the device. */
+static hs_status_t trace_reach(uint64_t size, uint64_t warmup, uint64_t iters,
                                uint64_t think_ns, trace_t **out)
 {
     hs_status_t st = trace_new(out);
+    uint64_t t = 0;
 
-    for (uint64_t k = 0, t = 0; st == HS_OK && k < warmup + iters; k++, t += STEP_NS + think_ns)
-        st = push(*out, t, t + STEP_NS, size, k < warmup);
+    for (uint64_t k = 0; st == HS_OK && k < warmup; k++, t += STEP_NS)
+        st = push(*out, t, t + STEP_NS, size, 1);
+    for (uint64_t k = 0; st == HS_OK && k < 2 * JITTER_ROUNDS * iters; k++) {
+        uint64_t gap = (k / iters) % 2 ? think_ns : 0;
+        st = push(*out, t, t + STEP_NS, size, 0);
+        t += STEP_NS + gap;
+    }
     return st;
 }
 
@@ -518,12 +527,11 @@ static calib_jitter_t jitter_median(const calib_jitter_t *r, size_t k)
 }
 
 /* Jitter: JITTER_ROUNDS replays of o->jitter_len closed-loop messages of size on the LL
- * path, think_ns apart (0: back to back); in each, the warm messages' latency beyond their
- * median at the 90th, 99th and 99.9th percentile, and the median itself as the cycle they
- * were measured at (back to back); each figure the median over the replays, so that one
- * disturbed replay moves none (what the model adds per message: MODEL.md section 8). */
-static hs_status_t measure_jitter(mctx_t *x, uint64_t size, uint64_t think_ns,
-                                  calib_jitter_t *out)
+ * path, back to back; in each, the warm messages' latency beyond their median at the 90th,
+ * 99th and 99.9th percentile, and the median itself as the cycle they were measured at;
+ * each figure the median over the replays, so that one disturbed replay moves none (what
+ * the model adds per message: MODEL.md section 8). */
+static hs_status_t measure_jitter(mctx_t *x, uint64_t size, calib_jitter_t *out)
 {
     const calib_run_opts_t *o = x->o;
     calib_bench_t b = {.group = "jitter", .cls = CALIB_SINGLE, .mode = PRED_CLOSED,
@@ -535,8 +543,7 @@ static hs_status_t measure_jitter(mctx_t *x, uint64_t size, uint64_t think_ns,
     hs_status_t st;
 
     b.hint = size;
-    st = think_ns ? trace_think(size, o->warmup, o->jitter_len, think_ns, &b.tr)
-                  : trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
+    st = trace_rows(&size, 1, o->warmup, o->jitter_len, &b.tr);
     if (st != HS_OK)
         goto free_trace;
     st = run_bench(x, &b, &raw);
@@ -555,7 +562,6 @@ static hs_status_t measure_jitter(mctx_t *x, uint64_t size, uint64_t think_ns,
     if (k > 0) {
         *out = jitter_median(round, k);
         out->bytes = size;
-        out->think_us = (double)think_ns * 1e-3;
     }
     free(v);
 free_raw:
@@ -582,23 +588,111 @@ static unsigned jitter_sets(const calib_run_opts_t *o)
     return o->jitter_len ? 2 + (o->jitter_long_bytes > jitter_bytes(o)) : 0;
 }
 
-/* The first set; then the reach run: the same messages with a think time of
- * CALIB_REACH_CYCLES of the first set's cycles between them, whose p99 says how far a stall
- * in the think time reaches (calib_think_reach); then the long set. */
+/* The model's p99 beyond the median of closed-loop messages of j's cycle, think_us apart,
+ * when a stall reaches across the share `share` of the think time (pred_jitter_apply's
+ * rule: the first set alone, as for a message of that latency). */
+static double reach_p99(const double v[4], double c0, double think_us, double share)
+{
+    const pjr_sets_t sets = {{v, v}, {c0, 0}};
+
+    return pjr_mix(&sets, 0.99, 0, pjr_cycle((float)c0, think_us, share, 1, v[3]));
+}
+
+double calib_think_reach(const calib_jitter_t *j, const calib_jitter_t *r)
+{
+    double v[4], lo = 0, hi = 1, f0, f1;
+
+    if (!j->n || !r->n || !(j->cycle_us > 0) || !(r->think_us > 0))
+        return NAN;
+    pjr_points(v, j->p90_us, j->p99_us, j->p999_us);
+    f0 = reach_p99(v, j->cycle_us, r->think_us, 0);
+    f1 = reach_p99(v, j->cycle_us, r->think_us, 1);
+    if (!(f1 - f0 > 0.01 * f1))
+        return NAN;
+    if (r->p99_us <= f0)
+        return 0;
+    if (r->p99_us >= f1)
+        return 1;
+    for (int k = 0; k < 60; k++) { /* reach_p99 grows with the share */
+        double mid = (lo + hi) / 2;
+        if (reach_p99(v, j->cycle_us, r->think_us, mid) < r->p99_us)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The reach (jitter.think_reach): one replay of trace_reach, its think time
+ * CALIB_REACH_CYCLES of the first set's cycles; each pair of blocks gives a share
+ * (calib_think_reach: the back-to-back block's jitter, the think block's p99), and the
+ * share is their median (NAN when no pair determines one); m->reach gets the think
+ * blocks' figures, each the median over the pairs. */
+static hs_status_t measure_reach(mctx_t *x, uint64_t size, double cycle_us)
+{
+    const calib_run_opts_t *o = x->o;
+    calib_bench_t b = {.group = "reach", .cls = CALIB_SINGLE, .mode = PRED_CLOSED,
+                       .reps = 1, .hint = size};
+    uint64_t think_ns = (uint64_t)llround(CALIB_REACH_CYCLES * cycle_us * 1e3);
+    calib_jitter_t back[JITTER_ROUNDS], think[JITTER_ROUNDS];
+    double share[JITTER_ROUNDS], *v = NULL;
+    pred_raw_t *raw = NULL;
+    size_t k = 0, ns = 0, a = o->warmup, len = o->jitter_len;
+    hs_status_t st = trace_reach(size, o->warmup, len, think_ns, &b.tr);
+
+    if (st != HS_OK)
+        goto free_trace;
+    st = run_bench(x, &b, &raw);
+    if (st != HS_OK)
+        goto free_trace;
+    v = malloc(len * sizeof(*v));
+    if (!v) {
+        st = HS_ERR_NOMEM;
+        goto free_raw;
+    }
+    for (size_t p = 0; p < JITTER_ROUNDS; p++, a += 2 * len) {
+        size_t n0 = warm_lat(&b, raw, a, a + len, 0, 1, v), n1;
+        if (n0 == 0)
+            continue;
+        back[k] = jitter_of_round(v, n0);
+        n1 = warm_lat(&b, raw, a + len, a + 2 * len, 0, 1, v);
+        if (n1 == 0)
+            continue;
+        think[k] = jitter_of_round(v, n1);
+        think[k].think_us = (double)think_ns * 1e-3;
+        share[ns] = calib_think_reach(&back[k], &think[k]);
+        ns += !isnan(share[ns]);
+        k++;
+    }
+    x->m->reach_share = ns ? cap_pctl(share, ns, 0.5) : NAN;
+    x->m->reach_pairs = ns;
+    if (k > 0) {
+        x->m->reach = jitter_median(think, k);
+        x->m->reach.bytes = size;
+        x->m->reach.think_us = (double)think_ns * 1e-3;
+    }
+    free(v);
+free_raw:
+    raws_free(raw, b.reps);
+free_trace:
+    trace_free(b.tr);
+    return st;
+}
+
+/* The first set, the reach, the long set. */
 static hs_status_t measure_jitters(mctx_t *x)
 {
     calib_jitter_t *j = x->m->jitter;
-    hs_status_t st = measure_jitter(x, jitter_bytes(x->o), 0, &j[0]);
+    hs_status_t st = measure_jitter(x, jitter_bytes(x->o), &j[0]);
 
+    x->m->reach_share = NAN;
     if (st != HS_OK)
         return st;
     if (j[0].n && j[0].cycle_us > 0)
-        st = measure_jitter(x, jitter_bytes(x->o),
-                            (uint64_t)llround(CALIB_REACH_CYCLES * j[0].cycle_us * 1e3),
-                            &x->m->reach);
+        st = measure_reach(x, jitter_bytes(x->o), j[0].cycle_us);
     if (st != HS_OK || jitter_sets(x->o) <= 2)
         return st;
-    return measure_jitter(x, x->o->jitter_long_bytes, 0, &j[1]);
+    return measure_jitter(x, x->o->jitter_long_bytes, &j[1]);
 }
 
 /* The mixed trace: every stream size, the hint between the two largest (both paths, with

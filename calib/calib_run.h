@@ -73,6 +73,13 @@ typedef struct {
 /* The reach run's think time, in cycles of the first jitter set (MODEL.md section 8). */
 #define CALIB_REACH_CYCLES 2.0
 
+/* jitter.think_reach from one pair of the reach run (MODEL.md section 8): j back to back, r
+ * r->think_us apart. The share in [0, 1] of r's think time for which the model's p99 beyond
+ * the median of r's messages (of j's cycle, with j's jitter) is the one r measured. NAN when
+ * the pair cannot determine it: either block not measured, or j's tail too flat for a
+ * longer cycle to move its p99 (1% of it or less between the shares 0 and 1). */
+double calib_think_reach(const calib_jitter_t *j, const calib_jitter_t *r);
+
 /* One replay job: a synthetic trace, how to replay it, what it is for. */
 typedef struct {
     const char *group;        /* "single_ll", "stream_bw", "mixed", "switch" */
@@ -105,7 +112,10 @@ typedef struct {
     double mixed_gap_us;    /* the mixed replay's mean gap between messages */
     double drain_us_median; /* measured drain per forced switch (median over replays) */
     calib_jitter_t jitter[2]; /* the smallest size (jitter.*), the long one (jitter.long_*) */
-    calib_jitter_t reach;     /* jitter[0]'s messages with think time (jitter.think_reach) */
+    calib_jitter_t reach;     /* jitter[0]'s messages with think time: the think blocks of
+                               * the reach run, each figure the median over the pairs */
+    double reach_share;       /* jitter.think_reach: the median of the pairs' (NAN: none) */
+    size_t reach_pairs;       /* the pairs that determined a share */
     double drain_us_mad;    /* its median absolute deviation */
     size_t nswitches;
     char device[64], firmware[64], host[64];

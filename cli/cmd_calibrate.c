@@ -216,16 +216,16 @@ static void print_outcome(const calib_outcome_t *c, const char *path, FILE *fp)
                     j->cycle_us, s ? "long_" : "");
     }
     if (c->meas.reach.n) {
-        double share = calib_think_reach(&c->meas.jitter[0], &c->meas.reach);
-        fprintf(fp, "jitter: the same %llu B messages with %.1f us of think time: p99 %.1f us "
-                "beyond their median; ", (unsigned long long)c->meas.reach.bytes,
-                c->meas.reach.think_us, c->meas.reach.p99_us);
-        if (isnan(share))
+        const calib_meas_t *m = &c->meas;
+        fprintf(fp, "jitter: the same %llu B messages in blocks, back to back and %.1f us of "
+                "think time apart: p99 %.1f us beyond their median with the think time; ",
+                (unsigned long long)m->reach.bytes, m->reach.think_us, m->reach.p99_us);
+        if (isnan(m->reach_share))
             fprintf(fp, "the tail is too flat to tell how far a stall reaches: "
                     "jitter.think_reach kept at %g\n", c->fitted->jitter_think_reach);
         else
-            fprintf(fp, "a stall reaches across %.0f%% of the think time (jitter.think_reach)\n",
-                    100 * share);
+            fprintf(fp, "a stall reaches across %.0f%% of the think time, the median of %zu "
+                    "pairs (jitter.think_reach)\n", 100 * m->reach_share, m->reach_pairs);
     }
     print_held_classes(c, fp);
     for (int k = 0; k < CALIB_NCLASSES; k++) {

@@ -13,10 +13,10 @@
 
 #include "calib/calib_fit.h"
 #include "calib/calib_forward.h"
-#include "calib/calib_job.h"
 #include "calib/calib_run.h"
 #include "common/hs_util.h"
 #include "model/model.h"
+#include "model/predict/pred_jitter_rule.h"
 #include "model/predict/predict.h"
 #include "tests/hs_test.h"
 
@@ -901,6 +901,59 @@ static void test_think_reach(void **state)
     profile_free(p);
 }
 
+/* A device with a known tail, for the jitter runs: every warm message 20 us plus the jitter
+ * at its own quantile of a set (p90 2, p99 30, p999 130 us), back to back; in the reach
+ * run's think blocks, the jitter the model's rule gives a message of that cycle and think
+ * time at share g_pair_share[pair]. Every other bench: the model. */
+static const double g_tail[4] = {0, 2, 30, 130};
+static const double g_pair_share[] = {0.7, 0.1, 0.5, 0.9, 0.3};
+
+static hs_status_t exec_tail(void *ctx, const calib_bench_t *b, int last, pred_raw_t *raw)
+{
+    hs_status_t st = calib_exec_model(ctx, b, last, raw);
+    const trace_t *tr = b->tr;
+    size_t warm = 0, len;
+
+    if (st != HS_OK || (strcmp(b->group, "jitter") != 0 && strcmp(b->group, "reach") != 0))
+        return st;
+    while (warm < tr->n && (tr->recs[warm].flags & TRACE_F_COLD))
+        warm++;
+    len = strcmp(b->group, "jitter") == 0 ? tr->n - warm : (tr->n - warm) / 10;
+    for (uint64_t r = 0; r < b->reps; r++)
+        for (size_t i = warm; i < tr->n; i++) {
+            size_t k = i - warm, blk = k / len;
+            double u = ((double)(k % len) + 0.5) / (double)len, think_us;
+            if (blk % 2) { /* a think block */
+                think_us = (double)(tr->recs[i].t_post_ns - tr->recs[i - 1].t_done_ns) * 1e-3;
+                u = pjr_scaled(u, 20, PRED_JITTER_STALL_SHARE,
+                               pjr_cycle(20, think_us, g_pair_share[blk / 2], 1, g_tail[3]));
+            }
+            raw[r].lat_us[i] = (float)(20 + pjr_quantile(g_tail, u));
+        }
+    return HS_OK;
+}
+
+/* The reach run: its pairs of blocks are read as pairs (each with its own share, their
+ * median taken), the think time is two cycles, the first set is the back-to-back tail. */
+static void test_reach_run(void **state)
+{
+    calib_run_opts_t o = pipe_opts();
+    profile_t *t = truth_terms();
+    calib_model_exec_t x = {&model_engine_ops, t};
+    calib_meas_t m;
+    (void)state;
+
+    o.jitter_len = 20000;
+    assert_int_equal(calib_measure_with(&o, exec_tail, &x, NULL, &m), HS_OK);
+    assert_float_equal(m.jitter[0].cycle_us, 20, 1e-3);
+    assert_float_equal(m.jitter[0].p99_us, 30, 0.2);
+    assert_float_equal(m.reach.think_us, CALIB_REACH_CYCLES * 20, 0.01);
+    assert_int_equal(m.reach_pairs, 5);
+    assert_float_equal(m.reach_share, 0.5, 0.03);
+    calib_meas_release(&m);
+    profile_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -921,6 +974,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_recovers_terms),
         cmocka_unit_test(test_held_check_names_term),
         cmocka_unit_test(test_think_reach),
+        cmocka_unit_test(test_reach_run),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

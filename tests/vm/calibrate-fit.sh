@@ -77,10 +77,10 @@ c0=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.cycle_us" {print
 c1=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.long_cycle_us" {print $2}')
 awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(a > 0 && b > a) }' ||
     fail "the long set's cycle ($c1 us) is not longer than the first's ($c0 us)"
-# the reach: the first set's messages again with two cycles of think time; the share of it a
-# stall reaches across is measured into jitter.think_reach (in [0, 1]), or the tail was too
-# flat to tell and the profile says it kept the default
-reach=$(grep "^jitter: the same [0-9]* B messages with [0-9.]* us of think time" "$OUT/calibrate.txt") ||
+# the reach: the first set's messages again in pairs of blocks, back to back and two cycles
+# of think time apart; the share of it a stall reaches across is measured into
+# jitter.think_reach (in [0, 1]), or the tail was too flat to tell and the default is kept
+reach=$(grep "^jitter: the same [0-9]* B messages in blocks, back to back and [0-9.]* us of think" "$OUT/calibrate.txt") ||
     fail "calibrate did not measure how far a stall reaches into the think time"
 echo "$reach"
 r=$(hintsim profile show "$OUT/rxe0.json" | awk '$1 == "jitter.think_reach" {print $2}')
