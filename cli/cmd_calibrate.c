@@ -83,7 +83,8 @@ static const hs_opt_t g_calib_opts[] = {
      "sustained them"},
     {"seed", 0, HS_OPT_U64, O(seed), "N", "1", "the mixed trace's generator seed"},
     {"jitter", 0, HS_OPT_U64, O(jitter), "N", "2000",
-     "closed-loop messages of the smallest size whose spread sets jitter.* (0: none)"},
+     "closed-loop messages of the smallest size whose spread sets jitter.*, then as many in "
+     "blocks with think time for jitter.think_reach (0: neither)"},
     {"jitter-long", 0, HS_OPT_U64, O(jitter_long), "BYTES", "4096",
      "the same again with messages of BYTES, setting jitter.long_* (0: none)"},
     {"output", 'o', HS_OPT_STR, O(out), "PROFILE.json", NULL, "the fitted profile to write"},
