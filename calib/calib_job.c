@@ -159,10 +159,10 @@ static hs_status_t set_reach(calib_outcome_t *c)
 
     if (isnan(m->reach_share))
         return HS_OK;
-    snprintf(src, sizeof(src), "calibrate: measured, the median of %zu pairs of %llu closed-"
-             "loop messages of %llu B, back to back and %.1f us of think time apart",
-             m->reach_pairs, (unsigned long long)(m->reach.n / (m->reach_pairs ? m->reach_pairs : 1)),
-             (unsigned long long)m->reach.bytes, m->reach.think_us);
+    snprintf(src, sizeof(src), "calibrate: measured, the median of %zu pairs' shares: blocks "
+             "of closed-loop messages of %llu B, back to back and %.1f us of think time apart "
+             "(%zu warm messages with the think time)", m->reach_pairs,
+             (unsigned long long)m->reach.bytes, m->reach.think_us, m->reach.n);
     return profile_set_value(c->fitted, "jitter.think_reach", m->reach_share, src);
 }
 

@@ -634,7 +634,7 @@ static hs_status_t measure_reach(mctx_t *x, uint64_t size, double cycle_us)
     calib_bench_t b = {.group = "reach", .cls = CALIB_SINGLE, .mode = PRED_CLOSED,
                        .reps = 1, .hint = size};
     uint64_t think_ns = (uint64_t)llround(CALIB_REACH_CYCLES * cycle_us * 1e3);
-    calib_jitter_t back[JITTER_ROUNDS], think[JITTER_ROUNDS];
+    calib_jitter_t think[JITTER_ROUNDS];
     double share[JITTER_ROUNDS], *v = NULL;
     pred_raw_t *raw = NULL;
     size_t k = 0, ns = 0, a = o->warmup, len = o->jitter_len;
@@ -652,15 +652,16 @@ static hs_status_t measure_reach(mctx_t *x, uint64_t size, double cycle_us)
     }
     for (size_t p = 0; p < JITTER_ROUNDS; p++, a += 2 * len) {
         size_t n0 = warm_lat(&b, raw, a, a + len, 0, 1, v), n1;
+        calib_jitter_t back;
         if (n0 == 0)
             continue;
-        back[k] = jitter_of_round(v, n0);
+        back = jitter_of_round(v, n0);
         n1 = warm_lat(&b, raw, a + len, a + 2 * len, 0, 1, v);
         if (n1 == 0)
             continue;
         think[k] = jitter_of_round(v, n1);
         think[k].think_us = (double)think_ns * 1e-3;
-        share[ns] = calib_think_reach(&back[k], &think[k]);
+        share[ns] = calib_think_reach(&back, &think[k]);
         ns += !isnan(share[ns]);
         k++;
     }
