@@ -16,6 +16,8 @@
 /* Messages per phase and size at most: every one is a trace record (32 bytes) and a
  * latency kept in memory until the trace is written. */
 #define CAP_BENCH_MAX_ITERS ((uint64_t)100000000)
+/* --gap-us at most: one second between posts */
+#define CAP_BENCH_MAX_GAP_US 1e6
 
 typedef struct {
     trace_t *tr;
@@ -122,26 +124,43 @@ static hs_status_t latency_msg(cap_conn_t *c, bench_ctx_t *b, cap_qp_t *q, trace
     return cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
 }
 
-/* Post-to-completion: one trace record per message; wait only where the path signals. */
+/* Poll q's completions until t_ns (hs_now_ns clock), as the live replay does between posts. */
+static hs_status_t poll_until(cap_conn_t *c, cap_qp_t *q, uint64_t t_ns)
+{
+    hs_status_t st = HS_OK;
+
+    while (st == HS_OK && hs_now_ns() < t_ns)
+        st = cap_qp_poll(c->ep, q);
+    return st;
+}
+
+/* Post-to-completion: one trace record per message; wait only where the path signals.
+ * With o->gap_ns, message i is posted no earlier than i gaps after the first. */
 static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t path,
                                  uint64_t size, int switched, const cap_bench_opts_t *o,
                                  cJSON *row)
 {
     cap_qp_t *q = &c->ep->qp[path];
-    uint64_t n = o->warmup + o->iters, first = b->tr->n;
+    uint64_t n = o->warmup + o->iters, first = b->tr->n, start_ns;
+    uint64_t gap_ns = (uint64_t)(o->gap_us * 1e3 + 0.5);
     double *us = calloc(o->iters, sizeof(*us));
+    cJSON *ptc;
     hs_status_t st = us ? HS_OK : HS_ERR_NOMEM;
 
     if (!us)
         hs_log_error("out of memory for %llu latencies (--iters)", (unsigned long long)o->iters);
 
+    start_ns = hs_now_ns();
     for (uint64_t i = 0; st == HS_OK && i < n; i++) {
         trace_rec_t r = {.size_bytes = size, .qp = (uint32_t)path, .opcode = TRACE_OP_WRITE,
                          .t_done_ns = TRACE_TIME_UNKNOWN,
                          .flags = rec_flags(c, path, size, i < o->warmup)};
         if (i == 0 && switched)
             r.flags |= TRACE_F_SWITCH;
-        st = latency_msg(c, b, q, &r);
+        if (gap_ns)
+            st = poll_until(c, q, start_ns + i * gap_ns);
+        if (st == HS_OK)
+            st = latency_msg(c, b, q, &r);
     }
     if (st != HS_OK)
         goto free_us;
@@ -152,7 +171,9 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
         const trace_rec_t *r = &b->tr->recs[first + o->warmup + i];
         us[i] = (double)(r->t_done_ns - r->t_post_ns) / 1e3;
     }
-    cJSON_AddItemToObject(row, "post_to_completion", stats_json(us, o->iters));
+    ptc = stats_json(us, o->iters);
+    cJSON_AddNumberToObject(ptc, "gap_us", (double)gap_ns / 1e3);
+    cJSON_AddItemToObject(row, "post_to_completion", ptc);
 free_us:
     free(us);
     return st;
@@ -289,6 +310,10 @@ static hs_status_t check_opts(const cap_bench_opts_t *o, uint64_t *max_msg)
                      "warmup", (unsigned long long)(o->iters > CAP_BENCH_MAX_ITERS ? o->iters :
                                                     o->warmup),
                      (unsigned long long)CAP_BENCH_MAX_ITERS);
+        return HS_ERR_USAGE;
+    }
+    if (!(o->gap_us >= 0 && o->gap_us <= CAP_BENCH_MAX_GAP_US)) {
+        hs_log_error("--gap-us %.15g: outside 0..%.15g", o->gap_us, CAP_BENCH_MAX_GAP_US);
         return HS_ERR_USAGE;
     }
     for (size_t i = 0; i < o->nsizes; i++) {

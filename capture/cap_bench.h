@@ -29,6 +29,7 @@ typedef struct {
     const char *out_path;    /* trace file (client/loopback); NULL = none; "-": stdout */
     int out_fmt;             /* trace_fmt_t to write out_path in; 0: by its extension */
     unsigned phases;         /* CAP_PHASE_* bits; 0 = all */
+    double gap_us;           /* latency phase: post interval (0: when the previous is done) */
 } cap_bench_opts_t;
 
 enum { CAP_PHASE_PINGPONG = 1, CAP_PHASE_LATENCY = 2, CAP_PHASE_STREAM = 4, CAP_PHASE_ALL = 7 };

@@ -29,6 +29,7 @@ struct bench_opts {
     const char *out;
     const char *to;
     const char *phases;
+    double gap_us;
     int json;
 };
 
@@ -56,6 +57,8 @@ static const hs_opt_t g_bench_opts[] = {
     {"to", 0, HS_OPT_STR, O(to), "hst|csv|jsonl", NULL,
      "the trace's format where -o's name does not say it ('-', a FIFO)"},
     {"phases", 0, HS_OPT_STR, O(phases), "LIST", "all", "pingpong,latency,stream (any subset)"},
+    {"gap-us", 0, HS_OPT_DOUBLE, O(gap_us), "US", "0",
+     "latency phase: post message i at i x US after the first (0: once the last is done)"},
     {"json", 0, HS_OPT_FLAG, O(json), NULL, NULL, "print the report as JSON"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -128,6 +131,7 @@ static int cmd_capture_bench(int argc, char **argv)
                                a.bind, a.token};
     o.iters = a.iters;
     o.warmup = a.warmup;
+    o.gap_us = a.gap_us;
     o.out_path = a.out;
     /* the output is written after the whole measurement: a wrong name fails now */
     if (a.out && (st = trace_fmt_pick(a.to, a.out, TRACE_OUT_TRACES, &fmt)) != HS_OK) {

@@ -339,6 +339,12 @@ static void test_cli_codes(void **state)
                                  "-o x.hst 2>&1", bin), 2);
     assert_non_null(strstr(out, "--warmup 4294967297: at most"));
     free(out);
+    /* a pace beyond a second, or negative: refused before the device is opened */
+    assert_int_equal(hs_test_run(&out, "%s capture bench -d d0 --sizes 64 --gap-us 1000001 "
+                                 "2>&1", bin), 2);
+    assert_non_null(strstr(out, "--gap-us 1000001: outside 0..1000000"));
+    free(out);
+    assert_int_equal(hs_test_run(NULL, "%s capture bench -d d0 --sizes 64 --gap-us -1", bin), 2);
     /* a server with no device says so, and not first that it listens */
     assert_int_equal(hs_test_run(&out, "%s capture bench -d no_such_dev0 --sizes 64 --server "
                                  "--port 18999 2>&1", bin), 3);

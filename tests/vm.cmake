@@ -13,11 +13,11 @@ set_tests_properties(vm_selftest PROPERTIES LABELS vm SKIP_RETURN_CODE 77 PROCES
   TIMEOUT 900)
 
 # validate's live replay measures the device, not itself: in one boot, capture bench's 64 B
-# latency against validate's of a sparse open-loop trace on LL and of a closed-loop ping-pong
-# on BW with selective signalling (tests/vm/capture-replay.sh; the ratios are checked on the
-# host by capture-replay-check.sh). The guest's vCPUs poll when idle (idle=poll), as a NIC
-# does not sleep: the bench posts back to back, the sparse trace after 500 us of idle, and a
-# halted vCPU's wake-up (slow where the host itself is a VM) would land on the sparse
-# messages alone.
+# latency, paced as each trace is (--gap-us), against validate's of sparse open-loop traces
+# on LL (500 us and 5 ms apart) and of a closed-loop ping-pong on BW with selective
+# signalling (tests/vm/capture-replay.sh; the ratios are checked on the host by
+# capture-replay-check.sh). The guest's vCPUs poll when idle (idle=poll), as a NIC does not
+# sleep: a halted vCPU's wake-up (slow where the host itself is a VM) would land on the
+# sparse messages.
 hs_add_vm_test(vm_capture_replay SCRIPT capture-replay.sh CHECK capture-replay-check.sh
   APPEND "idle=poll" TIMEOUT 600)

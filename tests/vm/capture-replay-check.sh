@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # capture-replay-check.sh OUTDIR - on the host, after capture-replay.sh: per round, validate's
 # latency of the 64 B messages over capture bench's latency of the same message on the same
-# path in the same boot, for the sparse open-loop trace on LL and the closed-loop ping-pong
-# on BW. Like with like: the bench counts from when a post begins to when its completion is
+# path in the same boot, paced as the trace is, for the sparse open-loop trace on LL and the
+# closed-loop ping-pong on BW. Like with like: the bench counts from when a post begins to when its completion is
 # polled (post_to_completion), and so does validate's replay_overhead.post_to_completion_us;
 # validate's measured latency counts from the trace's post time instead, which adds how
 # late the post began (replay_overhead.post_late_us: printed, not asserted, since the
@@ -21,13 +21,15 @@ num() {
 positive() { awk -v x="$1" 'BEGIN {exit !(x + 0 > 0)}'; }
 
 ROUNDS=5
-# ratios NAME BENCH VALIDATE: prints each round's figures; the median ratio goes to $med
+# ratios NAME BENCH VALIDATE GAP_US: prints each round's figures; the median ratio goes to $med
 ratios() {
     local name=$1 r b v bp vp mp lp ratios=""
     for r in $(seq 1 $ROUNDS); do
         b=$out/$2_$r.json v=$out/$3_$r.json
         [ -s "$b" ] && [ -s "$v" ] || fail "$b or $v missing"
         bp=$(num "$b" post_to_completion p50_us)
+        [ "$(num "$b" post_to_completion gap_us)" = "$4" ] ||
+            fail "$name, round $r: $b was not paced every $4 us"
         vp=$(num "$v" post_to_completion_us p50)
         mp=$(num "$v" measured p50_us)
         lp=$(num "$v" post_late_us p50)
@@ -44,17 +46,23 @@ ratios() {
     echo "capture-replay-check: $name: median ratio $med"
 }
 
-check() { # check NAME BENCH VALIDATE
+check() { # check NAME BENCH VALIDATE GAP_US
     ratios "$@"
     awk -v m="$med" 'BEGIN {exit !(m >= 0.75 && m <= 1.25)}' ||
         fail "$1: validate's p50 is $med x the bench's for the same message and path" \
             "(goal 0.75-1.25)"
 }
 
-check "64 B every 500 us on LL, open loop" bench_ll sparse_ll
-check "64 B ping-pong on BW, closed loop, 1 WR in 16 signalled" bench_bw pingpong_bw
-# for the record (not asserted): the device after 5 ms of idle
-ratios "64 B every 5 ms on LL, open loop (not checked)" bench_ll sparse5ms_ll
+check "64 B every 500 us on LL, open loop" bench_ll sparse_ll 500
+check "64 B ping-pong on BW, closed loop, 1 WR in 16 signalled" bench_bw pingpong_bw 230
+check "64 B every 5 ms on LL, open loop" bench_ll5ms sparse5ms_ll 5000
+# for the record (not asserted): how much slower the device is after 500 us of idle
+for r in $(seq 1 $ROUNDS); do
+    echo "capture-replay-check: bench round $r: 64 B on LL p50 every 500 us / back to back:" \
+        "$(awk -v a="$(num "$out/bench_ll_$r.json" post_to_completion p50_us)" \
+            -v b="$(num "$out/bench_llb2b_$r.json" post_to_completion p50_us)" \
+            'BEGIN {printf "%.3f", a / b}') (not checked)"
+done
 
 # every measured candidate reports the replay's own overhead, with its figures
 for f in "$out"/sparse_ll_*.json "$out"/sparse5ms_ll_*.json "$out"/pingpong_bw_*.json; do
