@@ -135,7 +135,7 @@ static hs_status_t poll_until(cap_conn_t *c, cap_qp_t *q, uint64_t t_ns)
 }
 
 /* Post-to-completion: one trace record per message; wait only where the path signals.
- * With o->gap_ns, message i is posted no earlier than i gaps after the first. */
+ * With o->gap_us, message i is posted no earlier than i gaps after the first. */
 static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t path,
                                  uint64_t size, int switched, const cap_bench_opts_t *o,
                                  cJSON *row)
@@ -452,4 +452,8 @@ void cap_bench_print(const cJSON *report, FILE *fp)
         jcell(fp, row, "switch_drain_us", NULL, 9, 2);
         fputc('\n', fp);
     }
+    row = cJSON_GetArrayItem(rows, 0);
+    if (jnum(row, "post_to_completion", "gap_us") > 0)
+        fprintf(fp, "post->completion paced: one message every %g us (--gap-us)\n",
+                jnum(row, "post_to_completion", "gap_us"));
 }

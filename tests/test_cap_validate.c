@@ -314,6 +314,28 @@ static void test_bench_print_absent(void **state)
     assert_non_null(strstr(buf, "  11.50   12.50   11.75"));
     assert_null(strstr(buf, "0.00"));
     assert_non_null(strstr(buf, "  LL |       -       -       - |   11.50"));
+    assert_null(strstr(buf, "paced")); /* back to back: no pace line */
+    free(buf);
+    cJSON_Delete(rep);
+}
+
+/* capture bench's table says when the post-to-completion phase was paced (--gap-us): its
+ * figures are a sparse message's, not a back-to-back one's. */
+static void test_bench_print_paced(void **state)
+{
+    (void)state;
+    cJSON *rep = cJSON_Parse("{\"results\": [{\"hint\": 4096, \"size_bytes\": 64, \"path\": "
+                             "\"LL\", \"post_to_completion\": {\"p50_us\": 28.5, \"p99_us\": "
+                             "40, \"mean_us\": 29, \"gap_us\": 500}}]}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+
+    assert_non_null(rep);
+    assert_non_null(fp);
+    cap_bench_print(rep, fp);
+    fclose(fp);
+    assert_non_null(strstr(buf, "post->completion paced: one message every 500 us (--gap-us)"));
     free(buf);
     cJSON_Delete(rep);
 }
@@ -377,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_shuffle),     cmocka_unit_test(test_phases_pctl),
         cmocka_unit_test(test_live_usage),  cmocka_unit_test(test_cli_codes),
         cmocka_unit_test(test_bench_print_absent),
+        cmocka_unit_test(test_bench_print_paced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
