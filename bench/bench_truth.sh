@@ -88,7 +88,7 @@ cal_check() {
     PROFILE_ARG="--profile $OUT/profile.json"
     SRV_LOG="$OUT/cal-check-server.txt"
     server_run validate timeout 300 hintsim validate "$OUT/cal-check.hst" -d rxe0 -x 0 -P $P \
-        --connect "$ADDR" --timeout 60 $PROFILE_ARG --mode closed --hints 8 --repeat 3 \
+        --connect "$ADDR" --timeout 60 $PROFILE_ARG --mode closed --hint 8 --repeat 3 \
         --objective p99 --json -q >"$OUT/cal-check.json" 2>"$OUT/cal-check.err" || return 0
     D=$(num "$OUT/cal-check.json" drift_pct)
     E=$(num "$OUT/cal-check.json" median_abs_error_pct)
