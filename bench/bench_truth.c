@@ -492,7 +492,8 @@ static void print_head(const char *out)
            "tail = the same probe's p99 against its prediction (shown, not used: the "
            "session's tail state, which a closed loop's p99 follows); pairs = of the pairs of "
            "classes the device tells apart (rounds do not overlap), those the model orders "
-           "the other way round (none: the rank correlation is within noise)\n",
+           "the other way round where it tells them apart too (its predictions' own "
+           "intervals do not overlap; none: the rank correlation is within noise)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
     printf("%-10s %-7s %-6s %5s %7s %4s %7s %6s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
            "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "tail", "classes",

@@ -25,6 +25,7 @@ typedef struct {
     uint64_t merged[CAP_MAX_CANDIDATES]; /* --hints given for this class (one configuration) */
     size_t nmerged;
     pred_result_t pred;
+    double pred_lo, pred_hi; /* the predicted objective's own sampling interval (NAN: none) */
     double *meas_obj;        /* per round */
     pred_result_t *meas;     /* per round (released after the summary) */
     double meas_median, meas_spread;
@@ -265,14 +266,52 @@ static hs_status_t pick_candidates(vctx_t *v)
     return st;
 }
 
+/* The interval of cd's predicted objective from its own sampling: cap_quantile_interval
+ * over the latencies its figures count (pred_in_figures), widened to hold the figure
+ * itself (a histogram's); NAN when the objective is not a quantile of the latencies. */
+static hs_status_t pred_interval(const vctx_t *v, const pred_opts_t *po, cand_t *cd)
+{
+    double q = obj_quantile(v->o->objective), *lat, f;
+    int include_cold = po->include_cold || pred_all_cold(v->tr);
+    size_t n = 0;
+
+    cd->pred_lo = cd->pred_hi = NAN;
+    if (!(q > 0) || !cd->pred.lat_us)
+        return HS_OK;
+    lat = malloc(v->tr->n * sizeof(*lat));
+    if (!lat)
+        return HS_ERR_NOMEM;
+    for (size_t i = 0; i < v->tr->n; i++)
+        if (pred_in_figures(&v->tr->recs[i], cd->pred.lat_us[i], include_cold))
+            lat[n++] = cd->pred.lat_us[i];
+    if (n > 0) {
+        f = obj_value(v->o->objective, &cd->pred);
+        cap_quantile_interval(lat, n, q, &cd->pred_lo, &cd->pred_hi);
+        cd->pred_lo = fmin(cd->pred_lo, f);
+        cd->pred_hi = fmax(cd->pred_hi, f);
+    }
+    free(lat);
+    return HS_OK;
+}
+
+/* Every candidate's prediction and its interval; the per-message latencies are kept only
+ * for --messages. */
 static hs_status_t predict_all(vctx_t *v)
 {
     pred_opts_t po = {.mode = v->o->mode, .flows = 1};
     hs_status_t st = HS_OK;
 
-    for (size_t k = 0; st == HS_OK && k < v->nc; k++)
-        st = pred_run(&(pred_ctx_t){&model_engine_ops, v->tr, v->eff, &po}, v->c[k].hint,
-                      v->mfp != NULL, &v->c[k].pred);
+    for (size_t k = 0; st == HS_OK && k < v->nc; k++) {
+        cand_t *cd = &v->c[k];
+        st = pred_run(&(pred_ctx_t){&model_engine_ops, v->tr, v->eff, &po}, cd->hint, 1,
+                      &cd->pred);
+        if (st == HS_OK)
+            st = pred_interval(v, &po, cd);
+        if (!v->mfp) {
+            free(cd->pred.lat_us);
+            cd->pred.lat_us = NULL;
+        }
+    }
     return st == HS_OK ? cap_drift_init(&v->drift, v->eff, v->o->repeat) : st;
 }
 
@@ -330,7 +369,7 @@ static cJSON *class_json(const vctx_t *v, const cand_t *cd)
 static cJSON *cand_json(const vctx_t *v, size_t k)
 {
     const cand_t *cd = &v->c[k];
-    cJSON *j = cJSON_CreateObject(), *m, *rounds;
+    cJSON *j = cJSON_CreateObject(), *m, *p, *rounds;
 
     cJSON_AddNumberToObject(j, "hint", (double)cd->hint);
     cJSON_AddStringToObject(j, "candidate", cd->role);
@@ -340,7 +379,11 @@ static cJSON *cand_json(const vctx_t *v, size_t k)
         for (size_t i = 0; i < cd->nmerged; i++)
             cJSON_AddItemToArray(h, cJSON_CreateNumber((double)cd->merged[i]));
     }
-    cJSON_AddItemToObject(j, "predicted", result_json(&cd->pred));
+    cJSON_AddItemToObject(j, "predicted", p = result_json(&cd->pred));
+    if (p && !isnan(cd->pred_lo)) /* the objective's interval (pairs.model_tied) */
+        cJSON_AddItemToObject(p, "objective_interval",
+                              cJSON_CreateDoubleArray((const double[]){cd->pred_lo,
+                                                                       cd->pred_hi}, 2));
     m = result_json(median_round(cd, v->o->repeat));
     cJSON_AddNumberToObject(m, "objective_median", fabs(cd->meas_median));
     cJSON_AddItemToObject(m, "objective_ci", ci_json(v->stats.median_ci[k], 1));
@@ -373,6 +416,8 @@ static hs_status_t summarize(vctx_t *v)
 {
     size_t R = v->o->repeat, rec = 0;
     double *obj = malloc(v->nc * R * sizeof(*obj)), pred[CAP_MAX_CANDIDATES];
+    double lo[CAP_MAX_CANDIDATES], hi[CAP_MAX_CANDIDATES];
+    int intervals = 1;
     hs_status_t st;
 
     if (!obj)
@@ -381,11 +426,16 @@ static hs_status_t summarize(vctx_t *v)
         summarize_cand(&v->c[k], R);
         memcpy(obj + k * R, v->c[k].meas_obj, R * sizeof(*obj));
         pred[k] = obj_cost(v->o->objective, &v->c[k].pred);
+        lo[k] = v->c[k].pred_lo;
+        hi[k] = v->c[k].pred_hi;
+        intervals &= !isnan(lo[k]) && !isnan(hi[k]);
         if (rec_class_same(&v->sizes, v->c[k].hint, v->recommended))
             rec = k;
     }
-    st = cap_stats_run(&(cap_stats_in_t){.obj = obj, .pred = pred, .n = v->nc,
-                                         .rounds = R, .rec = rec, .seed = v->o->seed},
+    st = cap_stats_run(&(cap_stats_in_t){.obj = obj, .pred = pred, .n = v->nc, .rounds = R,
+                                         .rec = rec, .seed = v->o->seed,
+                                         .pred_lo = intervals ? lo : NULL,
+                                         .pred_hi = intervals ? hi : NULL},
                        &v->stats);
     free(obj);
     return st;
@@ -481,6 +531,7 @@ static void figures_json(const vctx_t *v, cJSON *j)
     b = cJSON_AddObjectToObject(j, "pairs");
     cJSON_AddNumberToObject(b, "apart", (double)s->pairs_apart);
     cJSON_AddNumberToObject(b, "ordered_otherwise", (double)s->pairs_discordant);
+    cJSON_AddNumberToObject(b, "model_tied", (double)s->pairs_model_tied);
     cJSON_AddNumberToObject(j, "median_abs_error_pct", s->mae_pct);
     cJSON_AddItemToObject(j, "median_abs_error_ci_pct", ci_json(s->mae_ci, 0));
     cJSON_AddStringToObject(j, "objective", obj_name(v->o->objective));

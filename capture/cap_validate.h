@@ -100,6 +100,9 @@ typedef struct {
     size_t rounds;       /* >= 1 */
     size_t rec;          /* the recommended class */
     uint64_t seed;       /* of the bootstrap (0: a fixed one) */
+    /* pred_lo[k] <= pred[k] <= pred_hi[k]: the interval the prediction's own sampling gives
+     * it (cap_quantile_interval over the predicted latencies); NULL: point predictions */
+    const double *pred_lo, *pred_hi;
 } cap_stats_in_t;
 
 typedef struct {
@@ -132,14 +135,20 @@ typedef struct {
     double noise_rank;                   /* Spearman of even against odd medians */
     /* the order, pair by pair: pairs of classes whose rounds do not overlap (the device
      * tells them apart: p = 2 / C(2R, R) for one pair of equal classes, 0.8% at R = 5),
-     * and of those the pairs the predictions order the other way round */
-    size_t pairs_apart, pairs_discordant;
+     * and of those the pairs the predictions order the other way round, where the model
+     * tells them apart too (their pred_lo..pred_hi do not overlap); pairs_model_tied: the
+     * pairs apart that the model does not tell apart (no order claimed, none counted) */
+    size_t pairs_apart, pairs_discordant, pairs_model_tied;
 } cap_stats_t;
 
 /* Everything above from in (HS_ERR_INVALID for n or rec out of range or no rounds). */
 hs_status_t cap_stats_run(const cap_stats_in_t *in, cap_stats_t *out);
 /* Whether a[0..rounds) and b[0..rounds) do not overlap (every a below every b, or above). */
 int cap_rounds_apart(const double *a, const double *b, size_t rounds);
+/* The 95% interval of the q-quantile of the distribution v[0..n) is drawn from (order
+ * statistics: the values at ranks n q -+ 1.96 sqrt(n q (1 - q)), clamped to 1..n); v is
+ * sorted in place. For p99 of 600 messages: ranks 589 and 599. n 0: NAN. */
+void cap_quantile_interval(double *v, size_t n, double q, double *lo, double *hi);
 /* Whether an open-loop replay saturated the device: the trace offers offered_gbps (its
  * payload over its span) and a hint's measured throughput meas_gbps[i] fell below 90% of
  * it, so the device ran behind the trace and the latencies measure that backlog, not the

@@ -46,6 +46,29 @@ int cap_rounds_apart(const double *a, const double *b, size_t rounds)
     return amax < bmin || bmax < amin;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+void cap_quantile_interval(double *v, size_t n, double q, double *lo, double *hi)
+{
+    double mid = (double)n * q, half = 1.96 * sqrt((double)n * q * (1 - q));
+    double rlo = floor(mid - half), rhi = ceil(mid + half);
+
+    if (n == 0) {
+        *lo = *hi = NAN;
+        return;
+    }
+    qsort(v, n, sizeof(*v), cmp_double);
+    rlo = rlo < 1 ? 1 : rlo > (double)n ? (double)n : rlo;
+    rhi = rhi < 1 ? 1 : rhi > (double)n ? (double)n : rhi;
+    *lo = v[(size_t)rlo - 1];
+    *hi = v[(size_t)rhi - 1];
+}
+
 /* Whether v[0..n) has at least two different values. */
 static int varies(const double *v, size_t n)
 {
@@ -253,8 +276,18 @@ static hs_status_t permutation_p(const cap_stats_in_t *in, cap_stats_t *out)
     return HS_OK;
 }
 
+/* Whether the model tells classes a and b apart: their predictions' intervals do not
+ * overlap (point predictions: they differ). */
+static int model_apart(const cap_stats_in_t *in, size_t a, size_t b)
+{
+    if (!in->pred_lo || !in->pred_hi)
+        return in->pred[a] != in->pred[b];
+    return in->pred_hi[a] < in->pred_lo[b] || in->pred_hi[b] < in->pred_lo[a];
+}
+
 /* The pairs of classes whose rounds do not overlap, and of those the ones the predictions
- * order the other way round (a tie in the predictions is not an order). */
+ * order the other way round where the model tells them apart too (a tie in the
+ * predictions, or a difference within their own sampling spread, is not an order). */
 static void pairs(const cap_stats_in_t *in, cap_stats_t *out)
 {
     if (in->rounds < 2) /* one round apart from another says nothing */
@@ -265,6 +298,10 @@ static void pairs(const cap_stats_in_t *in, cap_stats_t *out)
                                   in->rounds))
                 continue;
             out->pairs_apart++;
+            if (!model_apart(in, a, b)) {
+                out->pairs_model_tied++;
+                continue;
+            }
             double meas = out->median[a] - out->median[b], pred = in->pred[a] - in->pred[b];
             out->pairs_discordant += (meas < 0 && pred > 0) || (meas > 0 && pred < 0);
         }

@@ -13,6 +13,9 @@
 #include "common/hs_util.h"
 #include "tests/hs_test.h"
 
+/* cap_stats_run's input from its positional fields, with point predictions (no intervals) */
+#define STATS_IN(...) ((cap_stats_in_t){__VA_ARGS__, NULL, NULL})
+
 static void test_rank_correlation(void **state)
 {
     const double x[] = {1, 2, 3, 4};
@@ -65,7 +68,7 @@ static void test_verdict_rounds_apart(void **state)
     (void)state;
     assert_true(cap_rounds_apart(obj, obj + 3, 3));
     assert_false(cap_rounds_apart(obj + 3, (const double[]){3000, 9000, 100}, 3));
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 2, 3, 1, 7}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 2, 3, 1, 7), &s), HS_OK);
     assert_int_equal(s.verdict, CAP_VERDICT_DIFFER);
     assert_int_equal(s.best, 0);
     assert_int_equal(s.rec_verdict, CAP_REC_WORSE);
@@ -76,7 +79,7 @@ static void test_verdict_rounds_apart(void **state)
     assert_true(s.regret_ci.lo > 0 && s.regret_ci.lo <= s.regret_pct &&
                 s.regret_pct <= s.regret_ci.hi);
     /* recommending the fast one: best */
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 2, 3, 0, 7}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 2, 3, 0, 7), &s), HS_OK);
     assert_int_equal(s.rec_verdict, CAP_REC_BEST);
     assert_true(s.regret_pct == 0 && s.regret_ci.hi == 0);
     /* two classes: no rank correlation (+-1 by construction), with the reason */
@@ -84,14 +87,14 @@ static void test_verdict_rounds_apart(void **state)
     assert_non_null(strstr(s.rank_note, "fewer than 4 classes"));
     /* one round: undecided, not "differ" or "tie" */
     const double one[] = {317, 8672};
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){one, pred, 2, 1, 1, 7}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(one, pred, 2, 1, 1, 7), &s), HS_OK);
     assert_int_equal(s.verdict, CAP_VERDICT_UNDECIDED);
     assert_int_equal(s.rec_verdict, CAP_REC_UNDECIDED);
     assert_false(s.noise_defined);
     /* bad input */
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 2, 3, 2, 7}, &s),
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 2, 3, 2, 7), &s),
                      HS_ERR_INVALID);
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 0, 3, 0, 7}, &s),
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 0, 3, 0, 7), &s),
                      HS_ERR_INVALID);
 }
 
@@ -112,8 +115,8 @@ static void test_verdict_random_separated(void **state)
             pred[k] = base[k] * (0.5 + rng_unit(&seed));
         }
         fill_rounds(obj, base, n, rounds, 0.1 + 0.2 * rng_unit(&seed), &seed);
-        assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, n, rounds, rec,
-                                                         (uint64_t)iter + 1}, &s), HS_OK);
+        assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, n, rounds, rec,
+                                                         (uint64_t)iter + 1), &s), HS_OK);
         assert_int_equal(s.verdict, CAP_VERDICT_DIFFER);
         assert_true(base[s.best] == 10.0);
         /* every pair is apart; the predictions' order, pair by pair, counted */
@@ -150,8 +153,8 @@ static void test_verdict_random_same(void **state)
             flat[k] = 50;
         }
         fill_rounds(obj, base, n, rounds, 0.3, &seed);
-        assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, iter % 2 ? pred : flat, n,
-                                                         rounds, 0, (uint64_t)iter + 1}, &s),
+        assert_int_equal(cap_stats_run(&STATS_IN(obj, iter % 2 ? pred : flat, n,
+                                                         rounds, 0, (uint64_t)iter + 1), &s),
                          HS_OK);
         differ += s.verdict == CAP_VERDICT_DIFFER;
         noeffect += s.verdict == CAP_VERDICT_NO_EFFECT;
@@ -187,24 +190,24 @@ static void test_rank_interval_and_noise(void **state)
     cap_stats_t s;
     (void)state;
     fill_rounds(obj, base, 6, 8, 0.02, &seed);
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 6, 8, 0, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 6, 8, 0, 3), &s), HS_OK);
     assert_null(s.rank_note);
     assert_true(fabs(s.rank - 1) < 1e-12);
     assert_true(s.rank_ci.lo == 1 && s.rank_ci.hi == 1); /* 2% noise never reorders them */
     assert_true(s.noise_rank_defined && fabs(s.noise_rank - 1) < 1e-12);
     /* heavy noise: the interval widens and still holds the point value */
     fill_rounds(obj, base, 6, 8, 0.9, &seed);
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 6, 8, 0, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 6, 8, 0, 3), &s), HS_OK);
     assert_true(s.rank_ci.lo < s.rank_ci.hi);
     assert_true(s.rank_ci.lo <= s.rank && s.rank <= s.rank_ci.hi);
     assert_true(s.rank_ci.lo >= -1 && s.rank_ci.hi <= 1);
     assert_true(s.mae_ci.lo <= s.mae_pct && s.mae_pct <= s.mae_ci.hi);
     /* three classes: none, whatever the data */
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, pred, 3, 8, 0, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(obj, pred, 3, 8, 0, 3), &s), HS_OK);
     assert_non_null(s.rank_note);
     /* noise by hand: rounds 10 12 11 13 -> even {10, 11} = 10.5, odd {12, 13} = 12.5 */
     const double two[] = {10, 12, 11, 13, 40, 41, 42, 43};
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){two, pred, 2, 4, 0, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(two, pred, 2, 4, 0, 3), &s), HS_OK);
     assert_true(s.noise_defined);
     assert_true(fabs(s.noise_rec_pct - 200.0 / 10.5) < 1e-9);
     assert_false(s.noise_rank_defined);
@@ -214,16 +217,69 @@ static void test_rank_interval_and_noise(void **state)
     /* the regret's noise: the recommended class's and the best's, summed (the second
      * class: even rounds {40, 42} = 41 against odd {41, 43} = 42) */
     assert_true(fabs(s.noise_regret_pct - 200.0 / 10.5) < 1e-9);
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){two, pred, 2, 4, 1, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(two, pred, 2, 4, 1, 3), &s), HS_OK);
     assert_true(fabs(s.noise_regret_pct - (100.0 / 41 + 200.0 / 10.5)) < 1e-9);
     const double three[] = {10, 12, 11, 13, 40, 44, 42, 46};
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){three, pred, 2, 4, 1, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(three, pred, 2, 4, 1, 3), &s), HS_OK);
     assert_true(fabs(s.noise_regret_pct - (400.0 / 41 + 200.0 / 10.5)) < 1e-9);
     assert_int_equal(s.pairs_apart, 1);
     assert_int_equal(s.pairs_discordant, 0);
     const double rev[] = {5, 1};
-    assert_int_equal(cap_stats_run(&(cap_stats_in_t){three, rev, 2, 4, 1, 3}, &s), HS_OK);
+    assert_int_equal(cap_stats_run(&STATS_IN(three, rev, 2, 4, 1, 3), &s), HS_OK);
     assert_int_equal(s.pairs_discordant, 1);
+}
+
+/* A pair the device tells apart counts as misordered only where the model tells it apart
+ * too: its predictions' own intervals do not overlap (validate: the order statistics of
+ * the predicted latencies around the objective's quantile). */
+static void test_pairs_model_tied(void **state)
+{
+    const double obj[] = {10, 12, 11, 13, 40, 44, 42, 46}, rev[] = {5, 1};
+    const double lo_apart[] = {4, 0.5}, hi_apart[] = {6, 1.5};
+    const double lo_tied[] = {0.5, 0.5}, hi_tied[] = {6, 6};
+    cap_stats_t s;
+    (void)state;
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, rev, 2, 4, 1, 3, lo_apart, hi_apart},
+                                   &s), HS_OK);
+    assert_int_equal(s.pairs_apart, 1);
+    assert_int_equal(s.pairs_discordant, 1);
+    assert_int_equal(s.pairs_model_tied, 0);
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, rev, 2, 4, 1, 3, lo_tied, hi_tied},
+                                   &s), HS_OK);
+    assert_int_equal(s.pairs_apart, 1);
+    assert_int_equal(s.pairs_discordant, 0);
+    assert_int_equal(s.pairs_model_tied, 1);
+    /* point predictions: a tie is no order either */
+    assert_int_equal(cap_stats_run(&(cap_stats_in_t){obj, (const double[]){3, 3}, 2, 4, 1, 3,
+                                                     NULL, NULL}, &s), HS_OK);
+    assert_int_equal(s.pairs_discordant, 0);
+    assert_int_equal(s.pairs_model_tied, 1);
+}
+
+/* The interval of a quantile from order statistics: p99 of 600 values (1..600, shuffled)
+ * is ranks 589..599; the ranks clamp to 1..n; none of nothing. */
+static void test_quantile_interval(void **state)
+{
+    double v[600], lo, hi;
+    uint64_t seed = 7;
+    (void)state;
+    for (size_t i = 0; i < 600; i++)
+        v[i] = (double)(i + 1);
+    for (size_t i = 599; i > 0; i--) {
+        size_t j = hs_xorshift64(&seed) % (i + 1);
+        double t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+    cap_quantile_interval(v, 600, 0.99, &lo, &hi);
+    assert_true(lo == 589 && hi == 599);
+    cap_quantile_interval(v, 600, 0.5, &lo, &hi); /* 300 -+ 24.0: ranks 275..325 */
+    assert_true(lo == 275 && hi == 325);
+    v[0] = 42;
+    cap_quantile_interval(v, 1, 0.5, &lo, &hi);
+    assert_true(lo == 42 && hi == 42);
+    cap_quantile_interval(v, 0, 0.99, &lo, &hi);
+    assert_true(isnan(lo) && isnan(hi));
 }
 
 static void test_saturation(void **state)
@@ -392,6 +448,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rank_correlation),
         cmocka_unit_test(test_median),      cmocka_unit_test(test_saturation),
+        cmocka_unit_test(test_pairs_model_tied), cmocka_unit_test(test_quantile_interval),
         cmocka_unit_test(test_verdict_rounds_apart),
         cmocka_unit_test(test_verdict_random_separated),
         cmocka_unit_test(test_verdict_random_same),

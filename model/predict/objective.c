@@ -10,12 +10,13 @@ typedef struct {
     const char *unit;
     int higher_better;
     int figure;       /* one figure of one result (OBJ_FIGURES) */
+    double quantile;  /* of the latencies the figure is; 0: none */
 } obj_row_t;
 
-#define OBJ_FIGURE_ROW_(id, name, field, unit, higher) \
-    {name, offsetof(pred_result_t, field), unit, higher, 1},
-#define OBJ_RULE_ROW_(id, name, field, unit, higher) \
-    {name, offsetof(pred_result_t, field), unit, higher, 0},
+#define OBJ_FIGURE_ROW_(id, name, field, unit, higher, q) \
+    {name, offsetof(pred_result_t, field), unit, higher, 1, q},
+#define OBJ_RULE_ROW_(id, name, field, unit, higher, q) \
+    {name, offsetof(pred_result_t, field), unit, higher, 0, q},
 static const obj_row_t g_obj[OBJ_COUNT] = {OBJ_FIGURES(OBJ_FIGURE_ROW_, OBJ_FIGURE_ROW_) OBJ_RULES(OBJ_RULE_ROW_)};
 
 static const obj_row_t *row(obj_t obj)
@@ -46,6 +47,11 @@ int obj_is_figure(obj_t obj)
 int obj_higher_better(obj_t obj)
 {
     return row(obj) ? row(obj)->higher_better : 0;
+}
+
+double obj_quantile(obj_t obj)
+{
+    return row(obj) ? row(obj)->quantile : 0;
 }
 
 double obj_value(obj_t obj, const pred_result_t *r)

@@ -140,7 +140,7 @@ static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t
         double us = raw->lat_us[i];
         if (isnan(us))
             continue; /* not measured (validate) */
-        if ((r->flags & TRACE_F_COLD) && !include_cold) {
+        if (!pred_in_figures(r, raw->lat_us[i], include_cold)) {
             hist_add(&w->cold, us);
             continue;
         }

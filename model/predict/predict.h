@@ -8,6 +8,7 @@
 #ifndef HS_PREDICT_H
 #define HS_PREDICT_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -201,6 +202,13 @@ hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_o
  * reported apart by default, no message would be left in the figures, so pred_summarize
  * counts them in as include_cold does (callers say so). Stops at the first steady one. */
 int pred_all_cold(const trace_t *tr);
+/* Whether message r, of latency lat_us, counts in pred_summarize's figures: measured (not
+ * NAN), and not cold-start unless include_cold (pred_opts_t.include_cold, or the whole trace
+ * is cold: pred_all_cold). */
+static inline int pred_in_figures(const trace_rec_t *r, float lat_us, int include_cold)
+{
+    return !isnan(lat_us) && (!(r->flags & TRACE_F_COLD) || include_cold);
+}
 /* The threads pred_run_hints is given: asked, or one per online CPU when asked is 0. */
 unsigned pred_threads(unsigned asked);
 /* pred_run for each of n hints into results[i] (filled or zeroed; the caller releases all
