@@ -51,6 +51,8 @@ typedef struct {
     double carried; /* median over classes of measured / predicted throughput */
     double drift;   /* validate's drift probe: its measured p50 against the model's, % */
     double tail;    /* the same probe's p99 (every round's messages pooled), %; shown only */
+    double cal;     /* the calibration repeated: half of how far it moves the median class's
+                     * prediction, % of the measured objective (NAN: no repeat) */
     int pairs_apart, pairs_otherwise; /* class pairs the device tells apart; of those, the
                                        * ones the model orders the other way round */
     fig_t regret, rank, err;
@@ -116,14 +118,15 @@ static fig_t fig_read(const cJSON *val, const char *key, const char *ci_key,
  * interval's top, or the model orders no two classes that the device tells apart (rounds
  * that do not overlap) the other way round. |error|: within noise when its interval
  * reaches the goal or it is within the goal plus the median class's own even/odd difference
- * plus the error the device's drift from its profile explains (validate's probe). */
+ * plus the error the device's drift from its profile explains (validate's probe) plus half
+ * of how far the repeated calibration moves the predictions (cal). */
 static void judge(row_t *r)
 {
     const fig_t *g = &r->regret, *k = &r->rank, *e = &r->err;
     /* a device running at (1 + d) times its profile's latency: |pred - meas| / meas of
      * |d| / (1 + d) in every class, in the |error|'s own terms */
     double d = isnan(r->drift) || r->drift <= -100 ? 0 : r->drift / 100;
-    double drift = fabs(d) / (1 + d) * 100;
+    double drift = fabs(d) / (1 + d) * 100, cal = isnan(r->cal) ? 0 : r->cal;
 
     r->g_regret = !g->has ? G_MISS : g->v <= GOAL_REGRET_PCT ? G_OK
                   : (!r->worse || (g->has_noise && g->v <= g->noise))
@@ -134,7 +137,7 @@ static void judge(row_t *r)
                 : G_MISS;
     r->g_err = !e->has ? G_MISS : e->v <= GOAL_ERR_PCT ? G_OK
                : (e->lo <= GOAL_ERR_PCT ||
-                  (e->has_noise && e->v <= GOAL_ERR_PCT + e->noise + drift)) ? G_NOISE
+                  (e->has_noise && e->v <= GOAL_ERR_PCT + e->noise + drift + cal)) ? G_NOISE
                : G_MISS;
 }
 
@@ -263,12 +266,73 @@ free_txt:
     free(txt);
 }
 
+/* The key of objective obj in a result's "predicted" (the model's JSON names). */
+static void obj_key(const char *obj, char *buf, size_t len)
+{
+    if (strcmp(obj, "throughput") == 0)
+        snprintf(buf, len, "throughput_gbps");
+    else
+        snprintf(buf, len, "%.16s_us", obj);
+}
+
+/* Hint h's objective (key) in the model's JSON results (NAN: absent). */
+static double pred_of(const cJSON *results, double h, const char *key)
+{
+    const cJSON *x;
+
+    cJSON_ArrayForEach(x, results) {
+        const cJSON *xh = jobj(x, "hint"), *v = jobj(x, key);
+        if (cJSON_IsNumber(xh) && xh->valuedouble == h && cJSON_IsNumber(v))
+            return v->valuedouble;
+    }
+    return NAN;
+}
+
+/* The calibration repeated (bench_truth.sh's DIR/pred2.json: validate's classes predicted
+ * again under it): per class of rep, half the two predictions' difference over the class's
+ * measured objective, in %; the median over the classes (NAN: no repeat, or nothing to
+ * compare). */
+static double cal_noise(const char *dir, const cJSON *rep)
+{
+    char path[1100], key[32], buf[16], *txt = NULL;
+    const cJSON *obj = jobj(jobj(rep, "validation"), "objective"), *x;
+    cJSON *p2 = NULL;
+    double v[64], out = NAN;
+    size_t n = 0;
+
+    meta_get(dir, "predict2", buf, sizeof(buf));
+    snprintf(path, sizeof(path), "%s/pred2.json", dir);
+    if (strcmp(buf, "0") != 0 || !cJSON_IsString(obj) ||
+        hs_read_file(path, &txt, NULL) != HS_OK || !(p2 = cJSON_Parse(txt)))
+        goto free_txt;
+    obj_key(obj->valuestring, key, sizeof(key));
+    cJSON_ArrayForEach(x, jobj(rep, "results")) {
+        const cJSON *h = jobj(x, "hint"), *pa = jobj(jobj(x, "predicted"), key);
+        const cJSON *m = jobj(jobj(x, "measured"), "objective_median");
+        if (n == 64 || !cJSON_IsNumber(h) || !cJSON_IsNumber(pa) || !cJSON_IsNumber(m) ||
+            !(m->valuedouble > 0))
+            continue;
+        double pb = pred_of(jobj(p2, "results"), h->valuedouble, key);
+        if (!isnan(pb))
+            v[n++] = fabs(pa->valuedouble - pb) / 2 / m->valuedouble * 100;
+    }
+    if (n > 0) {
+        qsort(v, n, sizeof(*v), cmp_dbl);
+        out = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    }
+    cJSON_Delete(p2);
+free_txt:
+    free(txt);
+    return out;
+}
+
 static void row_read(const char *dir, const char *name, row_t *r)
 {
     char path[1100], buf[256], *txt = NULL;
     cJSON *rep = NULL;
 
     memset(r, 0, sizeof(*r));
+    r->cal = NAN;
     if (name[0] == 'r')
         snprintf(r->name, sizeof(r->name), "mix %.40s", name + 2);
     else
@@ -291,8 +355,10 @@ static void row_read(const char *dir, const char *name, row_t *r)
                  name);
     else if (hs_read_file(path, &txt, NULL) != HS_OK || !(rep = cJSON_Parse(txt)))
         snprintf(r->failed, sizeof(r->failed), "no validate report (%.60s/meta)", name);
-    else
+    else {
         row_from_json(r, rep);
+        r->cal = cal_noise(dir, rep);
+    }
     cJSON_Delete(rep);
     free(txt);
     if (!r->failed[0])
@@ -365,7 +431,7 @@ static void pct_cell(double v, int prec, char *buf, size_t len)
 
 static void print_row(const row_t *r)
 {
-    char a[96], b[96], c[96], d[24], t[24], p[24];
+    char a[96], b[96], c[96], d[24], t[24], p[24], k[24];
 
     if (r->failed[0]) {
         printf("%-10s %-7s %-6s %5ld | failed: %s\n", r->name, r->kind, r->mode, r->records,
@@ -377,13 +443,17 @@ static void print_row(const row_t *r)
     cell(&r->err, r->g_err, 1, c, sizeof(c));
     pct_cell(r->drift, 1, d, sizeof(d));
     pct_cell(r->tail, 0, t, sizeof(t));
+    if (isnan(r->cal))
+        snprintf(k, sizeof(k), "-");
+    else
+        snprintf(k, sizeof(k), "%.1f%%", r->cal);
     if (r->pairs_otherwise < 0)
         snprintf(p, sizeof(p), "-");
     else
         snprintf(p, sizeof(p), "%d/%d", r->pairs_otherwise, r->pairs_apart);
-    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %7s %6s %2d/%-4d | %-32s | %-5s | %-30s | "
+    printf("%-10s %-7s %-6s %5ld %7.1f %3.0f%% %7s %6s %6s %2d/%-4d | %-32s | %-5s | %-30s | "
            "%-30s | %s%s\n", r->name, r->kind, r->mode, r->records, r->pace, r->carried * 100, d,
-           t, r->classes, r->classes_trace, a, p, b, c, r->verdict,
+           t, k, r->classes, r->classes_trace, a, p, b, c, r->verdict,
            r->saturated ? " saturated" : "");
 }
 
@@ -484,19 +554,23 @@ static void print_head(const char *out)
            "the larger of the sessions'): the recommended and the best class each against "
            "itself, summed, for regret; the measured order with itself for rank correlation; "
            "the median class's difference, plus the error the drift explains (|d| / (1 + d)), "
-           "for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
+           "plus cal, for |error|; \"noise\" = missed, but within it; stretch = how much the trace's "
            "post times were stretched to pace it; carr = measured throughput / predicted, "
            "median over the classes (below 100%%: the device ran behind the trace); drift = "
            "validate's probe (8 B single messages, what calibrate fits), its p50 measured "
            "against its prediction: how far the device ran from its profile during the run; "
            "tail = the same probe's p99 against its prediction (shown, not used: the "
-           "session's tail state, which a closed loop's p99 follows); pairs = of the pairs of "
+           "session's tail state, which a closed loop's p99 follows); cal = the calibration "
+           "repeated minutes after the first and kept by the same check, the classes predicted "
+           "again under it: half of "
+           "how far that moves the median class's prediction, in %% of its measured objective "
+           "(how well the device's calibration reproduces itself); pairs = of the pairs of "
            "classes the device tells apart (rounds do not overlap), those the model orders "
            "the other way round where it tells them apart too (its predictions' own "
            "intervals do not overlap; none: the rank correlation is within noise)\n",
            GOAL_REGRET_PCT, GOAL_RANK, GOAL_ERR_PCT);
-    printf("%-10s %-7s %-6s %5s %7s %4s %7s %6s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
-           "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "tail", "classes",
+    printf("%-10s %-7s %-6s %5s %7s %4s %7s %6s %6s %-7s | %-32s | %-5s | %-30s | %-30s | %s\n",
+           "trace", "kind", "mode", "msgs", "stretch", "carr", "drift", "tail", "cal", "classes",
            "regret %", "pairs", "rank correlation", "median |error| %", "recommendation");
 }
 
