@@ -57,6 +57,8 @@ typedef struct {
                                        * ones the model orders the other way round */
     fig_t regret, rank, err;
     goal_t g_regret, g_rank, g_err;
+    size_t nobj;                        /* the first session's classes: hint and measured */
+    double obj_hint[64], obj_meas[64]; /* objective (validate's objective_median) */
 } row_t;
 
 typedef struct {
@@ -168,6 +170,21 @@ static double carried_share(const cJSON *results)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Each result's hint and measured objective (validate's objective_median) into r. */
+static void obj_read(row_t *r, const cJSON *results)
+{
+    const cJSON *x;
+
+    r->nobj = 0;
+    cJSON_ArrayForEach(x, results) {
+        const cJSON *h = jobj(x, "hint"), *m = jobj(jobj(x, "measured"), "objective_median");
+        if (r->nobj < 64 && cJSON_IsNumber(h) && cJSON_IsNumber(m) && m->valuedouble > 0) {
+            r->obj_hint[r->nobj] = h->valuedouble;
+            r->obj_meas[r->nobj++] = m->valuedouble;
+        }
+    }
+}
+
 static void row_from_json(row_t *r, const cJSON *rep)
 {
     const cJSON *val = jobj(rep, "validation"), *noise = jobj(val, "noise");
@@ -195,26 +212,47 @@ static void row_from_json(row_t *r, const cJSON *rep)
     r->tail = cJSON_IsNumber(tp) ? tp->valuedouble : NAN;
     r->pairs_apart = cJSON_IsNumber(pa) ? pa->valueint : 0;
     r->pairs_otherwise = cJSON_IsNumber(po) ? po->valueint : -1; /* unknown: not "none" */
+    obj_read(r, jobj(rep, "results"));
     if (!cJSON_IsObject(val))
         snprintf(r->failed, sizeof(r->failed), "val.json has no \"validation\"");
 }
 
-/* Two sessions' figure: their mean, the union of their intervals and, for regret and
- * |error| (noise_adds), the larger within-session noise plus half their difference (how far
- * the mean is from either). */
-static void fig_merge(fig_t *a, const fig_t *b, int noise_adds)
+/* Two sessions' figure: their mean, the union of their intervals and, unless half is NAN,
+ * the larger within-session noise plus half (half of how far the sessions differ). */
+static void fig_merge(fig_t *a, const fig_t *b, double half)
 {
-    double half = fabs(a->v - b->v) / 2;
-
     if (!a->has || !b->has)
         return;
     a->v = (a->v + b->v) / 2;
     a->lo = fmin(a->lo, b->lo);
     a->hi = fmax(a->hi, b->hi);
-    if (!noise_adds)
+    if (isnan(half))
         return;
     a->noise = fmax(a->has_noise ? a->noise : 0, b->has_noise ? b->noise : 0) + half;
     a->has_noise = 1;
+}
+
+/* Half of how far the two sessions measured the same classes apart, in |error|'s terms:
+ * per class in both, |m1 - m2| / (m1 + m2), in %; the median over those classes. Two
+ * sessions can err by the same |error| in opposite directions (one in a slow spell): their
+ * |error|s then agree while their measurements do not. Without a class in both, half the
+ * difference of their |error|s. */
+static double sessions_half(const row_t *a, const row_t *b)
+{
+    double v[64];
+    size_t n = 0;
+
+    for (size_t i = 0; i < a->nobj; i++)
+        for (size_t j = 0; j < b->nobj; j++)
+            if (a->obj_hint[i] == b->obj_hint[j]) {
+                v[n++] = fabs(a->obj_meas[i] - b->obj_meas[j]) /
+                         (a->obj_meas[i] + b->obj_meas[j]) * 100;
+                break;
+            }
+    if (n == 0)
+        return fabs(a->err.v - b->err.v) / 2;
+    qsort(v, n, sizeof(*v), cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Fold the second session (b) into r: the figures' means (fig_merge), the drift's and the
@@ -223,10 +261,11 @@ static void fig_merge(fig_t *a, const fig_t *b, int noise_adds)
 static void row_merge(row_t *r, const row_t *b)
 {
     char v[sizeof(r->verdict)];
+    double err_half = sessions_half(r, b); /* before the merge changes r->err */
 
-    fig_merge(&r->regret, &b->regret, 1);
-    fig_merge(&r->rank, &b->rank, 0);
-    fig_merge(&r->err, &b->err, 1);
+    fig_merge(&r->regret, &b->regret, fabs(r->regret.v - b->regret.v) / 2);
+    fig_merge(&r->rank, &b->rank, NAN);
+    fig_merge(&r->err, &b->err, err_half);
     r->drift = isnan(r->drift) || isnan(b->drift) ? NAN : (r->drift + b->drift) / 2;
     r->tail = isnan(r->tail) || isnan(b->tail) ? NAN : (r->tail + b->tail) / 2;
     r->carried = (r->carried + b->carried) / 2;
@@ -549,7 +588,8 @@ static void print_head(const char *out)
     printf("goals: regret <= %.0f%%, rank correlation >= %.1f, median |error| <= %.0f%%; each "
            "figure: value [95%% interval] noise verdict; a built-in workload is validated in "
            "two sessions minutes apart: value = their mean, interval = the union of theirs, "
-           "and half their difference joins the noise of regret and |error|; noise = the same "
+           "and half their difference joins the noise (for |error|, half of how far they "
+           "measured the same classes apart, the median class's); noise = the same "
            "classes replayed against themselves (validate's even rounds against its odd ones, "
            "the larger of the sessions'): the recommended and the best class each against "
            "itself, summed, for regret; the measured order with itself for rank correlation; "

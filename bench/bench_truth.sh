@@ -102,36 +102,41 @@ cal_score() {
         'BEGIN { d = d < 0 ? -d : d; s = d / ok; if (e / pok > s) s = e / pok;
                  printf "%.4f", s + 2 * (rc != 0) }')
 }
-t=0 best="" best_score=""
-while [ $t -lt $CAL_TRIES ]; do
-    t=$((t + 1))
-    calibrate_once
-    [ -s "$OUT/profile.json" ] && hintsim profile show "$OUT/profile.json" >/dev/null 2>&1 ||
-        break
-    rc=$(cat "$OUT/calibrate.rc")
-    cal_check
-    for f in profile.json calibrate.txt calibrate.err calibrate.rc; do
-        cp "$OUT/$f" "$OUT/try$t-$f"
+# calibrate_kept STEM WHAT: up to CAL_TRIES calibrations into $OUT/STEM* until one passes
+# (tries kept as STEMtryN-*), the one that passed or else the closest left in $OUT/STEM*;
+# each try's line, "WHAT N: ...", in $OUT/calibrations. KEPT_OK = 1 when one passed.
+calibrate_kept() {
+    _t=0 _best="" _bs="" KEPT_OK=0
+    while [ $_t -lt $CAL_TRIES ]; do
+        _t=$((_t + 1))
+        PROFILE_ARG=""
+        calibrate_once "$1"
+        [ -s "$OUT/${1}profile.json" ] &&
+            hintsim profile show "$OUT/${1}profile.json" >/dev/null 2>&1 || break
+        _rc=$(cat "$OUT/${1}calibrate.rc")
+        cal_check "$1"
+        for f in profile.json calibrate.txt calibrate.err calibrate.rc; do
+            cp "$OUT/$1$f" "$OUT/${1}try$_t-$f"
+        done
+        cal_score "$_rc"
+        printf '%s %d: calibrate exit %s, drift %.1f%%, p99 |error| %.1f%%\n' "$2" $_t "$_rc" \
+            "${D:-999}" "${E:-999}" | tee -a "$OUT/calibrations"
+        if [ -z "$_best" ] || awk -v a="$SCORE" -v b="$_bs" 'BEGIN { exit !(a < b) }'; then
+            _best=$_t _bs=$SCORE
+        fi
+        awk -v s="$SCORE" 'BEGIN { exit !(s <= 1) }' && KEPT_OK=1 && break # its check and ours
     done
-    cal_score "$rc"
-    score=$SCORE
-    printf 'calibration %d: calibrate exit %s, drift %.1f%%, p99 |error| %.1f%%\n' $t "$rc" \
-        "${D:-999}" "${E:-999}" | tee -a "$OUT/calibrations"
-    if [ -z "$best" ] || awk -v a="$score" -v b="$best_score" 'BEGIN { exit !(a < b) }'; then
-        best=$t best_score=$score
-    fi
-    awk -v s="$score" 'BEGIN { exit !(s <= 1) }' && break # passed: its own check and ours
-done
-rm -f "$OUT/cal-check.hst"
-if [ -n "$best" ]; then
+    rm -f "$OUT/cal-check.hst"
+    PROFILE_ARG=""
+    [ -n "$_best" ] || return 0
     for f in profile.json calibrate.txt calibrate.err calibrate.rc; do
-        cp "$OUT/try$best-$f" "$OUT/$f"
+        cp "$OUT/${1}try$_best-$f" "$OUT/$1$f"
     done
-    if [ "$best" != "$t" ] || ! awk -v s="$best_score" 'BEGIN { exit !(s <= 1) }'; then
-        echo "calibration $best kept: none passed its checks, it came closest" |
-            tee -a "$OUT/calibrations"
-    fi
-fi
+    [ $KEPT_OK = 1 ] ||
+        echo "$2 $_best kept: none passed its checks, it came closest" |
+        tee -a "$OUT/calibrations"
+}
+calibrate_kept "" calibration
 PROFILE_ARG=""
 cat "$OUT/calibrate.txt"
 if [ -s "$OUT/profile.json" ] && hintsim profile show "$OUT/profile.json" >/dev/null 2>&1; then
@@ -280,13 +285,13 @@ while [ $m -lt $MIXES ]; do
     pace "$d" || { echo "recommend=1" >>"$d/meta"; continue; }
     validate_dir "$d" open
 done
-# The calibration repeated, minutes after the first (repeat-*), and checked as the first
-# was: when it passes, every validated trace's classes are predicted again under it
+# The calibration repeated, minutes after the first (repeat-*), tried and checked as the
+# first was: when one passes, every validated trace's classes are predicted again under it
 # (DIR/pred2.json, `hintsim model`, which gives validate's predictions under the same
 # profile). How far a prediction moves from one kept calibration to the next is the
 # device's noise too: on this guest the tail that calibrate measures comes and goes with the
-# 4 ms-tick stalls, and a closed loop's predicted p99 follows it (bench/README.md). A repeat
-# that fails its check is not used (no cal: the table says "-"). meta gets predict2=STATUS.
+# 4 ms-tick stalls, and a closed loop's predicted p99 follows it (bench/README.md). When no
+# repeat passes, none is used (no cal: the table says "-"). meta gets predict2=STATUS.
 predict_repeat() {
     _h=$(grep -o '"hint":[[:space:]]*[0-9]*' "$1/val.json" | grep -o '[0-9]*$' | tr '\n' ',')
     [ -n "$_h" ] || return 0
@@ -296,22 +301,10 @@ predict_repeat() {
     echo "predict2=$?" >>"$1/meta"
 }
 echo "bench-truth: calibration repeated"
-PROFILE_ARG=""
-calibrate_once repeat-
-ok=0
-if [ "$PROF" != generic ] && hintsim profile show "$OUT/repeat-profile.json" >/dev/null 2>&1
-then
-    cal_check repeat-
-    cal_score "$(cat "$OUT/repeat-calibrate.rc")"
-    awk -v s="$SCORE" 'BEGIN { exit !(s <= 1) }' && ok=1
-    printf 'repeat: calibrate exit %s, drift %.1f%%, p99 |error| %.1f%%: %s\n' \
-        "$(cat "$OUT/repeat-calibrate.rc")" "${D:-999}" "${E:-999}" \
-        "$([ $ok = 1 ] && echo "passed, its predictions give cal" || echo "failed, not used")" |
-        tee -a "$OUT/calibrations"
-    rm -f "$OUT/cal-check.hst"
-fi
+KEPT_OK=0
+[ "$PROF" = generic ] || calibrate_kept repeat- repeat
 PROFILE_ARG="--profile $PROF"
-if [ $ok = 1 ]; then
+if [ $KEPT_OK = 1 ]; then
     for d in "$OUT"/w-* "$OUT"/r-*; do
         [ -f "$d/trace.hst" ] && [ -s "$d/val.json" ] && predict_repeat "$d"
     done

@@ -48,6 +48,12 @@ set_tests_properties(smoke_bench_truth_cal PROPERTIES LABELS unit TIMEOUT 60
 add_test(NAME smoke_bench_truth_cal_miss COMMAND bench_truth --table ${fx}/miss)
 set_tests_properties(smoke_bench_truth_cal_miss PROPERTIES LABELS unit TIMEOUT 60
   PASS_REGULAR_EXPRESSION "coldstart +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+5% +- +3/3 [^\n]*35\\.0 \\[30\\.0, 40\\.0\\] 4\\.0 MISS")
+# pass/w-phased: two sessions that miss by the same |error| (50) in opposite directions
+# (measured 150 then 450 against 225 predicted): half of how far they measured the classes
+# apart, 50% (300 / 600), joins the noise, not half the difference of their |error|s (0)
+add_test(NAME smoke_bench_truth_sessions_apart COMMAND bench_truth --table ${fx}/pass)
+set_tests_properties(smoke_bench_truth_sessions_apart PROPERTIES LABELS unit TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "phased +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+0% +- +3/3 [^\n]*\\| 50\\.0 \\[40\\.0, 60\\.0\\] 55\\.0 noise")
 # (the host line first, as in every benchmark's smoke test)
 set_tests_properties(smoke_bench_truth_gate PROPERTIES PASS_REGULAR_EXPRESSION
   "${HS_HOST_LINE_RE}.*burst +builtin.*MISS.*MISS.*MISS.*FAIL: the built-in workloads miss a goal beyond the measured noise \\(4\\)")
