@@ -332,9 +332,9 @@ __device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_
     cc->ser_share_ns = c == 1 ? ser_ns : ser_ns / c; /* x / 1 is x: no double division */
 }
 
-/* chunk_hw_p */
+/* chunk_hw_p; lf: the size's latency plus the path's fixed cost (mdl_size_t.lf_ns) */
 __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa, const dcost_t *cc, double dma,
-                                  double lat, double split, double t_post)
+                                  double lf, double split, double t_post)
 {
     double nic, start, end;
 
@@ -345,7 +345,7 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + lat + pa->c.fixed_ns;
+    double hw = end + lf;
     if (split != 0)
         hw += split;
     if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
@@ -359,11 +359,11 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
 /* One chunk posted from t0 on (chunk_step): slot wait, link, batch. */
 template <int K>
 __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, const dcost_t *cc, double dma,
-                                    double lat, double split, double t0, int is_last,
+                                    double lf, double split, double t0, int is_last,
                                     double tref_ns, uint64_t ic, int *stalled, double *t_post)
 {
     *t_post = slots_acquire<K>(s, pa, cc->nwr, t0, stalled);
-    double hw = chunk_hw(s, pa, cc, dma, lat, split, *t_post);
+    double hw = chunk_hw(s, pa, cc, dma, lf, split, *t_post);
     batch_add<K>(s, pa, cc->nwr, hw, is_last, tref_ns, ic);
     return hw;
 }
@@ -383,6 +383,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
         npb = prules_per_byte(s->prof, npb, size);
         lat *= prules_lat_factor(s->prof, size);
     }
+    double lf = lat + pa->c.fixed_ns;
     uint64_t nwr = prules_nwr(pa->c.seg_bytes, pa->c.seg_shift, size);
     double dma = size <= pa->c.inline_bytes ? 0 : s->R.dma_ns;
     if (nwr <= pa->c.batch) {
@@ -393,7 +394,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                    (uint32_t)nwr, &cc);
         s->l1 += (double)nwr * s->R.l1x_ns;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &cc, dma, lat, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
+        chunk_step<K>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
@@ -415,16 +416,16 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                       prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, lb) * s->R.pkt_ns +
                       (double)last_nwr * s->R.wr_ns,
                last_nwr, &last);
-    chunk_step<K>(s, pa, &full, dma, lat, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
     s->queue += t_post - t0;
     nwr -= pa->c.batch;
     while (nwr > pa->c.batch) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &full, dma, lat, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
+        chunk_step<K>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
         nwr -= pa->c.batch;
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K>(s, pa, &last, dma, lat, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 

@@ -116,7 +116,7 @@ MDL_ACCEL MDL_HOT int mdl_bound_may(const mdl_state_t *s, const mdl_seg_t *g)
     double dma = g->z->dma_ns;
 
     return g->t0 + full->post_share_ns + dma <= s->link_free_ns &&
-           (g->nfull <= B || g->z->lat_ns + pa->fixed_ns + pa->event_ns + full->post_share_ns +
+           (g->nfull <= B || g->z->lf_ns + pa->event_ns + full->post_share_ns +
                                      dma <= (double)(B - 1) * full->ser_ns);
 }
 
@@ -194,7 +194,7 @@ static void bound_start(const mdl_state_t *s, const mdl_seg_t *g, mdl_bound_t *b
                        .nv = pa->count + open, .window = pa->window, .batch = pa->batch,
                        .open_nwr = pa->open_n, .ev = pa->event_ns,
                        .open_close = open ? pa->timer_close_ns : 0, .L0 = s->link_free_ns,
-                       .S = g->full->ser_ns, .lf = g->z->lat_ns + pa->fixed_ns,
+                       .S = g->full->ser_ns, .lf = g->z->lf_ns,
                        .cpu = s->cpu_free_ns, .last_r = -1, .used = pa->used};
 }
 

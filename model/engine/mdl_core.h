@@ -231,6 +231,7 @@ static MDL_HOT void mdl_size_fill(mdl_state_t *s, int k, mdl_size_t *z, uint64_t
         z->npb_ns = prules_per_byte(s->p, z->npb_ns, size);
         z->lat_ns *= prules_lat_factor(s->p, size);
     }
+    z->lf_ns = z->lat_ns + pa->fixed_ns;
     z->nwr = (uint32_t)prules_nwr(pa->seg_bytes, s->seg_shift[k], size);
     z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
     if (z->nwr > pa->batch)
@@ -253,6 +254,7 @@ static MDL_HOT void mdl_size_seg(const mdl_state_t *s, int k, uint64_t size, mdl
 
     z->npb_ns = s->ns_per_byte;
     z->lat_ns = s->wire2_ns;
+    z->lf_ns = z->lat_ns + pa->fixed_ns;
     z->nwr = (uint32_t)mdl_div_up(size, pa->seg_bytes, s->seg_shift[k]);
     z->dma_ns = size <= pa->inline_bytes ? 0 : s->dma_ns;
 }
@@ -290,7 +292,7 @@ static MDL_HOT double mdl_chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const m
     if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
         end = s->cpu_free_ns + dma + cc->ser_share_ns;
     s->link_free_ns = end;
-    double hw = end + z->lat_ns + pa->fixed_ns;
+    double hw = end + z->lf_ns;
     if ((flags & MDL_HW_SPLIT) && pa->split_ns != 0)
         hw += pa->split_ns;
     if ((flags & MDL_HW_PERT) && mdl_in_window(s, t_post)) {

@@ -62,6 +62,8 @@ typedef struct {
     double ser_ns;  /* link time of the whole message: bytes and per-packet cost (like the
                      * post costs below, not set for a segmented size) */
     double lat_ns;  /* 2 x base latency, lat factor applied */
+    double lf_ns;   /* lat_ns + the path's fixed_ns: a chunk's link end to its completion,
+                     * one term (one add on the replay's chain, as the closed forms add it) */
     double dma_ns;  /* payload DMA: 0 when the payload goes inline */
     /* a message of one chunk (up to a batch of WRs): the CPU to post its WRs, one WR's
      * share of that, and one WR's share of ser_ns (chunk_cost, once per size; not set for

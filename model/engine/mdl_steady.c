@@ -214,7 +214,7 @@ MDL_ACCEL MDL_HOT int mdl_steady_walk(mdl_state_t *s, mdl_seg_t *g, const int la
     const mdl_steady_t *st = &s->steady[g->m.k];
     walk_t w = {.full = *g->full, .last = g->last, .batch = pa->batch, .nbatch = st->B,
                 .chunk_link = g->full->ser_ns, .post = g->full->post_ns, .event = pa->event_ns,
-                .trip = g->z->lat_ns + pa->fixed_ns, .link0 = s->link_free_ns};
+                .trip = g->z->lf_ns, .link0 = s->link_free_ns};
     double chunk_link = w.chunk_link, dma = g->z->dma_ns;
     kept_t kp;
 
