@@ -113,13 +113,13 @@ calibrate_kept() {
         calibrate_once "$1"
         [ -s "$OUT/${1}profile.json" ] &&
             hintsim profile show "$OUT/${1}profile.json" >/dev/null 2>&1 || break
-        _rc=$(cat "$OUT/${1}calibrate.rc")
+        _crc=$(cat "$OUT/${1}calibrate.rc") # not _rc: server_run sets that
         cal_check "$1"
         for f in profile.json calibrate.txt calibrate.err calibrate.rc; do
             cp "$OUT/$1$f" "$OUT/${1}try$_t-$f"
         done
-        cal_score "$_rc"
-        printf '%s %d: calibrate exit %s, drift %.1f%%, p99 |error| %.1f%%\n' "$2" $_t "$_rc" \
+        cal_score "$_crc"
+        printf '%s %d: calibrate exit %s, drift %.1f%%, p99 |error| %.1f%%\n' "$2" $_t "$_crc" \
             "${D:-999}" "${E:-999}" | tee -a "$OUT/calibrations"
         if [ -z "$_best" ] || awk -v a="$SCORE" -v b="$_bs" 'BEGIN { exit !(a < b) }'; then
             _best=$_t _bs=$SCORE
