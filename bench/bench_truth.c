@@ -57,8 +57,9 @@ typedef struct {
                                        * ones the model orders the other way round */
     fig_t regret, rank, err;
     goal_t g_regret, g_rank, g_err;
-    size_t nobj;                        /* the first session's classes: hint and measured */
-    double obj_hint[64], obj_meas[64]; /* objective (validate's objective_median) */
+    size_t nobj;       /* the session's classes: hint, measured objective (validate's */
+    double obj_hint[64], obj_meas[64], obj_pred[64]; /* objective_median), predicted */
+    char obj_key[32];  /* the objective's key in the model's JSON ("p99_us") */
 } row_t;
 
 typedef struct {
@@ -150,6 +151,15 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (sorted in place; NAN when n is 0). */
+static double median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof(*v), cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Median over the results of measured / predicted throughput: how much of what the model
  * says the trace carries the device carried (below 1: it ran behind the trace). */
 static double carried_share(const cJSON *results)
@@ -164,22 +174,34 @@ static double carried_share(const cJSON *results)
         if (n < 64 && cJSON_IsNumber(p) && cJSON_IsNumber(m) && p->valuedouble > 0)
             v[n++] = m->valuedouble / p->valuedouble;
     }
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return median(v, n);
 }
 
-/* Each result's hint and measured objective (validate's objective_median) into r. */
-static void obj_read(row_t *r, const cJSON *results)
+/* The key of objective obj in a result's "predicted" (the model's JSON names). */
+static void obj_key(const char *obj, char *buf, size_t len)
 {
-    const cJSON *x;
+    if (strcmp(obj, "throughput") == 0)
+        snprintf(buf, len, "throughput_gbps");
+    else
+        snprintf(buf, len, "%.16s_us", obj);
+}
+
+/* rep's objective key and each result's hint, measured objective (validate's
+ * objective_median) and predicted objective (NAN when absent) into r. */
+static void obj_read(row_t *r, const cJSON *rep)
+{
+    const cJSON *obj = jobj(jobj(rep, "validation"), "objective"), *x;
 
     r->nobj = 0;
-    cJSON_ArrayForEach(x, results) {
+    r->obj_key[0] = 0; /* no objective: nothing predicted to compare */
+    if (cJSON_IsString(obj))
+        obj_key(obj->valuestring, r->obj_key, sizeof(r->obj_key));
+    cJSON_ArrayForEach(x, jobj(rep, "results")) {
         const cJSON *h = jobj(x, "hint"), *m = jobj(jobj(x, "measured"), "objective_median");
+        const cJSON *p = jobj(jobj(x, "predicted"), r->obj_key);
         if (r->nobj < 64 && cJSON_IsNumber(h) && cJSON_IsNumber(m) && m->valuedouble > 0) {
             r->obj_hint[r->nobj] = h->valuedouble;
+            r->obj_pred[r->nobj] = cJSON_IsNumber(p) ? p->valuedouble : NAN;
             r->obj_meas[r->nobj++] = m->valuedouble;
         }
     }
@@ -212,7 +234,7 @@ static void row_from_json(row_t *r, const cJSON *rep)
     r->tail = cJSON_IsNumber(tp) ? tp->valuedouble : NAN;
     r->pairs_apart = cJSON_IsNumber(pa) ? pa->valueint : 0;
     r->pairs_otherwise = cJSON_IsNumber(po) ? po->valueint : -1; /* unknown: not "none" */
-    obj_read(r, jobj(rep, "results"));
+    obj_read(r, rep);
     if (!cJSON_IsObject(val))
         snprintf(r->failed, sizeof(r->failed), "val.json has no \"validation\"");
 }
@@ -249,10 +271,7 @@ static double sessions_half(const row_t *a, const row_t *b)
                          (a->obj_meas[i] + b->obj_meas[j]) * 100;
                 break;
             }
-    if (n == 0)
-        return fabs(a->err.v - b->err.v) / 2;
-    qsort(v, n, sizeof(*v), cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return n ? median(v, n) : fabs(a->err.v - b->err.v) / 2;
 }
 
 /* Fold the second session (b) into r: the figures' means (fig_merge), the drift's and the
@@ -305,15 +324,6 @@ free_txt:
     free(txt);
 }
 
-/* The key of objective obj in a result's "predicted" (the model's JSON names). */
-static void obj_key(const char *obj, char *buf, size_t len)
-{
-    if (strcmp(obj, "throughput") == 0)
-        snprintf(buf, len, "throughput_gbps");
-    else
-        snprintf(buf, len, "%.16s_us", obj);
-}
-
 /* Hint h's objective (key) in the model's JSON results (NAN: absent). */
 static double pred_of(const cJSON *results, double h, const char *key)
 {
@@ -328,37 +338,27 @@ static double pred_of(const cJSON *results, double h, const char *key)
 }
 
 /* The calibration repeated (bench_truth.sh's DIR/pred2.json: validate's classes predicted
- * again under it): per class of rep, half the two predictions' difference over the class's
+ * again under it): per class of r, half the two predictions' difference over the class's
  * measured objective, in %; the median over the classes (NAN: no repeat, or nothing to
  * compare). */
-static double cal_noise(const char *dir, const cJSON *rep)
+static double cal_noise(const char *dir, const row_t *r)
 {
-    char path[1100], key[32], buf[16], *txt = NULL;
-    const cJSON *obj = jobj(jobj(rep, "validation"), "objective"), *x;
+    char path[1100], buf[16], *txt = NULL;
     cJSON *p2 = NULL;
     double v[64], out = NAN;
     size_t n = 0;
 
     meta_get(dir, "predict2", buf, sizeof(buf));
     snprintf(path, sizeof(path), "%s/pred2.json", dir);
-    if (strcmp(buf, "0") != 0 || !cJSON_IsString(obj) ||
-        hs_read_file(path, &txt, NULL) != HS_OK || !(p2 = cJSON_Parse(txt)))
+    if (strcmp(buf, "0") != 0 || hs_read_file(path, &txt, NULL) != HS_OK ||
+        !(p2 = cJSON_Parse(txt)))
         goto free_txt;
-    obj_key(obj->valuestring, key, sizeof(key));
-    cJSON_ArrayForEach(x, jobj(rep, "results")) {
-        const cJSON *h = jobj(x, "hint"), *pa = jobj(jobj(x, "predicted"), key);
-        const cJSON *m = jobj(jobj(x, "measured"), "objective_median");
-        if (n == 64 || !cJSON_IsNumber(h) || !cJSON_IsNumber(pa) || !cJSON_IsNumber(m) ||
-            !(m->valuedouble > 0))
-            continue;
-        double pb = pred_of(jobj(p2, "results"), h->valuedouble, key);
-        if (!isnan(pb))
-            v[n++] = fabs(pa->valuedouble - pb) / 2 / m->valuedouble * 100;
+    for (size_t i = 0; i < r->nobj; i++) {
+        double pb = pred_of(jobj(p2, "results"), r->obj_hint[i], r->obj_key);
+        if (!isnan(pb) && !isnan(r->obj_pred[i]))
+            v[n++] = fabs(r->obj_pred[i] - pb) / 2 / r->obj_meas[i] * 100;
     }
-    if (n > 0) {
-        qsort(v, n, sizeof(*v), cmp_dbl);
-        out = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    }
+    out = median(v, n);
     cJSON_Delete(p2);
 free_txt:
     free(txt);
@@ -396,7 +396,7 @@ static void row_read(const char *dir, const char *name, row_t *r)
         snprintf(r->failed, sizeof(r->failed), "no validate report (%.60s/meta)", name);
     else {
         row_from_json(r, rep);
-        r->cal = cal_noise(dir, rep);
+        r->cal = cal_noise(dir, r);
     }
     cJSON_Delete(rep);
     free(txt);

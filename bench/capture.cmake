@@ -17,6 +17,13 @@ set_tests_properties(vm_bench_truth PROPERTIES LABELS "vm;truth")
 # The table's goals and gate on two fixed runs (no VM): one within the goals or the noise
 # (exit 0), one with a workload beyond the noise on all three figures (the gate's message).
 set(fx ${CMAKE_CURRENT_SOURCE_DIR}/bench_truth_fixture)
+# truth_row_test(NAME FIXTURE REGEX): the table of fixture run FIXTURE must print a row that
+# matches REGEX
+function(truth_row_test name fixture regex)
+  add_test(NAME ${name} COMMAND bench_truth --table ${fx}/${fixture})
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 60 PASS_REGULAR_EXPRESSION
+    "${regex}")
+endfunction()
 add_test(NAME smoke_bench_truth_table COMMAND ${CMAKE_COMMAND} -P ${HS_HOST_LINE_CHECK}
   $<TARGET_FILE:bench_truth> --table ${fx}/pass --gate)
 add_test(NAME smoke_bench_truth_gate COMMAND bench_truth --table ${fx}/miss --gate)
@@ -26,30 +33,25 @@ set_tests_properties(smoke_bench_truth_table smoke_bench_truth_gate PROPERTIES L
 # regret within the two classes' summed noise, no pair the device tells apart misordered,
 # |error| within the goal plus the noise plus the 37.5% a drift probe's +60% explains (60 / 160);
 # the probe's p99 drift (+120%) is shown in its own column, and joins nothing
-add_test(NAME smoke_bench_truth_noise COMMAND bench_truth --table ${fx}/pass)
-set_tests_properties(smoke_bench_truth_noise PROPERTIES LABELS unit TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "pingpong +builtin +closed +600 +2\\.5 +nan% +\\+60\\.0% +\\+120% +- +4/4 +\\| 12\\.0 \\[0\\.0, 30\\.0\\] 15\\.0 noise +\\| 0/2 +\\| 0\\.30 \\[-0\\.50, 0\\.60\\] 0\\.95 noise +\\| 50\\.0 \\[45\\.0, 55\\.0\\] 5\\.0 noise")
+truth_row_test(smoke_bench_truth_noise pass
+  "pingpong +builtin +closed +600 +2\\.5 +nan% +\\+60\\.0% +\\+120% +- +4/4 +\\| 12\\.0 \\[0\\.0, 30\\.0\\] 15\\.0 noise +\\| 0/2 +\\| 0\\.30 \\[-0\\.50, 0\\.60\\] 0\\.95 noise +\\| 50\\.0 \\[45\\.0, 55\\.0\\] 5\\.0 noise")
 # pass/w-wide: two sessions (regret 10.6 "worse" then 0.0 "best", |error| 38 then 10) judged
 # on their mean with half their difference as noise; the tail column the mean of +10% and +30%
-add_test(NAME smoke_bench_truth_sessions COMMAND bench_truth --table ${fx}/pass)
-set_tests_properties(smoke_bench_truth_sessions PROPERTIES LABELS unit TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "wide +builtin +open +600 +2\\.5 +nan% +\\+0\\.0% +\\+20% +- +4/4 +\\| 5\\.3 \\[0\\.0, 14\\.2\\] 6\\.7 noise[^|]*\\| 0/5 +\\| 0\\.95 \\[0\\.90, 1\\.00\\] 0\\.95 ok +\\| 24\\.0 \\[8\\.0, 47\\.5\\] 16\\.0 noise +\\| worse / best")
+truth_row_test(smoke_bench_truth_sessions pass
+  "wide +builtin +open +600 +2\\.5 +nan% +\\+0\\.0% +\\+20% +- +4/4 +\\| 5\\.3 \\[0\\.0, 14\\.2\\] 6\\.7 noise[^|]*\\| 0/5 +\\| 0\\.95 \\[0\\.90, 1\\.00\\] 0\\.95 ok +\\| 24\\.0 \\[8\\.0, 47\\.5\\] 16\\.0 noise +\\| worse / best")
 # pass/w-coldstart: |error| 35 [30, 40] misses the goal plus the noise (15 + 4), but the
 # repeated calibration's predictions (pred2.json: 150 against 200 on measured 148-152) move
 # the median class by 16.7% of its measured p99, half the difference, which joins the noise;
 # miss/w-coldstart is the same with the repeat failed (predict2=1): no cal, a MISS
-add_test(NAME smoke_bench_truth_cal COMMAND bench_truth --table ${fx}/pass)
-set_tests_properties(smoke_bench_truth_cal PROPERTIES LABELS unit TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "coldstart +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+5% +16\\.7% +3/3 +\\| 0\\.0 \\[0\\.0, 2\\.0\\] 4\\.0 ok[^|]*\\| 0/0 +\\| n/a +\\| 35\\.0 \\[30\\.0, 40\\.0\\] 4\\.0 noise")
-add_test(NAME smoke_bench_truth_cal_miss COMMAND bench_truth --table ${fx}/miss)
-set_tests_properties(smoke_bench_truth_cal_miss PROPERTIES LABELS unit TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "coldstart +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+5% +- +3/3 [^\n]*35\\.0 \\[30\\.0, 40\\.0\\] 4\\.0 MISS")
+truth_row_test(smoke_bench_truth_cal pass
+  "coldstart +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+5% +16\\.7% +3/3 +\\| 0\\.0 \\[0\\.0, 2\\.0\\] 4\\.0 ok[^|]*\\| 0/0 +\\| n/a +\\| 35\\.0 \\[30\\.0, 40\\.0\\] 4\\.0 noise")
+truth_row_test(smoke_bench_truth_cal_miss miss
+  "coldstart +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+5% +- +3/3 [^\n]*35\\.0 \\[30\\.0, 40\\.0\\] 4\\.0 MISS")
 # pass/w-phased: two sessions that miss by the same |error| (50) in opposite directions
 # (measured 150 then 450 against 225 predicted): half of how far they measured the classes
 # apart, 50% (300 / 600), joins the noise, not half the difference of their |error|s (0)
-add_test(NAME smoke_bench_truth_sessions_apart COMMAND bench_truth --table ${fx}/pass)
-set_tests_properties(smoke_bench_truth_sessions_apart PROPERTIES LABELS unit TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "phased +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+0% +- +3/3 [^\n]*\\| 50\\.0 \\[40\\.0, 60\\.0\\] 55\\.0 noise")
+truth_row_test(smoke_bench_truth_sessions_apart pass
+  "phased +builtin +closed +600 +2\\.5 +100% +\\+0\\.0% +\\+0% +- +3/3 [^\n]*\\| 50\\.0 \\[40\\.0, 60\\.0\\] 55\\.0 noise")
 # (the host line first, as in every benchmark's smoke test)
 set_tests_properties(smoke_bench_truth_gate PROPERTIES PASS_REGULAR_EXPRESSION
   "${HS_HOST_LINE_RE}.*burst +builtin.*MISS.*MISS.*MISS.*FAIL: the built-in workloads miss a goal beyond the measured noise \\(4\\)")
