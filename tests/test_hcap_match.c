@@ -86,7 +86,7 @@ static void test_match_orders(void **state)
 static void test_ring_drops(void **state)
 {
     hcap_ring_t *r = hcap_ring_new(4, 0);
-    hcap_ev_t out[32];
+    hcap_ev_t *ev;
     uint64_t i, slot;
     (void)state;
 
@@ -99,10 +99,28 @@ static void test_ring_drops(void **state)
         hcap_ring_publish(r, 1);
     }
     assert_int_equal(atomic_load(&r->dropped), 4); /* 16 fit, 4 counted */
-    assert_int_equal(hcap_ring_drain(r, out, 32), 16);
-    assert_int_equal(out[15].wr_id, 15);
-    slot = hcap_ring_reserve(r, 1);
-    assert_int_not_equal(slot, UINT64_MAX); /* room again after the drain */
+    assert_int_equal(hcap_ring_peek(r, &ev, 32), 16);
+    assert_int_equal(ev[15].wr_id, 15);
+    assert_int_equal(hcap_ring_reserve(r, 1), UINT64_MAX); /* still full: not released */
+    hcap_ring_release(r, 10);
+    for (i = 20; i < 26; i++) { /* 10 free: 6 more, at the ring's start (it wraps) */
+        slot = hcap_ring_reserve(r, 1);
+        assert_int_not_equal(slot, UINT64_MAX);
+        hcap_ring_slot(r, slot)->wr_id = i;
+        hcap_ring_publish(r, 1);
+    }
+    /* in place: the 6 left at the ring's end, then the 6 that wrapped to its start */
+    assert_int_equal(hcap_ring_peek(r, &ev, 32), 6);
+    assert_int_equal(ev[0].wr_id, 10);
+    assert_int_equal(ev[5].wr_id, 15);
+    hcap_ring_release(r, 6);
+    assert_int_equal(hcap_ring_peek(r, &ev, 3), 3); /* and max */
+    assert_int_equal(ev[0].wr_id, 20);
+    hcap_ring_release(r, 3);
+    assert_int_equal(hcap_ring_peek(r, &ev, 32), 3);
+    assert_int_equal(ev[2].wr_id, 25);
+    hcap_ring_release(r, 3);
+    assert_int_equal(hcap_ring_peek(r, &ev, 32), 0);
     free(r);
 }
 

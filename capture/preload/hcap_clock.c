@@ -70,7 +70,9 @@ static void rate_update(hcap_clock_t *c)
 
     if (c->n >= 2 && hi->tsc > lo->tsc) {
         c->ns_per_tick = seg_rate(lo, hi);
-        c->last_rate = seg_rate(anchor_get(c, c->n - 2), hi);
+        c->seg = *anchor_get(c, c->n - 2);
+        c->seg_ticks = hi->tsc - c->seg.tsc;
+        c->last_rate = seg_rate(&c->seg, hi);
     }
 }
 
@@ -139,18 +141,7 @@ void hcap_clock_anchor(hcap_clock_t *c)
     rate_update(c);
 }
 
-/* ns at stamp along the line through a with slope rate (ns per tick). */
-static uint64_t along(const hcap_anchor_t *a, double rate, uint64_t stamp)
-{
-    uint64_t back;
-
-    if (stamp >= a->tsc)
-        return a->ns + (uint64_t)((double)(stamp - a->tsc) * rate + 0.5);
-    back = (uint64_t)((double)(a->tsc - stamp) * rate + 0.5);
-    return back < a->ns ? a->ns - back : 0;
-}
-
-uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp)
+uint64_t hcap_clock_ns_search(const hcap_clock_t *c, uint64_t stamp)
 {
     const hcap_anchor_t *lo, *hi;
     uint32_t a, b;
@@ -161,9 +152,9 @@ uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp)
         return c->n ? anchor_get(c, 0)->ns : hs_now_ns();
     hi = anchor_get(c, c->n - 1);
     if (stamp >= hi->tsc)
-        return along(hi, c->ns_per_tick, stamp);
+        return hcap_clock_along(hi, c->ns_per_tick, stamp);
     if (stamp < anchor_get(c, 0)->tsc)
-        return along(anchor_get(c, 0), c->ns_per_tick, stamp);
+        return hcap_clock_along(anchor_get(c, 0), c->ns_per_tick, stamp);
     a = c->n - 2; /* most stamps are in the last segment; else search [0, n-1) */
     if (stamp < anchor_get(c, a)->tsc) {
         a = 0;
@@ -178,7 +169,8 @@ uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp)
         }
     }
     lo = anchor_get(c, a);
-    return along(lo, a == c->n - 2 ? c->last_rate : seg_rate(lo, anchor_get(c, a + 1)), stamp);
+    return hcap_clock_along(lo, a == c->n - 2 ? c->last_rate : seg_rate(lo, anchor_get(c, a + 1)),
+                           stamp);
 }
 
 double hcap_clock_hz(const hcap_clock_t *c)

@@ -64,6 +64,9 @@ typedef struct {
     uint64_t max_bracket;     /* widest TSC bracket of an anchor taken, ticks */
     double ns_per_tick;       /* over all kept anchors (0 until there are two) */
     double last_rate;         /* ns per tick from the next-to-last anchor to the last */
+    hcap_anchor_t seg;        /* the next-to-last anchor, where the last segment starts */
+    uint64_t seg_ticks;       /* the last segment's length (0: none, every stamp goes the
+                               * long way) */
 } hcap_clock_t;
 
 /* Pick the stamp (use_tsc: the caller's wish, honoured only where the TSC is invariant),
@@ -71,8 +74,28 @@ typedef struct {
 void hcap_clock_init(hcap_clock_t *c, int use_tsc);
 /* Take an anchor now (writer thread, at each pass before draining the rings). */
 void hcap_clock_anchor(hcap_clock_t *c);
-/* A stamp as CLOCK_MONOTONIC ns. */
-uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp);
+/* ns at stamp along the line through anchor a with slope rate (ns per tick). */
+static inline uint64_t hcap_clock_along(const hcap_anchor_t *a, double rate, uint64_t stamp)
+{
+    uint64_t back;
+
+    if (stamp >= a->tsc)
+        return a->ns + (uint64_t)((double)(stamp - a->tsc) * rate + 0.5);
+    back = (uint64_t)((double)(a->tsc - stamp) * rate + 0.5);
+    return back < a->ns ? a->ns - back : 0;
+}
+
+/* hcap_clock_ns for a stamp outside the last segment. */
+uint64_t hcap_clock_ns_search(const hcap_clock_t *c, uint64_t stamp);
+
+/* A stamp as CLOCK_MONOTONIC ns. Inline for the stamps of the last segment, where most of
+ * a drain's fall (the writer converts every event: one compare and a multiply-add then). */
+static inline uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp)
+{
+    if (stamp - c->seg.tsc < c->seg_ticks) /* seg.tsc <= stamp < the last anchor's */
+        return hcap_clock_along(&c->seg, c->last_rate, stamp);
+    return hcap_clock_ns_search(c, stamp);
+}
 /* TSC ticks per second over the kept anchors (0: not TSC, or one anchor only). */
 double hcap_clock_hz(const hcap_clock_t *c);
 /* The widest anchor bracket so far, in ns (the conversion's uncertainty at an anchor). */

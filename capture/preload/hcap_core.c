@@ -290,9 +290,10 @@ static void sweep_dead(hcap_t *h)
 /* Drain every ring once. The lock is held only to read the list head: producers add at
  * the head, and only this thread removes, so the rest of the list is stable. The sink may
  * take the lock, so events are processed without it. Returns the events processed. */
-static size_t drain_all(hcap_t *h, hcap_ev_t *buf)
+static size_t drain_all(hcap_t *h)
 {
     hcap_ring_t *r;
+    hcap_ev_t *ev;
     size_t total = 0, n, i;
     int dead_seen = 0;
 
@@ -304,11 +305,13 @@ static size_t drain_all(hcap_t *h, hcap_ev_t *buf)
     pthread_mutex_unlock(&h->lock);
     for (; r; r = r->next) {
         dead_seen |= atomic_load_explicit(&r->dead, memory_order_acquire);
-        while ((n = hcap_ring_drain(r, buf, HCAP_DRAIN_BATCH)) > 0) {
+        /* in place: the slots are this thread's until released */
+        while ((n = hcap_ring_peek(r, &ev, HCAP_DRAIN_BATCH)) > 0) {
             for (i = 0; i < n; i++) {
-                buf[i].t_ns = hcap_clock_ns(&h->clock, buf[i].t_ns);
-                hcap_match_event(h->match, &buf[i]);
+                ev[i].t_ns = hcap_clock_ns(&h->clock, ev[i].t_ns);
+                hcap_match_event(h->match, &ev[i]);
             }
+            hcap_ring_release(r, n);
             total += n;
         }
     }
@@ -320,18 +323,16 @@ static size_t drain_all(hcap_t *h, hcap_ev_t *buf)
 static void *writer_main(void *arg)
 {
     hcap_t *h = arg;
-    hcap_ev_t *buf = malloc(HCAP_DRAIN_BATCH * sizeof(*buf));
     struct timespec ts = {0, (long)h->cfg.flush_us * 1000};
     hcap_ring_t *r;
 
     /* Sleep unless a full batch was waiting: draining event by event would bounce the
      * rings' cache lines between the writer and the posting threads. */
-    while (buf && atomic_load(&h->state) == HCAP_RUNNING) {
-        if (drain_all(h, buf) < HCAP_DRAIN_BATCH)
+    while (atomic_load(&h->state) == HCAP_RUNNING) {
+        if (drain_all(h) < HCAP_DRAIN_BATCH)
             nanosleep(&ts, NULL);
     }
-    if (buf)
-        drain_all(h, buf);
+    drain_all(h);
     hcap_match_flush(h->match);
     pthread_mutex_lock(&h->lock);
     for (r = h->rings; r; r = r->next)
@@ -342,7 +343,6 @@ static void *writer_main(void *arg)
     summary_fill(h, &h->summary);
     if (!h->emit)
         summary_write(h);
-    free(buf);
     atomic_store(&h->writer_done, 1);
     return NULL;
 }

@@ -41,16 +41,23 @@ uint64_t hcap_ring_reserve_slow(hcap_ring_t *r, uint64_t n)
     return UINT64_MAX;
 }
 
-size_t hcap_ring_drain(hcap_ring_t *r, hcap_ev_t *out, size_t max)
+size_t hcap_ring_peek(hcap_ring_t *r, hcap_ev_t **first, size_t max)
 {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-    size_t n = (size_t)(h - t), i;
+    size_t n = (size_t)(h - t), to_end = (size_t)(r->mask + 1 - (t & r->mask));
 
+    if (n > to_end)
+        n = to_end;
     if (n > max)
         n = max;
-    for (i = 0; i < n; i++)
-        out[i] = r->ev[(t + i) & r->mask];
-    atomic_store_explicit(&r->tail, t + n, memory_order_release);
+    *first = &r->ev[t & r->mask];
     return n;
+}
+
+void hcap_ring_release(hcap_ring_t *r, size_t n)
+{
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+    atomic_store_explicit(&r->tail, t + n, memory_order_release);
 }

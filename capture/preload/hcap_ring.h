@@ -80,7 +80,11 @@ static inline void hcap_ring_publish(hcap_ring_t *r, uint64_t n)
     atomic_store_explicit(&r->head, h + n, memory_order_release);
 }
 
-/* Consumer: copy up to max published events into out; returns how many. */
-size_t hcap_ring_drain(hcap_ring_t *r, hcap_ev_t *out, size_t max);
+/* Consumer: the published events from the tail on, in place (*first), up to max and up to
+ * the ring's end (the rest come at the next call); returns how many. They stay the
+ * consumer's, to read and change, until hcap_ring_release gives their slots back. */
+size_t hcap_ring_peek(hcap_ring_t *r, hcap_ev_t **first, size_t max);
+/* Consumer: give back the n oldest published slots (n <= what hcap_ring_peek returned). */
+void hcap_ring_release(hcap_ring_t *r, size_t n);
 
 #endif
