@@ -11,7 +11,11 @@
  *      the writer streaming the trace to a file (goal: zero), and at the unpaced maximum
  *      rate (reported).
  * Every 64th WR is signalled and polled, as a selective-signalling application would.
- * Usage: bench_preload [WRS]   (default 5000000 per timed run)
+ * 1, 1a, 1b and 2 are measured in ROUNDS rounds (default 3), each round the provider alone
+ * and then each hooked run, so that a slow spell of a shared host takes one round's sample
+ * and not all of them: each added cost is the median over the rounds of the round's hooked
+ * figure minus its provider-alone one, printed with the rounds' range.
+ * Usage: bench_preload [--rounds ROUNDS] [WRS]   (default 5000000 per timed run)
  */
 #include <pthread.h>
 #include <sched.h>
@@ -29,6 +33,7 @@
 /* Paced runs read the clock once per this many WRs (one read per WR would cost as much as
  * the hook, and cap the rate the run can offer below 10 M WR/s on some hosts). */
 #define PACE_EVERY 8
+#define MAX_ROUNDS 15
 
 typedef struct {
     fake_ctx_t *f;
@@ -170,11 +175,11 @@ static void hooked_run_apart(bench_t *b, const char *dir, uint64_t n, const int 
     pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
 }
 
-/* A cost run's records and drops: a dropped event's slot is never written, so a run that
+/* A cost's runs' records and drops: a dropped event's slot is never written, so a run that
  * dropped some reads low (the writer did not keep up with the unpaced posts). */
-static void print_that_run(uint64_t rec, uint64_t drop)
+static void print_those_runs(uint64_t rec, uint64_t drop)
 {
-    printf("%-34s %10llu records %8llu dropped%s\n", "  (that run)", (unsigned long long)rec,
+    printf("%-34s %10llu records %8llu dropped%s\n", "  (those runs)", (unsigned long long)rec,
            (unsigned long long)drop, drop ? "   <- the figure above is low by those" : "");
 }
 
@@ -195,66 +200,144 @@ static double stamp_cost_ns(void)
     return (double)(hs_now_ns() - t0 - (sink & 1)) / 2e6;
 }
 
+/* One cost over the rounds: per round the hooked figure and its provider-alone baseline
+ * (ns per operation), and the runs' records and drops. */
+typedef struct {
+    double hooked[MAX_ROUNDS], alone[MAX_ROUNDS];
+    uint64_t rec, drop;
+} cost_t;
+
+/* The median over the rounds of hooked - alone (signed floating point: the hooked run can be
+ * the faster one on a noisy host, the figure is then negative, never a wrapped one), its
+ * range, and the medians of both sides. */
+typedef struct {
+    double added, lo, hi, alone, hooked;
+} cost_sum_t;
+
+static cost_sum_t cost_sum(const cost_t *c, int rounds)
+{
+    double d[MAX_ROUNDS], a[MAX_ROUNDS], h[MAX_ROUNDS];
+    cost_sum_t r;
+
+    for (int i = 0; i < rounds; i++) {
+        d[i] = c->hooked[i] - c->alone[i];
+        a[i] = c->alone[i];
+        h[i] = c->hooked[i];
+    }
+    r.added = hs_median_double(d, (size_t)rounds); /* sorts d: its ends are the range */
+    r.lo = d[0];
+    r.hi = d[rounds - 1];
+    r.alone = hs_median_double(a, (size_t)rounds);
+    r.hooked = hs_median_double(h, (size_t)rounds);
+    return r;
+}
+
+/* Rounds of: the provider alone, then through the hooks as it is (hook, with its polls in
+ * poll), with every event kept (every), and where there are two CPUs with the writer on
+ * the second (apart). */
+typedef struct {
+    cost_t hook, poll, every, apart;
+    int cpu[2];
+} costs_t;
+
+static void cost_add(cost_t *c, int r, double alone, double hooked, const hooked_t *h)
+{
+    c->alone[r] = alone;
+    c->hooked[r] = hooked;
+    c->rec += h->rec;
+    c->drop += h->drop;
+}
+
+static void measure_round(bench_t *b, const char *dir, uint64_t n, int r, costs_t *c)
+{
+    uint64_t p_direct, t_direct, polls = n / SIG_EVERY;
+    hooked_t hook = {NULL, NULL, 0, 0, 0, 0}, every = {"HINTCAP_BLOCK", "1", 0, 0, 0, 0}, apart;
+
+    t_direct = run(b, n, 1, 0, &p_direct);
+    double post_direct = per_op(t_direct - p_direct, n);
+    hooked_run(b, dir, n, &hook);
+    cost_add(&c->hook, r, post_direct, per_op(hook.t_ns - hook.poll_ns, n), &hook);
+    cost_add(&c->poll, r, per_op(p_direct, polls), per_op(hook.poll_ns, polls), &hook);
+    hooked_run(b, dir, n, &every); /* 1a */
+    cost_add(&c->every, r, post_direct, per_op(every.t_ns - every.poll_ns, n), &every);
+    if (c->cpu[1] >= 0) { /* 1b */
+        hooked_run_apart(b, dir, n, c->cpu, &apart);
+        cost_add(&c->apart, r, post_direct, per_op(apart.t_ns - apart.poll_ns, n), &apart);
+    }
+}
+
+static void costs_print(costs_t *c, int rounds)
+{
+    cost_sum_t s = cost_sum(&c->hook, rounds), p = cost_sum(&c->poll, rounds);
+
+    printf("%-34s %10.1f ns/WR   (range %.1f..%.1f; provider alone %.1f, hooked %.1f; goal "
+           "<= 50)\n", "added cost per posted WR", s.added, s.lo, s.hi, s.alone, s.hooked);
+    printf("%-34s %10.1f ns/poll (range %.1f..%.1f; provider alone %.1f, hooked %.1f)\n",
+           "added cost per polled completion", p.added, p.lo, p.hi, p.alone, p.hooked);
+    print_those_runs(c->hook.rec, c->hook.drop);
+    printf("%-34s %10.1f ns         (one per posted WR, one per poll that returns work)\n",
+           atomic_load(&hcap_stamp_tsc) ? "  of which the time stamp (TSC)"
+                                         : "  of which the time stamp (CLOCK_MONOTONIC)",
+           stamp_cost_ns());
+    s = cost_sum(&c->every, rounds);
+    printf("%-34s %10.1f ns/WR   (range %.1f..%.1f; hooked %.1f; HINTCAP_BLOCK=1: a full ring "
+           "waits for the writer)\n", "  every WR kept", s.added, s.lo, s.hi, s.hooked);
+    print_those_runs(c->every.rec, c->every.drop);
+    if (c->cpu[1] < 0) {
+        printf("%-34s %10s         (one CPU: the writer takes its turns on it)\n",
+               "  posting thread alone", "-");
+        return;
+    }
+    s = cost_sum(&c->apart, rounds);
+    printf("%-34s %10.1f ns/WR   (range %.1f..%.1f; hooked %.1f; posting thread on CPU %d, "
+           "writer on CPU %d: HINTCAP_WRITER_CPU)\n", "  posting thread alone", s.added, s.lo,
+           s.hi, s.hooked, c->cpu[0], c->cpu[1]);
+    print_those_runs(c->apart.rec, c->apart.drop);
+}
+
 int main(int argc, char **argv)
 {
-    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 5000000;
-    uint64_t t_direct, p_direct, polls = n / SIG_EVERY;
-    hooked_t hook = {NULL, NULL, 0, 0, 0, 0}, every = {"HINTCAP_BLOCK", "1", 0, 0, 0, 0}, apart;
-    int cpu[2];
-    double post_direct, post_hook, poll_direct, poll_hook;
+    uint64_t n = 5000000;
+    int rounds = 3, a = 1;
     char dir[] = "/tmp/bench-preload-XXXXXX";
+    costs_t *c = calloc(1, sizeof(*c));
     bench_t b;
 
+    if (a + 1 < argc && strcmp(argv[a], "--rounds") == 0) {
+        rounds = atoi(argv[a + 1]);
+        a += 2;
+    }
+    if (a < argc)
+        n = strtoull(argv[a], NULL, 10);
+    if (!c || !n || rounds < 1 || rounds > MAX_ROUNDS) {
+        fprintf(stderr, "usage: bench_preload [--rounds 1..%d] [WRS]\n", MAX_ROUNDS);
+        free(c);
+        return 2;
+    }
     hs_host_print(stdout);
-    if (!n || !mkdtemp(dir))
+    if (!mkdtemp(dir)) {
+        free(c);
         return 1;
+    }
     b.f = fake_ctx_new();
     b.cq = fake_cq_new(b.f, 64);
     b.qp = fake_qp_new(b.f, b.cq, 7, 0);
     b.post_direct = b.f->vctx.context.ops.post_send;
     b.poll_direct = b.f->vctx.context.ops.poll_cq;
+    two_cpus(c->cpu);
     run(&b, n / 10, 1, 0, NULL); /* warm up */
-    t_direct = run(&b, n, 1, 0, &p_direct);
-    hooked_run(&b, dir, n, &hook);
-    printf("bench_preload: %llu WRs, 1 in %d signalled; provider double, no device\n",
-           (unsigned long long)n, SIG_EVERY);
-    post_direct = per_op(t_direct - p_direct, n);
-    post_hook = per_op(hook.t_ns - hook.poll_ns, n);
-    poll_direct = per_op(p_direct, polls);
-    poll_hook = per_op(hook.poll_ns, polls);
-    /* Differences of per-operation figures, in signed floating point: the hooked run can be
-     * the faster one on a noisy host (the figure is then negative, never a wrapped one). */
-    printf("%-34s %10.1f ns/WR   (provider alone %.1f, hooked %.1f; goal <= 50)\n",
-           "added cost per posted WR", post_hook - post_direct, post_direct, post_hook);
-    printf("%-34s %10.1f ns/poll (provider alone %.1f, hooked %.1f)\n",
-           "added cost per polled completion", poll_hook - poll_direct, poll_direct, poll_hook);
-    print_that_run(hook.rec, hook.drop);
-    printf("%-34s %10.1f ns         (one per posted WR, one per poll that returns work)\n",
-           atomic_load(&hcap_stamp_tsc) ? "  of which the time stamp (TSC)"
-                                         : "  of which the time stamp (CLOCK_MONOTONIC)",
-           stamp_cost_ns());
-    hooked_run(&b, dir, n, &every); /* 1a */
-    double post_every = per_op(every.t_ns - every.poll_ns, n);
-    printf("%-34s %10.1f ns/WR   (hooked %.1f; HINTCAP_BLOCK=1: a full ring waits for the "
-           "writer)\n", "  every WR kept", post_every - post_direct, post_every);
-    print_that_run(every.rec, every.drop);
-    two_cpus(cpu);
-    if (cpu[1] >= 0) {
-        hooked_run_apart(&b, dir, n, cpu, &apart);
-        double post_apart = per_op(apart.t_ns - apart.poll_ns, n);
-        printf("%-34s %10.1f ns/WR   (hooked %.1f; posting thread on CPU %d, writer on CPU "
-               "%d: HINTCAP_WRITER_CPU)\n", "  posting thread alone", post_apart - post_direct,
-               post_apart, cpu[0], cpu[1]);
-        print_that_run(apart.rec, apart.drop);
-    } else {
-        printf("%-34s %10s         (one CPU: the writer takes its turns on it)\n",
-               "  posting thread alone", "-");
-    }
+    for (int r = 0; r < rounds; r++)
+        measure_round(&b, dir, n, r, c);
+    printf("bench_preload: %llu WRs a run, %d rounds (each figure: the median over the "
+           "rounds), 1 in %d signalled; provider double, no device\n",
+           (unsigned long long)n, rounds, SIG_EVERY);
+    costs_print(c, rounds);
     report_drops(&b, dir, 10000000, 100);
     report_drops(&b, dir, n, 0);
     fake_qp_free(b.qp);
     fake_cq_free(b.cq);
     fake_ctx_free(b.f);
+    free(c);
     rmdir(dir);
     return 0;
 }

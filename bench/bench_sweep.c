@@ -56,18 +56,6 @@ static int run_once(const char *bin, const char *dir, const char *grid, const be
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
     static const bench_cfg_t cfgs[] = {
@@ -95,8 +83,8 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; r++)
             if (run_once(argv[1], dir, grid, &cfgs[c], r, &runs[r], &walls[r], &points) != 0)
                 return 1;
-        med_run[c] = median(runs, reps);
-        med_wall[c] = median(walls, reps);
+        med_run[c] = hs_median_double(runs, (size_t)reps);
+        med_wall[c] = hs_median_double(walls, (size_t)reps);
     }
     printf("sweep: %zu points (model, 4 sample traces, hint auto), median of %d\n", points, reps);
     printf("%-6s %10s %12s %10s %12s\n", "engine", "run_s", "points/s", "wall_s", "speedup");

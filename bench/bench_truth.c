@@ -144,22 +144,6 @@ static void judge(row_t *r)
                : G_MISS;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (sorted in place; NAN when n is 0). */
-static double median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Median over the results of measured / predicted throughput: how much of what the model
  * says the trace carries the device carried (below 1: it ran behind the trace). */
 static double carried_share(const cJSON *results)
@@ -174,7 +158,7 @@ static double carried_share(const cJSON *results)
         if (n < 64 && cJSON_IsNumber(p) && cJSON_IsNumber(m) && p->valuedouble > 0)
             v[n++] = m->valuedouble / p->valuedouble;
     }
-    return median(v, n);
+    return hs_median_double(v, n);
 }
 
 /* The key of objective obj in a result's "predicted" (the model's JSON names). */
@@ -271,7 +255,7 @@ static double sessions_half(const row_t *a, const row_t *b)
                          (a->obj_meas[i] + b->obj_meas[j]) * 100;
                 break;
             }
-    return n ? median(v, n) : fabs(a->err.v - b->err.v) / 2;
+    return n ? hs_median_double(v, n) : fabs(a->err.v - b->err.v) / 2;
 }
 
 /* Fold the second session (b) into r: the figures' means (fig_merge), the drift's and the
@@ -358,7 +342,7 @@ static double cal_noise(const char *dir, const row_t *r)
         if (!isnan(pb) && !isnan(r->obj_pred[i]))
             v[n++] = fabs(r->obj_pred[i] - pb) / 2 / r->obj_meas[i] * 100;
     }
-    out = median(v, n);
+    out = hs_median_double(v, n);
     cJSON_Delete(p2);
 free_txt:
     free(txt);

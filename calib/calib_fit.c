@@ -7,6 +7,7 @@
  * the device could not repeat counts for less.
  */
 #include "calib/calib_fit.h"
+#include "common/hs_util.h"
 #include "model/path_rules.h"
 
 #include <math.h>
@@ -164,13 +165,6 @@ static void fit_determined(size_t np, const double *A, int *det)
         det[j] = A[j * np + j] > 1e-10 * mx && A[j * np + j] > 1e-14;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 static double median_abs(const double *r, size_t n)
 {
     double *s = malloc(n * sizeof(*s)), m;
@@ -179,7 +173,7 @@ static double median_abs(const double *r, size_t n)
         return NAN;
     for (size_t i = 0; i < n; i++)
         s[i] = fabs(r[i]);
-    qsort(s, n, sizeof(*s), cmp_double);
+    qsort(s, n, sizeof(*s), hs_cmp_double);
     m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     free(s);
     return m;

@@ -24,20 +24,13 @@ typedef struct {
     uint64_t t0_ns; /* trace clock origin */
 } bench_ctx_t;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 double cap_pctl(double *v, size_t n, double q)
 {
     size_t k;
 
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(v, n, sizeof(*v), hs_cmp_double);
     k = (size_t)(q * (double)n + 0.999999999);
     k = k == 0 ? 0 : k - 1;
     return v[k < n ? k : n - 1];

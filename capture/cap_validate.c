@@ -990,18 +990,11 @@ double cap_rank_correlation(const double *x, const double *y, size_t n)
     return (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 double cap_median(double *v, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof(*v), cmp_dbl);
+    qsort(v, n, sizeof(*v), hs_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

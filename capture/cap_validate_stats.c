@@ -46,13 +46,6 @@ int cap_rounds_apart(const double *a, const double *b, size_t rounds)
     return amax < bmin || bmax < amin;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 void cap_quantile_interval(double *v, size_t n, double q, double *lo, double *hi)
 {
     double mid = (double)n * q, half = 1.96 * sqrt((double)n * q * (1 - q));
@@ -62,7 +55,7 @@ void cap_quantile_interval(double *v, size_t n, double q, double *lo, double *hi
         *lo = *hi = NAN;
         return;
     }
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(v, n, sizeof(*v), hs_cmp_double);
     rlo = rlo < 1 ? 1 : rlo > (double)n ? (double)n : rlo;
     rhi = rhi < 1 ? 1 : rhi > (double)n ? (double)n : rhi;
     *lo = v[(size_t)rlo - 1];
@@ -125,20 +118,13 @@ static void figures(const cap_stats_in_t *in, const cap_stats_t *s, const double
     f->mae = mae_pct(in->pred, med, in->n);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* The 95% percentile interval of v[0..n) (v sorted in place). */
 static cap_ci_t interval(double *v, size_t n)
 {
     size_t lo = (size_t)floor(CAP_LEVEL_LO * (double)(n - 1));
     size_t hi = (size_t)ceil(CAP_LEVEL_HI * (double)(n - 1));
 
-    qsort(v, n, sizeof(*v), cmp_dbl);
+    qsort(v, n, sizeof(*v), hs_cmp_double);
     return (cap_ci_t){v[lo], v[hi]};
 }
 

@@ -155,6 +155,21 @@ int hs_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+int hs_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+double hs_median_double(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof(*v), hs_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static void swap_u64(uint64_t *a, uint64_t *b)
 {
     uint64_t t = *a;

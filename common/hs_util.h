@@ -65,6 +65,11 @@ void hs_size_class_bounds(unsigned k, uint64_t *lo, uint64_t *hi);
 
 /* qsort comparator for uint64_t, ascending. */
 int hs_cmp_u64(const void *a, const void *b);
+/* qsort comparator for double, ascending (no NaN: they would compare equal to all). */
+int hs_cmp_double(const void *a, const void *b);
+/* The median of v[0..n): the middle value, or the mean of the two middle ones (v is sorted
+ * in place; NAN when n is 0). */
+double hs_median_double(double *v, size_t n);
 
 /* The k-th smallest of v[0..n) (k < n, 0-based), in O(n) expected and O(n log n) at worst;
  * reorders v. */

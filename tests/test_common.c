@@ -196,6 +196,24 @@ static void test_sort_pos_floats(void **state)
     }
 }
 
+/* hs_median_double: the middle of an odd count, the mean of the two middle ones of an even
+ * count, whatever the order given (negative values and ties included), NAN for none; and
+ * hs_cmp_double orders as < and > do. */
+static void test_median_double(void **state)
+{
+    (void)state;
+    double odd[] = {3.5, -1.0, 9.0, 3.5, 0.25}, even[] = {7.0, -2.0, 1.0, 4.0}, one[] = {42.0};
+    double a = 1.0, b = 2.0;
+
+    assert_true(hs_cmp_double(&a, &b) < 0 && hs_cmp_double(&b, &a) > 0);
+    assert_int_equal(hs_cmp_double(&a, &a), 0);
+    assert_true(hs_median_double(odd, 5) == 3.5);
+    assert_true(odd[0] == -1.0 && odd[4] == 9.0); /* sorted in place */
+    assert_true(hs_median_double(even, 4) == 2.5); /* (1 + 4) / 2 */
+    assert_true(hs_median_double(one, 1) == 42.0);
+    assert_true(isnan(hs_median_double(one, 0)));
+}
+
 /* hs_hash_file streams a file in pieces: the same value as hs_hash64 over the whole file
  * (3.5 pieces, and empty), its length, and an error naming a missing file. */
 static void test_hash_file(void **state)
@@ -466,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
         cmocka_unit_test(test_format_size),    cmocka_unit_test(test_select_u64),
         cmocka_unit_test(test_sort_pos_floats), cmocka_unit_test(test_hash_file),
+        cmocka_unit_test(test_median_double),
         cmocka_unit_test(test_opt_parse),
         cmocka_unit_test(test_opt_errors),     cmocka_unit_test(test_afile),
         cmocka_unit_test(test_afile_tmp_pid),

@@ -22,12 +22,6 @@ static double uniform01(void)
     return (double)(hs_xorshift64(&g_rng) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Exact nearest-rank percentile of sorted v[0..n). */
 static double exact_pct(const double *sorted, size_t n, double q)
 {
@@ -64,7 +58,7 @@ static double check_quantiles(double *v, size_t n)
     double worst = 0;
 
     hist_fill(&h, v, n);
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(v, n, sizeof(*v), hs_cmp_double);
     for (int k = 0; k <= 1000 + 7; k++) {
         double q = k <= 1000 ? k / 1000.0 : tails[k - 1001];
         double e = exact_pct(v, n, q), got = lat_hist_pct(h.bins, h.n, h.min, h.max, q);
@@ -137,7 +131,7 @@ static void test_summarize(void **state)
     }
     raw.t_last_done_us = 1000;
     assert_int_equal(pred_summarize(&tr, &o, &raw, 0, &res), HS_OK);
-    qsort(v, n, sizeof(*v), cmp_double);
+    qsort(v, n, sizeof(*v), hs_cmp_double);
     assert_true(fabs(res.p50_us - exact_pct(v, n, 0.5)) <= BOUND * exact_pct(v, n, 0.5));
     assert_true(fabs(res.p99_us - exact_pct(v, n, 0.99)) <= BOUND * exact_pct(v, n, 0.99));
     assert_true(res.p50_us != exact_pct(v, n, 0.5) || res.p99_us != exact_pct(v, n, 0.99));
