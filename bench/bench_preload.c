@@ -240,12 +240,16 @@ typedef struct {
     int cpu[2];
 } costs_t;
 
+/* Round r of cost c; h: the run whose records and drops it counts (NULL: they are another
+ * cost's, as the polls' are the posts' run's). */
 static void cost_add(cost_t *c, int r, double alone, double hooked, const hooked_t *h)
 {
     c->alone[r] = alone;
     c->hooked[r] = hooked;
-    c->rec += h->rec;
-    c->drop += h->drop;
+    if (h) {
+        c->rec += h->rec;
+        c->drop += h->drop;
+    }
 }
 
 static void measure_round(bench_t *b, const char *dir, uint64_t n, int r, costs_t *c)
@@ -257,7 +261,7 @@ static void measure_round(bench_t *b, const char *dir, uint64_t n, int r, costs_
     double post_direct = per_op(t_direct - p_direct, n);
     hooked_run(b, dir, n, &hook);
     cost_add(&c->hook, r, post_direct, per_op(hook.t_ns - hook.poll_ns, n), &hook);
-    cost_add(&c->poll, r, per_op(p_direct, polls), per_op(hook.poll_ns, polls), &hook);
+    cost_add(&c->poll, r, per_op(p_direct, polls), per_op(hook.poll_ns, polls), NULL);
     hooked_run(b, dir, n, &every); /* 1a */
     cost_add(&c->every, r, post_direct, per_op(every.t_ns - every.poll_ns, n), &every);
     if (c->cpu[1] >= 0) { /* 1b */

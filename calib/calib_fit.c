@@ -173,8 +173,7 @@ static double median_abs(const double *r, size_t n)
         return NAN;
     for (size_t i = 0; i < n; i++)
         s[i] = fabs(r[i]);
-    qsort(s, n, sizeof(*s), hs_cmp_double);
-    m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    m = hs_median_double(s, n);
     free(s);
     return m;
 }

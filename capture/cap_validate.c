@@ -992,10 +992,7 @@ double cap_rank_correlation(const double *x, const double *y, size_t n)
 
 double cap_median(double *v, size_t n)
 {
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof(*v), hs_cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return n ? hs_median_double(v, n) : 0;
 }
 
 void cap_shuffle(size_t *idx, size_t n, uint64_t *seed)
