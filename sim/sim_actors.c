@@ -70,6 +70,8 @@ struct sim_flow {
     sim_chunk_t *q; /* chunks in flight, FIFO: [arr_head, nic_next, tail) */
     uint64_t qcap, tail, nic_next, arr_head;
     int nic_idle, poster_blocked;
+    sim_path_t *wait_ph; /* what the blocked poster waits for (poster_waiting) */
+    int wait_batch;
     sg_sem_t nic_sem, poster_sem;
     double cpu_free_s, link_free_s, s_per_byte;
     double pert_from_s, pert_until_s;
@@ -94,16 +96,33 @@ static double dmax(double a, double b)
     return a > b ? a : b;
 }
 
+/* Whether the poster still waits: for every chunk posted on its path to arrive, or (batch)
+ * for that or a closed batch on the path's ring. Only arrivals and closes change either,
+ * and each one asks this before a wake: a wake the poster would only answer by blocking
+ * again costs two context switches of the simulation (bench_sim, hint 2K: about two such
+ * wakes a message). */
+static int poster_waiting(const sim_flow_t *f)
+{
+    const sim_path_t *ph = f->wait_ph;
+
+    return ph->arrived < ph->posted && !(f->wait_batch && ph->count);
+}
+
 static void poster_wake(sim_flow_t *f)
 {
-    if (f->poster_blocked) {
+    if (f->poster_blocked && !poster_waiting(f)) {
         f->poster_blocked = 0;
         sg_sem_release(f->poster_sem);
     }
 }
 
-static void poster_block(sim_flow_t *f)
+/* Block until the condition poster_waiting describes no longer holds (batch: as its). */
+static void poster_block(sim_path_t *ph, int batch)
 {
+    sim_flow_t *f = ph->flow;
+
+    f->wait_ph = ph;
+    f->wait_batch = batch;
     f->poster_blocked = 1;
     sg_sem_acquire(f->poster_sem);
 }
@@ -300,7 +319,7 @@ static double batch_pop(sim_path_t *ph)
 static void batch_force_close(sim_path_t *ph)
 {
     while (ph->arrived < ph->posted)
-        poster_block(ph->flow);
+        poster_block(ph, 0);
     if (ph->open_n)
         batch_close(ph, ph->pc->period_s > 0 ? ph->h0_s + ph->pc->period_s : ph->h1_s);
 }
@@ -318,7 +337,7 @@ static double slots_acquire(sim_path_t *ph, uint32_t nwr, double t, int *stalled
         double r;
         /* the model closes in-flight chunks at post time: wait for them to arrive */
         while (!ph->count && ph->arrived < ph->posted)
-            poster_block(f);
+            poster_block(ph, 1);
         if (!ph->count)
             batch_force_close(ph);
         r = batch_pop(ph);
