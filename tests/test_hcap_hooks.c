@@ -24,12 +24,12 @@ typedef struct {
     size_t n;
 } sink_t;
 
-static void sink_rec(void *arg, const trace_rec_t *rec)
+static void sink_rec(void *arg, const trace_rec_t *recs, size_t n)
 {
     sink_t *s = arg;
 
-    if (s->n < 4096)
-        s->recs[s->n++] = *rec;
+    for (size_t i = 0; i < n && s->n < 4096; i++)
+        s->recs[s->n++] = recs[i];
 }
 
 typedef struct {

@@ -14,14 +14,18 @@
 typedef struct {
     trace_rec_t recs[256];
     size_t n;
+    size_t calls, most; /* emit calls, the most records one call gave */
 } sink_t;
 
-static void sink_rec(void *arg, const trace_rec_t *rec)
+static void sink_rec(void *arg, const trace_rec_t *recs, size_t n)
 {
     sink_t *s = arg;
 
-    if (s->n < 256)
-        s->recs[s->n++] = *rec;
+    assert_true(n >= 1);
+    s->calls++;
+    s->most = n > s->most ? n : s->most;
+    for (size_t i = 0; i < n && s->n < 256; i++)
+        s->recs[s->n++] = recs[i];
 }
 
 static hcap_ev_t ev(uint8_t kind, uint64_t t, uint32_t qp, uint64_t wr_id, uint16_t flags)
@@ -80,6 +84,50 @@ static void test_match_orders(void **state)
     assert_int_equal(s.n, 5);
     assert_int_equal(s.recs[4].t_done_ns, TRACE_TIME_UNKNOWN);
     assert_int_equal(s.recs[4].qp, 2);
+    hcap_match_free(m);
+}
+
+/* A completion closing a long run of unsignalled WRs: every one of them, in post order, in
+ * more than one call to emit (each call bounded); an error completion closes the run up to
+ * its own WR, signalled or not. */
+static void test_match_long_run(void **state)
+{
+    sink_t s = {.n = 0};
+    hcap_match_t *m;
+    uint64_t i;
+    (void)state;
+
+    assert_int_equal(hcap_match_new(0, sink_rec, &s, &m), HS_OK);
+    for (i = 1; i <= 150; i++)
+        feed(m, ev(HCAP_EV_POST, 100 + i, 0, i, i == 150 ? TRACE_F_SIGNALED : 0));
+    feed(m, ev(HCAP_EV_COMP, 1000, 0, 150, 0));
+    assert_int_equal(s.n, 150);
+    assert_true(s.calls >= 3);
+    assert_true(s.most <= 64);
+    for (i = 0; i < 150; i++) {
+        assert_int_equal(s.recs[i].t_post_ns, 101 + i);
+        assert_int_equal(s.recs[i].t_done_ns, 1000);
+        assert_int_equal(s.recs[i].size_bytes, (i + 1) * 10);
+        assert_int_equal(!!(s.recs[i].flags & TRACE_F_IMPLICIT), i < 149);
+        assert_int_equal(s.recs[i].status, 0);
+    }
+    /* an error completion (status 5) for the 3rd of 4 unsignalled WRs */
+    for (i = 1; i <= 4; i++)
+        feed(m, ev(HCAP_EV_POST, 2000 + i, 0, 200 + i, 0));
+    hcap_ev_t c = ev(HCAP_EV_COMP, 3000, 0, 203, 0);
+    c.op = 5;
+    feed(m, c);
+    assert_int_equal(s.n, 153);
+    assert_int_equal(s.recs[152].t_post_ns, 2003);
+    assert_int_equal(s.recs[152].status, 5);
+    assert_true(s.recs[152].flags & TRACE_F_ERROR);
+    assert_false(s.recs[152].flags & TRACE_F_IMPLICIT);
+    assert_true(s.recs[151].flags & TRACE_F_IMPLICIT);
+    assert_int_equal(s.recs[151].status, 0);
+    hcap_match_flush(m);
+    assert_int_equal(s.n, 154);
+    assert_int_equal(s.recs[153].t_post_ns, 2004);
+    assert_int_equal(s.recs[153].t_done_ns, TRACE_TIME_UNKNOWN);
     hcap_match_free(m);
 }
 
@@ -221,6 +269,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_match_orders),
+        cmocka_unit_test(test_match_long_run),
         cmocka_unit_test(test_ring_drops),
         cmocka_unit_test(test_map),
         cmocka_unit_test(test_config_precedence),

@@ -136,18 +136,21 @@ static void sink_open(hcap_t *h)
     trace_hdr_release(&hdr);
 }
 
-static void sink_emit(void *arg, const trace_rec_t *rec)
+static void sink_emit(void *arg, const trace_rec_t *recs, size_t n)
 {
     hcap_t *h = arg;
+    uint64_t completed = 0;
 
-    h->records++;
-    h->completed += rec->t_done_ns != TRACE_TIME_UNKNOWN;
+    for (size_t i = 0; i < n; i++)
+        completed += recs[i].t_done_ns != TRACE_TIME_UNKNOWN;
+    h->records += n;
+    h->completed += completed;
     if (h->emit) {
-        h->emit(h->emit_arg, rec);
+        h->emit(h->emit_arg, recs, n);
         return;
     }
     sink_open(h);
-    if (h->tw && trace_writer_append(h->tw, rec) != HS_OK) {
+    if (h->tw && trace_writer_append_many(h->tw, recs, n) != HS_OK) {
         hcap_warn("writing %s failed; capture stops here", h->path);
         trace_writer_abort(h->tw);
         h->tw = NULL;

@@ -6,6 +6,8 @@
 
 /* A pending WR queue bigger than this means nobody polls: emit the oldest as unknown. */
 #define HCAP_MATCH_MAX_PENDING (1u << 20)
+/* Records handed to emit in one call at most (a completion's run of WRs, in pieces). */
+#define HCAP_MATCH_EMIT_BATCH 64
 
 typedef struct {
     hcap_ev_t *v;
@@ -116,19 +118,50 @@ static hcap_mqp_t *match_qp(hcap_match_t *m, uint32_t qp)
     return qp < m->n_qps ? &m->qps[qp] : match_qp_grow(m, qp);
 }
 
+/* The record of post p, completed at t_done with status (extra: more flags). */
+static void rec_fill(trace_rec_t *rec, const hcap_ev_t *p, uint64_t t_done, uint8_t status,
+                     uint16_t extra)
+{
+    rec->t_post_ns = p->t_ns;
+    rec->t_done_ns = t_done;
+    rec->size_bytes = p->size_bytes;
+    rec->qp = p->qp;
+    rec->opcode = p->op;
+    rec->status = status;
+    rec->flags = (uint16_t)(p->flags | extra | (status ? TRACE_F_ERROR : 0));
+}
+
 static void emit_post(hcap_match_t *m, const hcap_ev_t *p, uint64_t t_done, uint8_t status,
                       uint16_t extra)
 {
     trace_rec_t rec;
 
-    rec.t_post_ns = p->t_ns;
-    rec.t_done_ns = t_done;
-    rec.size_bytes = p->size_bytes;
-    rec.qp = p->qp;
-    rec.opcode = p->op;
-    rec.status = status;
-    rec.flags = (uint16_t)(p->flags | extra | (status ? TRACE_F_ERROR : 0));
-    m->emit(m->arg, &rec);
+    rec_fill(&rec, p, t_done, status, extra);
+    m->emit(m->arg, &rec, 1);
+}
+
+/* Emit the first i + 1 posts of q as completed by c: the unsignalled WRs before the one it
+ * closes get its time and TRACE_F_IMPLICIT. In calls of up to HCAP_MATCH_EMIT_BATCH records
+ * (measured: callgrind, bench_preload, 1 in 64 signalled: the writer's instructions per
+ * event, a call chain per record before). */
+static void emit_closed(hcap_match_t *m, const hcap_evq_t *q, size_t i, const hcap_ev_t *c)
+{
+    trace_rec_t recs[HCAP_MATCH_EMIT_BATCH];
+    /* in locals: a record's uint64_t stores could otherwise be taken to alias them */
+    const hcap_ev_t *v = q->v;
+    size_t mask = q->cap - 1, head = q->head, k, nb = 0;
+    uint64_t t = c->t_ns;
+    uint8_t status = c->op;
+
+    for (k = 0; k < i; k++) {
+        rec_fill(&recs[nb++], &v[(head + k) & mask], t, 0, TRACE_F_IMPLICIT);
+        if (nb == HCAP_MATCH_EMIT_BATCH - 1) { /* room left for c's own */
+            m->emit(m->arg, recs, nb);
+            nb = 0;
+        }
+    }
+    rec_fill(&recs[nb++], &v[(head + i) & mask], t, status, 0);
+    m->emit(m->arg, recs, nb);
 }
 
 /* Find the post completion c closes; emit it and the unsignalled WRs before it. */
@@ -140,15 +173,12 @@ static match_res_t match_one(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *c)
 
     for (i = 0; i < n; i++) {
         const hcap_ev_t *p = &v[(head + i) & mask];
-        size_t k;
 
         if (p->t_ns > t)
             return MATCH_STALE;
         if (p->wr_id != wr_id || (!(p->flags & TRACE_F_SIGNALED) && c->op == 0))
             continue;
-        for (k = 0; k < i; k++)
-            emit_post(m, &v[(head + k) & mask], t, 0, TRACE_F_IMPLICIT);
-        emit_post(m, p, t, c->op, 0);
+        emit_closed(m, &q->posts, i, c);
         evq_pop(&q->posts, i + 1);
         return MATCH_DONE;
     }

@@ -17,12 +17,13 @@
 #include "common/hs_status.h"
 #include "traces/trace.h"
 
-/* Receives each finished record; rec is only valid during the call. */
-typedef void (*hcap_emit_fn)(void *arg, const trace_rec_t *rec);
+/* Receives finished records, n >= 1 of them in trace order (a completion's implicit WRs
+ * and its own come in one call); recs is only valid during the call. */
+typedef void (*hcap_emit_fn)(void *arg, const trace_rec_t *recs, size_t n);
 
 typedef struct hcap_match hcap_match_t;
 
-/* A matcher that flags the first cold_n WRs per QP and hands records to emit(arg, rec). */
+/* A matcher that flags the first cold_n WRs per QP and hands records to emit(arg, ...). */
 hs_status_t hcap_match_new(uint64_t cold_n, hcap_emit_fn emit, void *arg, hcap_match_t **out);
 /* Consume one event. Returns HS_ERR_NOMEM if a queue could not grow (the event is then
  * lost and counted in hcap_match_lost). */
