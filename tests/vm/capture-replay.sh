@@ -14,8 +14,10 @@
 #     `validate --mode closed` at hint 0 of a ping-pong trace (64 B, 200 us think time) with
 #     the profile's selective signalling (generic: one WR in 16): the closed loop waits for
 #     every message, so none of them waits for a later signalled WR.
-# Five rounds, each bench next to its validates, so that a slow spell of the shared host
-# shows in both figures of a round. capture-replay-check.sh compares them on the host.
+# Five rounds, each validate between two runs of its bench (before and after), so that a
+# slow spell of the shared host shows in the figures of its round: the device's own drift
+# within a round is what the two benches differ by. capture-replay-check.sh compares them
+# on the host.
 set -u
 HS_NAME=capture-replay
 . /hs/lib.sh # fail
@@ -32,22 +34,28 @@ bench_ll() {
         --warmup 20 --gap-us "$2" --json >"$OUT/$1_$round.json" ||
         fail "capture bench 64 B on LL, one every $2 us"
 }
+bench_bw() {
+    hintsim capture bench -d rxe0 -x 0 --sizes 64 --hint 0 --phases latency --iters 300 \
+        --warmup 20 --gap-us 230 --set bw.signal_every=1 --set bw.coal_count=1 \
+        --set bw.coal_period_us=0 --json >"$OUT/$1_$round.json" ||
+        fail "capture bench 64 B on BW, all signalled"
+}
 for round in 1 2 3 4 5; do
     bench_ll bench_ll 500
     hintsim validate sparse.hst -d rxe0 -x 0 --hint 4K --repeat 1 --mode open \
         --objective p50 --quiet --json >"$OUT/sparse_ll_$round.json" ||
         fail "validate of the sparse trace on LL"
+    bench_ll bench_ll_after 500
     bench_ll bench_ll5ms 5000
     hintsim validate sparse5ms.hst -d rxe0 -x 0 --hint 4K --repeat 1 --mode open \
         --objective p50 --quiet --json >"$OUT/sparse5ms_ll_$round.json" ||
         fail "validate of the trace 5 ms apart on LL"
+    bench_ll bench_ll5ms_after 5000
     bench_ll bench_llb2b 0
-    hintsim capture bench -d rxe0 -x 0 --sizes 64 --hint 0 --phases latency --iters 300 \
-        --warmup 20 --gap-us 230 --set bw.signal_every=1 --set bw.coal_count=1 \
-        --set bw.coal_period_us=0 --json >"$OUT/bench_bw_$round.json" ||
-        fail "capture bench 64 B on BW, all signalled"
+    bench_bw bench_bw
     hintsim validate pingpong.hst -d rxe0 -x 0 --hint 0 --repeat 1 --mode closed \
         --objective p50 --quiet --json >"$OUT/pingpong_bw_$round.json" ||
         fail "validate of the ping-pong trace on BW (closed loop)"
+    bench_bw bench_bw_after
 done
 echo "capture-replay: PASS"
