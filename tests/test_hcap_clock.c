@@ -179,6 +179,44 @@ static void test_tsc_long_run(void **state)
     run_clock("tsc", HCAP_CLOCK_TSC_NAME, test_secs());
 }
 
+/* hcap_clock_ns's inline paths (the last segment, past the last anchor) give what the
+ * search gives, bit for bit, for stamps before, between, at and past real anchors taken
+ * about 150 us apart (anchors kept >= HCAP_CLOCK_MIN_GAP_NS apart). */
+static void test_inline_equals_search(void **state)
+{
+    static const int64_t offs[] = {-1000000, -1, 0, 1, 2, 1000, 123457, 1000000000,
+                                   (int64_t)1 << 40};
+    hcap_clock_t c;
+    size_t checked = 0;
+
+    (void)state;
+    if (!hs_tsc_invariant())
+        skip();
+    hcap_clock_init(&c, 1);
+    for (int i = 0; i < 6; i++) {
+        uint64_t t0 = hs_now_ns();
+        while (hs_now_ns() - t0 < 150000)
+            ;
+        hcap_clock_anchor(&c);
+    }
+    assert_true(c.n >= 3);
+    assert_true(c.seg_ticks > 0);
+    for (uint32_t a = 0; a < c.n; a++) {
+        uint64_t at = c.a[(c.first + a) % HCAP_CLOCK_ANCHORS].tsc;
+        for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+            uint64_t st = at + (uint64_t)offs[k];
+            assert_int_equal(hcap_clock_ns(&c, st), hcap_clock_ns_search(&c, st));
+            checked++;
+        }
+    }
+    for (uint64_t f = 1; f < 64; f++) { /* across the last segment */
+        uint64_t st = c.seg.tsc + c.seg_ticks * f / 64;
+        assert_int_equal(hcap_clock_ns(&c, st), hcap_clock_ns_search(&c, st));
+        checked++;
+    }
+    printf("inline conversion = search on %zu stamps over %u anchors\n", checked, c.n);
+}
+
 static void test_monotonic_fallback(void **state)
 {
     (void)state;
@@ -189,6 +227,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tsc_long_run),
+        cmocka_unit_test(test_inline_equals_search),
         cmocka_unit_test(test_monotonic_fallback),
     };
 

@@ -72,6 +72,7 @@ static void rate_update(hcap_clock_t *c)
         c->ns_per_tick = seg_rate(lo, hi);
         c->seg = *anchor_get(c, c->n - 2);
         c->seg_ticks = hi->tsc - c->seg.tsc;
+        c->last = *hi;
         c->last_rate = seg_rate(&c->seg, hi);
     }
 }

@@ -67,6 +67,7 @@ typedef struct {
     hcap_anchor_t seg;        /* the next-to-last anchor, where the last segment starts */
     uint64_t seg_ticks;       /* the last segment's length (0: none, every stamp goes the
                                * long way) */
+    hcap_anchor_t last;       /* the last anchor (valid when seg_ticks is not 0) */
 } hcap_clock_t;
 
 /* Pick the stamp (use_tsc: the caller's wish, honoured only where the TSC is invariant),
@@ -88,12 +89,17 @@ static inline uint64_t hcap_clock_along(const hcap_anchor_t *a, double rate, uin
 /* hcap_clock_ns for a stamp outside the last segment. */
 uint64_t hcap_clock_ns_search(const hcap_clock_t *c, uint64_t stamp);
 
-/* A stamp as CLOCK_MONOTONIC ns. Inline for the stamps of the last segment, where most of
- * a drain's fall (the writer converts every event: one compare and a multiply-add then). */
+/* A stamp as CLOCK_MONOTONIC ns. Inline for the stamps where a drain's fall (the writer
+ * converts every event: a compare or two and a multiply-add then): in the last segment, or
+ * newer than the last anchor (stamped while the pass that took it drains: most of them when
+ * the rings are busy), carried at the rate over all kept anchors as hcap_clock_ns_search
+ * does. */
 static inline uint64_t hcap_clock_ns(const hcap_clock_t *c, uint64_t stamp)
 {
     if (stamp - c->seg.tsc < c->seg_ticks) /* seg.tsc <= stamp < the last anchor's */
         return hcap_clock_along(&c->seg, c->last_rate, stamp);
+    if (c->seg_ticks && stamp >= c->last.tsc)
+        return hcap_clock_along(&c->last, c->ns_per_tick, stamp);
     return hcap_clock_ns_search(c, stamp);
 }
 /* TSC ticks per second over the kept anchors (0: not TSC, or one anchor only). */
