@@ -300,8 +300,9 @@ static size_t drain_all(hcap_t *h)
     size_t total = 0, n, i;
     int dead_seen = 0;
 
-    /* One anchor a pass, before draining: most stamps drained are older, so they are
-     * interpolated; the few taken since are extrapolated at the rate of the kept anchors. */
+    /* One anchor a pass, before draining: stamps older than it are interpolated; those
+     * taken since (most of them while the rings are busy) are carried past it at the rate
+     * of the kept anchors (hcap_clock_ns, inline either way). */
     hcap_clock_anchor(&h->clock);
     pthread_mutex_lock(&h->lock);
     r = h->rings;
