@@ -5,14 +5,15 @@
 set -euo pipefail
 check=$1 dir=$2
 mkdir -p "$dir"
-# bench FILE GAP P50 / val FILE P50: the fields capture-replay-check.sh reads
+# bench FILE GAP P50 COUNT / val FILE P50 COUNT: the fields capture-replay-check.sh reads
 bench() {
-    printf '{"results":[{"post_to_completion":{"count":300,"p50_us":%s,"gap_us":%s}}]}\n' \
-        "$3" "$2" >"$1"
+    printf '{"results":[{"post_to_completion":{"count":%s,"p50_us":%s,"gap_us":%s}}]}\n' \
+        "$4" "$3" "$2" >"$1"
 }
 val() {
     local o='"p50":%s,"p99":%s,"max":%s'
-    printf '{"results":[{"measured":{"p50_us":%s}}],"replay_overhead":{"posts":300,"polls":400,' "$2" >"$1"
+    printf '{"results":[{"measured":{"p50_us":%s}}],"replay_overhead":{"posts":%s,"polls":%s,' \
+        "$2" "$3" $(($3 + 100)) >"$1"
     printf "\"poll_gap_us\":{$o},\"post_late_us\":{$o},\"post_to_completion_us\":{$o}}}\n" \
         1 2 3 2 3 4 "$2" "$2" "$2" >>"$1"
 }
@@ -27,13 +28,14 @@ make() {
         late) b=100 a=100 v=1000 ;;
         slow) b=100 a=104 v=145 ;;
         esac
-        for t in bench_ll:sparse_ll:500 bench_ll5ms:sparse5ms_ll:5000 bench_bw:pingpong_bw:230; do
-            IFS=: read -r bn vn gap <<<"$t"
-            bench "$d/${bn}_$r.json" "$gap" "$b"
-            bench "$d/${bn}_after_$r.json" "$gap" "$a"
-            val "$d/${vn}_$r.json" "$v"
+        for t in bench_ll:sparse_ll:500:3000 bench_ll5ms:sparse5ms_ll:5000:300 \
+            bench_bw:pingpong_bw:230:3000; do
+            IFS=: read -r bn vn gap cnt <<<"$t"
+            bench "$d/${bn}_$r.json" "$gap" "$b" "$cnt"
+            bench "$d/${bn}_after_$r.json" "$gap" "$a" "$cnt"
+            val "$d/${vn}_$r.json" "$v" "$cnt"
         done
-        bench "$d/bench_llb2b_$r.json" 0 50
+        bench "$d/bench_llb2b_$r.json" 0 50 300
     done
     echo "$d"
 }
