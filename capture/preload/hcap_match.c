@@ -244,10 +244,8 @@ __attribute__((noinline, cold)) static void match_gone(hcap_match_t *m, hcap_mqp
     q->comps.n = 0;
 }
 
-/* hcap_match_event for an event that is not a post: out of line, so that the posts' path,
- * one per WR, saves only the registers it needs (measured: callgrind, bench_preload). */
-__attribute__((noinline)) static hs_status_t match_other(hcap_match_t *m, hcap_mqp_t *q,
-                                                          const hcap_ev_t *ev)
+/* match_event for an event that is not a post. */
+static hs_status_t match_other(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *ev)
 {
     switch (ev->kind) {
     case HCAP_EV_COMP:
