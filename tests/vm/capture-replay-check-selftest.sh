@@ -17,8 +17,8 @@ val() {
     printf "\"poll_gap_us\":{$o},\"post_late_us\":{$o},\"post_to_completion_us\":{$o}}}\n" \
         1 2 3 2 3 4 "$2" "$2" "$2" >>"$1"
 }
-# make CASE: five rounds; each round's bench before, validate, bench after from the case
-make() {
+# mkcase CASE: five rounds; each round's bench before, validate, bench after from the case
+mkcase() {
     local d=$dir/$1 r b a v
     rm -rf "$d" && mkdir -p "$d"
     for r in 1 2 3 4 5; do
@@ -41,7 +41,7 @@ make() {
 }
 expect() { # expect pass|fail CASE
     local rc=0
-    bash "$check" "$(make "$2")" >"$dir/$2.log" 2>&1 || rc=$?
+    bash "$check" "$(mkcase "$2")" >"$dir/$2.log" 2>&1 || rc=$?
     if [ "$1" = pass ] && [ $rc -ne 0 ]; then
         cat "$dir/$2.log"; echo "selftest: FAIL: $2 should pass"; exit 1
     fi
