@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/cap_pace.h"
 #include "common/hs_util.h"
 #include "traces/trace.h"
 #include "traces/trace_convert.h"
@@ -117,18 +118,21 @@ static hs_status_t latency_msg(cap_conn_t *c, bench_ctx_t *b, cap_qp_t *q, trace
     return cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
 }
 
-/* Poll q's completions until t_ns (hs_now_ns clock), as the live replay does between posts. */
-static hs_status_t poll_until(cap_conn_t *c, cap_qp_t *q, uint64_t t_ns)
+/* The paced phase's time between polls, as validate's replay_overhead.poll_gap_us. */
+static void gap_json(cJSON *ptc, const cap_pace_t *w)
 {
-    hs_status_t st = HS_OK;
+    cJSON *g = cJSON_AddObjectToObject(ptc, "poll_gap_us");
 
-    while (st == HS_OK && hs_now_ns() < t_ns)
-        st = cap_qp_poll(c->ep, q);
-    return st;
+    if (!g)
+        return;
+    cJSON_AddNumberToObject(g, "p50", cap_hist_pctl_us(&w->gap, 0.50));
+    cJSON_AddNumberToObject(g, "p99", cap_hist_pctl_us(&w->gap, 0.99));
+    cJSON_AddNumberToObject(g, "max", cap_hist_max_us(&w->gap));
 }
 
 /* Post-to-completion: one trace record per message; wait only where the path signals.
- * With o->gap_us, message i is posted no earlier than i gaps after the first. */
+ * With o->gap_us, message i is posted no earlier than i gaps after the first, paced by the
+ * live replay's progress loop (cap_pace.h), whose time between polls goes in the row. */
 static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t path,
                                  uint64_t size, int switched, const cap_bench_opts_t *o,
                                  cJSON *row)
@@ -137,12 +141,14 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
     uint64_t n = o->warmup + o->iters, first = b->tr->n, start_ns;
     uint64_t gap_ns = (uint64_t)(o->gap_us * 1e3 + 0.5);
     double *us = calloc(o->iters, sizeof(*us));
+    cap_pace_t *w = gap_ns ? malloc(sizeof(*w)) : NULL;
     cJSON *ptc;
-    hs_status_t st = us ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = us && (w || !gap_ns) ? HS_OK : HS_ERR_NOMEM;
 
-    if (!us)
+    if (st != HS_OK)
         hs_log_error("out of memory for %llu latencies (--iters)", (unsigned long long)o->iters);
-
+    if (w)
+        cap_pace_init(w, c->ep);
     start_ns = hs_now_ns();
     for (uint64_t i = 0; st == HS_OK && i < n; i++) {
         trace_rec_t r = {.size_bytes = size, .qp = (uint32_t)path, .opcode = TRACE_OP_WRITE,
@@ -150,8 +156,8 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
                          .flags = rec_flags(c, path, size, i < o->warmup)};
         if (i == 0 && switched)
             r.flags |= TRACE_F_SWITCH;
-        if (gap_ns)
-            st = poll_until(c, q, start_ns + i * gap_ns);
+        if (w)
+            st = cap_pace_until(w, start_ns + i * gap_ns);
         if (st == HS_OK)
             st = latency_msg(c, b, q, &r);
     }
@@ -166,8 +172,13 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
     }
     ptc = stats_json(us, o->iters);
     cJSON_AddNumberToObject(ptc, "gap_us", (double)gap_ns / 1e3);
+    if (w)
+        gap_json(ptc, w);
     cJSON_AddItemToObject(row, "post_to_completion", ptc);
 free_us:
+    if (w)
+        cap_pace_fini(w);
+    free(w);
     free(us);
     return st;
 }

@@ -2,78 +2,20 @@
  * follows are model/MODEL.md's section "Live replay").
  *
  * One loop: route the message, drain the old path on a switch, wait for the post time,
- * post, and in closed loop wait for the message. Every wait is a progress loop: it polls
- * the send CQs of both paths (the endpoint's progress hook makes cap_path.c's slot, drain
- * and completion waits do the same), so a completion is stamped at the first poll that can
- * see it instead of when the replay next happens to look at that path.
+ * post, and in closed loop wait for the message. Every wait is a pass of cap_pace.h's
+ * progress loop, which polls the send CQs of both paths (the endpoint's progress hook makes
+ * cap_path.c's slot, drain and completion waits do the same), so a completion is stamped at
+ * the first poll that can see it instead of when the replay next happens to look at that
+ * path; capture bench paces its messages with the same loop.
  */
 #include "capture/cap_replay.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "capture/cap_hist.h"
+#include "capture/cap_pace.h"
 #include "common/hs_util.h"
-
-/* ---- a log-linear histogram of durations (ns) ----------------------------------------- */
-
-#define HIST_SUB_BITS 5u
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_BINS (HIST_SUB * (64u - HIST_SUB_BITS + 1u))
-/* The most passes between two clock reads while waiting for a post time. */
-#define REPLAY_MAX_PASSES 256u
-
-typedef struct {
-    uint64_t n, max_ns;
-    uint32_t bin[HIST_BINS];
-} ns_hist_t;
-
-static unsigned hist_bin(uint64_t v)
-{
-    unsigned e;
-
-    if (v < HIST_SUB)
-        return (unsigned)v;
-    e = 63u - (unsigned)__builtin_clzll(v); /* >= HIST_SUB_BITS */
-    return (e - HIST_SUB_BITS + 1u) * HIST_SUB +
-           (unsigned)((v >> (e - HIST_SUB_BITS)) - HIST_SUB);
-}
-
-/* The middle of bin b's range of values. */
-static double hist_value(unsigned b)
-{
-    unsigned e, sub;
-
-    if (b < HIST_SUB)
-        return b;
-    e = b / HIST_SUB + HIST_SUB_BITS - 1u;
-    sub = b % HIST_SUB;
-    return ldexp((double)(HIST_SUB + sub) + 0.5, (int)(e - HIST_SUB_BITS));
-}
-
-static void hist_add(ns_hist_t *h, uint64_t v)
-{
-    h->bin[hist_bin(v)]++;
-    h->n++;
-    if (v > h->max_ns)
-        h->max_ns = v;
-}
-
-/* Nearest-rank percentile q in (0, 1], in us (0 when empty); never above the max. */
-static double hist_pctl_us(const ns_hist_t *h, double q)
-{
-    uint64_t rank = (uint64_t)ceil(q * (double)h->n), seen = 0;
-
-    if (h->n == 0)
-        return 0;
-    if (rank == 0)
-        rank = 1;
-    for (unsigned b = 0; b < HIST_BINS; b++) {
-        seen += h->bin[b];
-        if (seen >= rank)
-            return fmin(hist_value(b), (double)h->max_ns) / 1e3;
-    }
-    return (double)h->max_ns / 1e3;
-}
 
 /* ---- the replay ------------------------------------------------------------------------- */
 
@@ -84,12 +26,9 @@ typedef struct {
     uint64_t *sched_ns;       /* per message: when it was due */
     uint64_t *post_ns;        /* per message: when its post began */
     uint64_t t_done_last_ns;  /* the latest completion stamped */
-    uint64_t clock_ns;        /* the replay's last clock read (0: none yet) */
-    uint64_t passes;          /* progress passes since then */
-    uint64_t pass_ns;         /* the mean pass of the last interval (>= 1) */
-    uint64_t polls;
     uint64_t fences;          /* the endpoint's QPs' fences during the replay */
-    ns_hist_t gap, late, service;
+    cap_pace_t w;             /* the progress loop: passes, clock reads, time between polls */
+    cap_hist_t late, service;
 } replay_t;
 
 /* Fences posted so far on every QP of ep (cap_qp_t.fences). */
@@ -108,64 +47,9 @@ static void replay_done(void *arg, uint64_t msg, uint64_t t_done_ns, int implici
 
     (void)implicit;
     r->raw->lat_us[msg] = (float)((double)(t_done_ns - r->sched_ns[msg]) / 1e3);
-    hist_add(&r->service, t_done_ns - r->post_ns[msg]);
+    cap_hist_add(&r->service, t_done_ns - r->post_ns[msg]);
     if (t_done_ns > r->t_done_last_ns)
         r->t_done_last_ns = t_done_ns;
-}
-
-/* One progress pass: both paths' send CQs, completions stamped as they are polled. No
- * clock read unless a completion is there: in an emulated guest a clock read can be a
- * device access that stalls the other vCPUs (the soft-RoCE VM's HPET), so the device would
- * measure the replay's clock. */
-static hs_status_t progress(void *arg)
-{
-    replay_t *r = arg;
-    hs_status_t st = HS_OK;
-
-    r->passes++;
-    r->polls++;
-    for (int p = 0; st == HS_OK && p < CAP_NPATHS; p++)
-        st = cap_qp_poll(r->c->ep, &r->c->ep->qp[p]);
-    return st;
-}
-
-/* The replay's clock read: the interval since the previous one, over the passes in it, is
- * one sample of the time between polls (and the pass estimate of wait_until). */
-static uint64_t replay_clock(replay_t *r)
-{
-    uint64_t now = hs_now_ns();
-
-    if (r->clock_ns != 0 && r->passes == 0)
-        return now; /* no poll since: the interval goes on */
-    if (r->clock_ns != 0) {
-        r->pass_ns = (now - r->clock_ns) / r->passes;
-        if (r->pass_ns == 0)
-            r->pass_ns = 1;
-        hist_add(&r->gap, r->pass_ns);
-    }
-    r->clock_ns = now;
-    r->passes = 0;
-    return now;
-}
-
-/* Progress until t_ns (the post time), at least one pass. The clock is read after a batch
- * of passes sized to end about half-way to t_ns (from the last mean pass), so a long wait
- * reads it a few times per halving and the last passes before t_ns read it every pass. */
-static hs_status_t wait_until(replay_t *r, uint64_t t_ns)
-{
-    uint64_t now;
-    hs_status_t st = progress(r);
-
-    for (now = replay_clock(r); st == HS_OK && now < t_ns; now = replay_clock(r)) {
-        uint64_t n = (t_ns - now) / (2 * r->pass_ns);
-        if (n < 1)
-            n = 1;
-        if (n > REPLAY_MAX_PASSES)
-            n = REPLAY_MAX_PASSES;
-        for (uint64_t k = 0; st == HS_OK && k < n; k++)
-            st = progress(r);
-    }
-    return st;
 }
 
 static uint64_t think_ns(const trace_t *tr, size_t i)
@@ -189,7 +73,7 @@ static uint64_t schedule(replay_t *r, size_t i, uint64_t t0)
 
     if (r->o->mode == PRED_OPEN)
         return t0 + (tr->recs[i].t_post_ns - tr->recs[0].t_post_ns);
-    return (i == 0 ? replay_clock(r) : r->t_done_last_ns) + think_ns(tr, i);
+    return (i == 0 ? cap_pace_clock(&r->w) : r->t_done_last_ns) + think_ns(tr, i);
 }
 
 /* Post message i on path at its time; closed loop waits until it is seen complete (its last
@@ -204,12 +88,12 @@ static hs_status_t replay_one(replay_t *r, size_t i, cap_path_id_t path, uint64_
     hs_status_t st;
 
     r->sched_ns[i] = schedule(r, i, t0);
-    st = wait_until(r, r->sched_ns[i]);
+    st = cap_pace_until(&r->w, r->sched_ns[i]);
     if (st != HS_OK)
         return st;
     /* the clock read that ended the wait is when the post starts */
-    r->post_ns[i] = r->clock_ns > r->sched_ns[i] ? r->clock_ns : r->sched_ns[i];
-    hist_add(&r->late, r->post_ns[i] - r->sched_ns[i]);
+    r->post_ns[i] = r->w.clock_ns > r->sched_ns[i] ? r->w.clock_ns : r->sched_ns[i];
+    cap_hist_add(&r->late, r->post_ns[i] - r->sched_ns[i]);
     if (cap_track_outstanding(&q->track) + cap_seg_count(size, q->cfg.seg_bytes) > q->cfg.depth)
         r->raw->sq_full_stalls++;
     r->raw->path[i] = path == CAP_PATH_LL ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
@@ -261,17 +145,17 @@ static hs_status_t replay_all(replay_t *r)
 
 static void overhead_fill(const replay_t *r, cap_replay_overhead_t *ov)
 {
-    ov->polls = r->polls;
-    ov->poll_gap_p50_us = hist_pctl_us(&r->gap, 0.50);
-    ov->poll_gap_p99_us = hist_pctl_us(&r->gap, 0.99);
-    ov->poll_gap_max_us = (double)r->gap.max_ns / 1e3;
+    ov->polls = r->w.polls;
+    ov->poll_gap_p50_us = cap_hist_pctl_us(&r->w.gap, 0.50);
+    ov->poll_gap_p99_us = cap_hist_pctl_us(&r->w.gap, 0.99);
+    ov->poll_gap_max_us = cap_hist_max_us(&r->w.gap);
     ov->posts = r->late.n;
-    ov->post_late_p50_us = hist_pctl_us(&r->late, 0.50);
-    ov->post_late_p99_us = hist_pctl_us(&r->late, 0.99);
-    ov->post_late_max_us = (double)r->late.max_ns / 1e3;
-    ov->post_to_completion_p50_us = hist_pctl_us(&r->service, 0.50);
-    ov->post_to_completion_p99_us = hist_pctl_us(&r->service, 0.99);
-    ov->post_to_completion_max_us = (double)r->service.max_ns / 1e3;
+    ov->post_late_p50_us = cap_hist_pctl_us(&r->late, 0.50);
+    ov->post_late_p99_us = cap_hist_pctl_us(&r->late, 0.99);
+    ov->post_late_max_us = cap_hist_max_us(&r->late);
+    ov->post_to_completion_p50_us = cap_hist_pctl_us(&r->service, 0.50);
+    ov->post_to_completion_p99_us = cap_hist_pctl_us(&r->service, 0.99);
+    ov->post_to_completion_max_us = cap_hist_max_us(&r->service);
     ov->fences = r->fences;
 }
 
@@ -328,7 +212,7 @@ hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t
 
     if (!r)
         return st;
-    *r = (replay_t){.c = c, .o = o, .raw = raw, .pass_ns = 1000,
+    *r = (replay_t){.c = c, .o = o, .raw = raw,
                     .sched_ns = calloc(o->tr->n, sizeof(uint64_t)),
                     .post_ns = calloc(o->tr->n, sizeof(uint64_t))};
     if (!r->sched_ns || !r->post_ns)
@@ -339,13 +223,11 @@ hs_status_t cap_replay_run(cap_conn_t *c, const cap_replay_opts_t *o, pred_raw_t
         ep->qp[p].on_done = replay_done;
         ep->qp[p].on_done_arg = r;
     }
-    ep->progress = progress;
-    ep->progress_arg = r;
+    cap_pace_init(&r->w, ep);
     r->fences = fences_of(ep);
     st = replay_all(r);
     r->fences = fences_of(ep) - r->fences;
-    ep->progress = NULL;
-    ep->progress_arg = NULL;
+    cap_pace_fini(&r->w);
     for (int p = 0; p < CAP_NPATHS; p++)
         ep->qp[p].on_done = NULL;
     if (st == HS_OK && o->overhead)

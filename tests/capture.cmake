@@ -2,6 +2,8 @@
 # ends, bench, validate) run in the soft-RoCE VM (tests/vm/capture-*.sh) and GPU memory on the
 # GPU machine (tests/gpu/).
 hs_add_unit_test(test_cap_policy SOURCES test_cap_policy.c LIBS hs_capture hs_testlib)
+# the live runs' duration histogram (bench and validate report their own costs with it)
+hs_add_unit_test(test_cap_hist SOURCES test_cap_hist.c LIBS hs_capture hs_testlib)
 hs_add_valgrind_test(valgrind_test_cap_policy COMMAND $<TARGET_FILE:test_cap_policy>)
 hs_add_unit_test(test_cap_validate SOURCES test_cap_validate.c LIBS hs_capture hs_testlib)
 # the control connection's TCP keepalive; its vanished-client case needs a network namespace

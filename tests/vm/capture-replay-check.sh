@@ -12,21 +12,35 @@
 # with the shared host's load within seconds (64 B after 5 ms of idle: p50 80-275 us in one
 # boot), so the bench's two figures bound where the device was during the round: a round's
 # deviation is 1 when validate's p50 lies between them, else validate's p50 over the nearer
-# one. The median of the rounds' deviations must be within 25% of 1 for each trace; a replay
-# that stamps completions late (open loop: only when the send queue is full; closed loop: at
-# the next signalled WR, up to 15 messages later) is off by an order of magnitude, and one
-# that is 25% off in most rounds fails whenever the device holds still.
+# one. The guest's speed changes too, for seconds at a time (its vCPUs share the host): in a
+# slow spell the time between two polls grows from about 0.18 to 0.23-0.44 us and the
+# device's latency with it (27 to 40-63 us, in one boot, bench and validate alike). Bench and
+# validate pace with the same progress loop (capture/cap_pace.h) and report its time between
+# polls (poll_gap_us), so a round whose validate ran at a host speed outside its two benches'
+# (by more than 15%) measured another device: it is printed, not judged. The median of the
+# judged rounds' deviations must be within 25% of 1 for each trace; a replay that stamps
+# completions late (open loop: only when the send queue is full; closed loop: at the next
+# signalled WR, up to 15 messages later) is off by an order of magnitude, and one that is 25%
+# off in most rounds fails whenever the device holds still. Fewer than 3 judged rounds of 7
+# decide nothing: exit 77 (skipped), every figure printed, unless a trace failed.
 set -euo pipefail
 out=$1
 fail() { echo "capture-replay-check: FAIL: $*" >&2; exit 1; }
-# num FILE OBJ KEY: the first numeric "KEY" after the first "OBJ":{ in FILE
+# num FILE OBJ KEY: the first numeric "KEY" after the first "OBJ":{ in FILE (bash alone: the
+# check reads a few hundred figures)
 num() {
-    tr -d ' \t\n\r' <"$1" | grep -o "\"$2\":{.*" | head -1 |
-        grep -o -E "\"$3\":-?[0-9.eE+-]+" | head -1 | sed 's/.*://'
+    local s=""
+    read -r -d '' s <"$1" || true
+    s=${s//[$' \t\n\r']/}
+    [[ $s =~ \"$2\":\{(.*) ]] || return 0
+    [[ ${BASH_REMATCH[1]} =~ \"$3\":(-?[0-9.eE+-]+) ]] && echo "${BASH_REMATCH[1]}"
+    return 0
 }
 positive() { awk -v x="$1" 'BEGIN {exit !(x + 0 > 0)}'; }
 
-ROUNDS=5
+ROUNDS=7
+MIN_JUDGED=3
+undecided=""
 # p50 FILE: the bench's post-to-completion p50 in FILE, checked to be paced every $gap us
 # over $count messages, as its validate's trace is
 p50() {
@@ -37,16 +51,26 @@ p50() {
         fail "$name, round $r: $1 did not time $count messages"
     num "$1" post_to_completion p50_us
 }
+# gap FILE: the time between polls (p50, us) of a bench or validate, checked to be there
+gap() {
+    local g
+    g=$(num "$1" poll_gap_us p50)
+    positive "$g" || fail "$name, round $r: $1 has no positive poll_gap_us.p50"
+    echo "$g"
+}
 # deviations NAME BENCH VALIDATE GAP_US COUNT: prints each round's figures; the median
-# deviation goes to $med
+# deviation over the judged rounds goes to $med (empty: fewer than MIN_JUDGED)
 deviations() {
-    local r b a v mp lp devs=""
+    local r b a v mp lp bg ag vg q verdict devs="" n=0
     name=$1 gap=$4 count=$5
     for r in $(seq 1 $ROUNDS); do
         v=$out/$3_$r.json
         [ -s "$v" ] || fail "$v missing"
         b=$(p50 "$out/$2_$r.json")
         a=$(p50 "$out/$2_after_$r.json")
+        bg=$(gap "$out/$2_$r.json")
+        ag=$(gap "$out/$2_after_$r.json")
+        vg=$(gap "$v")
         vp=$(num "$v" post_to_completion_us p50)
         mp=$(num "$v" measured p50_us)
         lp=$(num "$v" post_late_us p50)
@@ -59,17 +83,35 @@ deviations() {
         q=$(awk -v v="$vp" -v b="$b" -v a="$a" 'BEGIN {
             lo = a < b ? a : b; hi = a < b ? b : a
             printf "%.3f", v < lo ? v / lo : (v > hi ? v / hi : 1) }')
-        devs="$devs $q"
+        if awk -v v="$vg" -v b="$bg" -v a="$ag" 'BEGIN {
+            lo = a < b ? a : b; hi = a < b ? b : a
+            exit !(v >= lo / 1.15 && v <= hi * 1.15) }'; then
+            devs="$devs $q" n=$((n + 1)) verdict="deviation $q"
+        else
+            verdict="host speed differed (between polls: validate $vg us, benches $bg and"
+            verdict="$verdict $ag us): deviation $q not judged"
+        fi
         echo "capture-replay-check: $name, round $r: post to completion p50: bench before $b us," \
-            "validate $vp us, bench after $a us: deviation $q (validate's measured p50 $mp us," \
+            "validate $vp us, bench after $a us: $verdict (validate's measured p50 $mp us," \
             "posts late p50 $lp us)"
     done
-    med=$(tr ' ' '\n' <<<"$devs" | sed '/^$/d' | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
-    echo "capture-replay-check: $name: median deviation $med"
+    med=""
+    if [ $n -ge $MIN_JUDGED ]; then
+        med=$(tr ' ' '\n' <<<"$devs" | sed '/^$/d' | sort -g |
+            awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+        echo "capture-replay-check: $name: median deviation $med over $n judged rounds of $ROUNDS"
+    else
+        echo "capture-replay-check: $name: UNDECIDED: $n rounds of $ROUNDS ran at their benches'" \
+            "host speed (at least $MIN_JUDGED needed)"
+    fi
 }
 
 check() { # check NAME BENCH VALIDATE GAP_US COUNT
     deviations "$@"
+    if [ -z "$med" ]; then
+        undecided="$undecided; $1"
+        return
+    fi
     awk -v m="$med" 'BEGIN {exit !(m >= 0.75 && m <= 1.25)}' ||
         fail "$1: validate's p50 is $med x the nearer of its two benches' for the same" \
             "message and path (goal 0.75-1.25)"
@@ -102,4 +144,8 @@ for f in "$out"/sparse_ll_*.json "$out"/sparse5ms_ll_*.json "$out"/pingpong_bw_*
         "$(num "$f" poll_gap_us max) us; posts late p50 $(num "$f" post_late_us p50)" \
         "p99 $(num "$f" post_late_us p99) us"
 done
+if [ -n "$undecided" ]; then
+    echo "capture-replay-check: UNDECIDED (skipped):${undecided#;}"
+    exit 77
+fi
 echo "capture-replay-check: PASS"

@@ -14,10 +14,10 @@
 #     `validate --mode closed` at hint 0 of a ping-pong trace (64 B, 200 us think time) with
 #     the profile's selective signalling (generic: one WR in 16): the closed loop waits for
 #     every message, so none of them waits for a later signalled WR.
-# Five rounds, each validate between two runs of its bench (before and after), so that a
+# Seven rounds, each validate between two runs of its bench (before and after), so that a
 # slow spell of the shared host shows in the figures of its round: the device's own drift
-# within a round is what the two benches differ by. capture-replay-check.sh compares them
-# on the host.
+# within a round is what the two benches differ by, and each run's time between polls says
+# how fast the guest ran it. capture-replay-check.sh compares them on the host.
 set -u
 HS_NAME=capture-replay
 . /hs/lib.sh # fail
@@ -46,7 +46,7 @@ bench_bw() {
         --set bw.coal_period_us=0 --json >"$OUT/$1_$round.json" ||
         fail "capture bench 64 B on BW, all signalled"
 }
-for round in 1 2 3 4 5; do
+for round in 1 2 3 4 5 6 7; do
     bench_ll bench_ll 500 $N
     hintsim validate sparse.hst -d rxe0 -x 0 --hint 4K --repeat 1 --mode open \
         --objective p50 --quiet --json >"$OUT/sparse_ll_$round.json" ||
