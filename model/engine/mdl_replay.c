@@ -35,16 +35,18 @@ _Static_assert(TRACE_F_PATH_BW == TRACE_F_PATH_LL << 1, "path flags: BW = LL << 
 
 /* post_one_chunk for a message of one WR, the common case: the slot wait without what
  * cannot happen (b1: the path's batches hold one WR, so no open batch and no timer;
- * callers pass a constant so that each case compiles to its own straight line; measured
- * 12-15% faster on kv and burst). pert as mdl_chunk_hw's MDL_HW_PERT. */
+ * closed: the closed loop, whose poster force-closes every message's batch, so no open
+ * batch and no timer either; callers pass constants so that each case compiles to its own
+ * straight line; measured 12-15% faster on kv and burst). pert as mdl_chunk_hw's
+ * MDL_HW_PERT. */
 static MDL_HOT void post_w1(mdl_state_t *s, const mdl_msg_t *m, const mdl_size_t *z,
-                            const int b1, const int pert)
+                            const int b1, const int pert, const int closed)
 {
     mdl_path_t *pa = m->pa;
 
     s->cost_ns.l1 += s->l1x_ns;
     double t0 = m->t_ns > s->cpu_free_ns ? m->t_ns : s->cpu_free_ns;
-    mdl_reap_due(s, pa, t0, !b1);
+    mdl_reap_due(s, pa, t0, !b1 && !closed);
     double t = t0 > s->cpu_free_ns ? t0 : s->cpu_free_ns;
     if (pa->used >= pa->window) {
         double t_wait = t;
@@ -62,6 +64,8 @@ static MDL_HOT void post_w1(mdl_state_t *s, const mdl_msg_t *m, const mdl_size_t
     double hw = mdl_chunk_hw(s, pa, &cc, z, t, pert ? MDL_HW_PERT : 0);
     if (b1)
         mdl_batch_one(s, pa, hw, m);
+    else if (closed)
+        mdl_batch_alone(s, pa, hw, m);
     else
         mdl_batch_add(s, pa, 1, hw, m);
 }
@@ -344,10 +348,11 @@ static MDL_HOT int post_gated(mdl_state_t *s, const mdl_msg_t *m)
     return 0;
 }
 
-/* Post message msg: one WR, one chunk, or chunks; pert as post_w1's. By value: the loop's
- * message then stays in registers (measured: bench_model cycle at hint 4K, 10% faster than
- * through a pointer). */
-static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t msg, const int pert)
+/* Post message msg: one WR, one chunk, or chunks; pert and closed as post_w1's. By value:
+ * the loop's message then stays in registers (measured: bench_model cycle at hint 4K, 10%
+ * faster than through a pointer). */
+static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t msg, const int pert,
+                                 const int closed)
 {
     const mdl_msg_t *m = &msg;
     int k = m->k;
@@ -359,9 +364,9 @@ static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t msg, const int 
 
     if (nwr == 1) {
         if (m->pa->batch == 1)
-            post_w1(s, m, z, 1, pert);
+            post_w1(s, m, z, 1, pert, closed);
         else
-            post_w1(s, m, z, 0, pert);
+            post_w1(s, m, z, 0, pert, closed);
     } else if (nwr <= m->pa->batch) {
         post_one_chunk(s, m, z, pert);
     } else {
@@ -443,7 +448,7 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
             break;
         pathv[i] = (uint8_t)(TRACE_F_PATH_LL << K);
         mdl_msg_t m = {pa, K, i, r->size_bytes, ready, ready};
-        post_message(s, m, 0);
+        post_message(s, m, 0, mode == PRED_CLOSED);
         if (mode == PRED_CLOSED)
             mdl_batch_force_close(s, pa); /* prev_path is K already */
     }
@@ -477,13 +482,13 @@ static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, c
             pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
         if (one) {
             mdl_msg_t m = {&s->path[1], 1, i, r->size_bytes, t, ready};
-            post_message(s, m, 0);
+            post_message(s, m, 0, mode == PRED_CLOSED);
         } else if (k) { /* each path its own copy: its branches predicted apart */
             mdl_msg_t m = {&s->path[1], 1, i, r->size_bytes, t, ready};
-            post_message(s, m, 1);
+            post_message(s, m, 1, mode == PRED_CLOSED);
         } else {
             mdl_msg_t m = {&s->path[0], 0, i, r->size_bytes, t, ready};
-            post_message(s, m, 1);
+            post_message(s, m, 1, mode == PRED_CLOSED);
         }
         if (mode == PRED_CLOSED) {
             mdl_batch_force_close(s, pa);
