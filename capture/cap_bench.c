@@ -118,18 +118,6 @@ static hs_status_t latency_msg(cap_conn_t *c, bench_ctx_t *b, cap_qp_t *q, trace
     return cap_qp_wait_msg(c->ep, q, q->track.next_seq - 1);
 }
 
-/* The paced phase's time between polls, as validate's replay_overhead.poll_gap_us. */
-static void gap_json(cJSON *ptc, const cap_pace_t *w)
-{
-    cJSON *g = cJSON_AddObjectToObject(ptc, "poll_gap_us");
-
-    if (!g)
-        return;
-    cJSON_AddNumberToObject(g, "p50", cap_hist_pctl_us(&w->gap, 0.50));
-    cJSON_AddNumberToObject(g, "p99", cap_hist_pctl_us(&w->gap, 0.99));
-    cJSON_AddNumberToObject(g, "max", cap_hist_max_us(&w->gap));
-}
-
 /* Post-to-completion: one trace record per message; wait only where the path signals.
  * With o->gap_us, message i is posted no earlier than i gaps after the first, paced by the
  * live replay's progress loop (cap_pace.h), whose time between polls goes in the row. */
@@ -141,14 +129,14 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
     uint64_t n = o->warmup + o->iters, first = b->tr->n, start_ns;
     uint64_t gap_ns = (uint64_t)(o->gap_us * 1e3 + 0.5);
     double *us = calloc(o->iters, sizeof(*us));
-    cap_pace_t *w = gap_ns ? malloc(sizeof(*w)) : NULL;
+    cap_pace_t pace;
     cJSON *ptc;
-    hs_status_t st = us && (w || !gap_ns) ? HS_OK : HS_ERR_NOMEM;
+    hs_status_t st = us ? HS_OK : HS_ERR_NOMEM;
 
-    if (st != HS_OK)
+    if (!us)
         hs_log_error("out of memory for %llu latencies (--iters)", (unsigned long long)o->iters);
-    if (w)
-        cap_pace_init(w, c->ep);
+    if (gap_ns)
+        cap_pace_init(&pace, c->ep);
     start_ns = hs_now_ns();
     for (uint64_t i = 0; st == HS_OK && i < n; i++) {
         trace_rec_t r = {.size_bytes = size, .qp = (uint32_t)path, .opcode = TRACE_OP_WRITE,
@@ -156,8 +144,8 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
                          .flags = rec_flags(c, path, size, i < o->warmup)};
         if (i == 0 && switched)
             r.flags |= TRACE_F_SWITCH;
-        if (w)
-            st = cap_pace_until(w, start_ns + i * gap_ns);
+        if (gap_ns)
+            st = cap_pace_until(&pace, start_ns + i * gap_ns);
         if (st == HS_OK)
             st = latency_msg(c, b, q, &r);
     }
@@ -172,13 +160,12 @@ static hs_status_t phase_latency(cap_conn_t *c, bench_ctx_t *b, cap_path_id_t pa
     }
     ptc = stats_json(us, o->iters);
     cJSON_AddNumberToObject(ptc, "gap_us", (double)gap_ns / 1e3);
-    if (w)
-        gap_json(ptc, w);
+    if (gap_ns) /* as validate's replay_overhead.poll_gap_us */
+        cJSON_AddItemToObject(ptc, "poll_gap_us", cap_hist_json(&pace.gap));
     cJSON_AddItemToObject(row, "post_to_completion", ptc);
 free_us:
-    if (w)
-        cap_pace_fini(w);
-    free(w);
+    if (gap_ns)
+        cap_pace_fini(&pace);
     free(us);
     return st;
 }

@@ -54,3 +54,21 @@ double cap_hist_max_us(const cap_hist_t *h)
 {
     return (double)h->max_ns / 1e3;
 }
+
+cJSON *cap_hist_triple_json(double p50_us, double p99_us, double max_us)
+{
+    cJSON *j = cJSON_CreateObject();
+
+    if (!j)
+        return NULL;
+    cJSON_AddNumberToObject(j, "p50", p50_us);
+    cJSON_AddNumberToObject(j, "p99", p99_us);
+    cJSON_AddNumberToObject(j, "max", max_us);
+    return j;
+}
+
+cJSON *cap_hist_json(const cap_hist_t *h)
+{
+    return cap_hist_triple_json(cap_hist_pctl_us(h, 0.50), cap_hist_pctl_us(h, 0.99),
+                                cap_hist_max_us(h));
+}

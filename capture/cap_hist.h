@@ -6,11 +6,14 @@
  *   cap_hist_t h = {0};
  *   cap_hist_add(&h, ns);
  *   double p50 = cap_hist_pctl_us(&h, 0.50), max = cap_hist_max_us(&h);
+ *   cJSON *j = cap_hist_json(&h);  // {"p50", "p99", "max"}
  */
 #ifndef HS_CAP_HIST_H
 #define HS_CAP_HIST_H
 
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #define CAP_HIST_SUB_BITS 5u
 #define CAP_HIST_SUB (1u << CAP_HIST_SUB_BITS)
@@ -26,5 +29,9 @@ void cap_hist_add(cap_hist_t *h, uint64_t ns);
  * (0 when empty). */
 double cap_hist_pctl_us(const cap_hist_t *h, double q);
 double cap_hist_max_us(const cap_hist_t *h);
+/* {"p50", "p99", "max"} (us): how a live run's duration figures are written, from h or from
+ * figures already taken from one (cap_replay_overhead_t); NULL when out of memory. */
+cJSON *cap_hist_json(const cap_hist_t *h);
+cJSON *cap_hist_triple_json(double p50_us, double p99_us, double max_us);
 
 #endif

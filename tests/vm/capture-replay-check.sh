@@ -37,6 +37,13 @@ num() {
     return 0
 }
 positive() { awk -v x="$1" 'BEGIN {exit !(x + 0 > 0)}'; }
+# off FORMAT V B A: V over the nearer of B and A, 1 when V lies between them: a round's
+# deviation from its two benches, of latency or of host speed
+off() {
+    awk -v v="$2" -v b="$3" -v a="$4" -v f="$1" 'BEGIN {
+        lo = a < b ? a : b; hi = a < b ? b : a
+        printf f, v < lo ? v / lo : (v > hi ? v / hi : 1) }'
+}
 
 ROUNDS=7
 MIN_JUDGED=3
@@ -80,12 +87,8 @@ deviations() {
         [ -n "$lp" ] || fail "$name, round $r: no post_late_us in $v"
         [ "$(num "$v" replay_overhead posts)" = "$count" ] ||
             fail "$v: replay_overhead.posts is not $count"
-        q=$(awk -v v="$vp" -v b="$b" -v a="$a" 'BEGIN {
-            lo = a < b ? a : b; hi = a < b ? b : a
-            printf "%.3f", v < lo ? v / lo : (v > hi ? v / hi : 1) }')
-        if awk -v v="$vg" -v b="$bg" -v a="$ag" 'BEGIN {
-            lo = a < b ? a : b; hi = a < b ? b : a
-            exit !(v >= lo / 1.15 && v <= hi * 1.15) }'; then
+        q=$(off %.3f "$vp" "$b" "$a")
+        if awk -v g="$(off %.17g "$vg" "$bg" "$ag")" 'BEGIN {exit !(g >= 1 / 1.15 && g <= 1.15)}'; then
             devs="$devs $q" n=$((n + 1)) verdict="deviation $q"
         else
             verdict="host speed differed (between polls: validate $vg us, benches $bg and"
