@@ -35,11 +35,13 @@ static MDL_HOT const mdl_batch_t *mdl_ring_tail(const mdl_path_t *pa)
     return &pa->ring[(pa->head + pa->count - 1) & pa->mask];
 }
 
-/* A report at r_ns on pa: the latest of the path and of the replay move up to it. */
+/* A report at r_ns on pa: the path's latest moves up to it (the replay's latest,
+ * s->t_last_done_ns, is the paths' latest, taken by mdl_state_finish: one max a report,
+ * not two). */
 static MDL_HOT void mdl_note_report(mdl_state_t *s, mdl_path_t *pa, double r_ns)
 {
+    (void)s;
     pa->last_r_ns = r_ns > pa->last_r_ns ? r_ns : pa->last_r_ns;
-    s->t_last_done_ns = r_ns > s->t_last_done_ns ? r_ns : s->t_last_done_ns;
 }
 
 /* Close the open batch of pa (not empty) at close_ns and report its members; queued: its
@@ -51,7 +53,8 @@ static MDL_HOT void mdl_batch_report(mdl_state_t *s, mdl_path_t *pa, double clos
 
     for (uint32_t j = 0; j < pa->nmem; j++) {
         const mdl_member_t *m = &pa->mem[j];
-        double coal = close_ns > m->hw_ns ? close_ns - m->hw_ns : 0;
+        double coal = close_ns - m->hw_ns; /* > 0 exactly where close_ns > hw_ns */
+        coal = coal > 0 ? coal : 0;
         s->lat_us[m->idx] = (float)((r_ns - m->tref_ns) * 1e-3);
         s->sum_lat_ns += r_ns - m->tref_ns;
         s->cost_ns.coalesce += coal;

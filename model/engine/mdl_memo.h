@@ -56,6 +56,10 @@ static inline void mdl_view_restore(mdl_state_t *s, mdl_path_t *pa, const mdl_vi
     pa->h1_ns = t0 + v->h1_ns;
     pa->timer_close_ns = t0 + v->timer_ns; /* HUGE_VAL stays */
     pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
+    /* the path's latest report may move back (a view within tolerance): the replay's
+     * latest keeps what it was (mdl_note_report) */
+    if (pa->last_r_ns > s->t_last_done_ns)
+        s->t_last_done_ns = pa->last_r_ns;
     pa->last_r_ns = t0 + v->last_r_ns;
     if (pa->last_r_ns > s->t_last_done_ns)
         s->t_last_done_ns = pa->last_r_ns;

@@ -400,22 +400,22 @@ static MDL_HOT int route(mdl_state_t *s, uint64_t size, double *t_ns)
     return s->route.cur;
 }
 
-/* When message i is ready under mode (a constant per caller): its trace post time (open),
- * or the previous message's report plus the trace's think time (closed). */
-static MDL_HOT hs_status_t ready_time(mdl_state_t *s, size_t i, const pred_mode_t mode,
-                                      double *ready_ns)
+/* When message i of recs (s->tr's, and t0 its first post time: the loop's copies, which
+ * stay in registers where the state's are read again after every store) is ready under
+ * mode (a constant per caller): its trace post time (open), or the previous message's
+ * report plus the trace's think time (closed). */
+static MDL_HOT hs_status_t ready_time(mdl_state_t *s, const trace_rec_t *recs, uint64_t t0,
+                                      size_t i, const pred_mode_t mode, double *ready_ns)
 {
-    const trace_rec_t *r = &s->tr->recs[i];
-
     if (mode == PRED_OPEN) {
-        *ready_ns = (double)(r->t_post_ns - s->t0_ns);
+        *ready_ns = (double)(recs[i].t_post_ns - t0);
         return HS_OK;
     }
     if (i == 0) {
         *ready_ns = 0;
         return HS_OK;
     }
-    const trace_rec_t *prev = &s->tr->recs[i - 1];
+    const trace_rec_t *prev = &recs[i - 1];
     if (prev->t_done_ns == TRACE_TIME_UNKNOWN) {
         hs_log_error("closed-loop replay needs completion times: record %zu has none "
                      "(use --mode open)", i - 1);
@@ -434,6 +434,7 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
                                  hs_status_t *st)
 {
     const trace_rec_t *recs = s->tr->recs;
+    const uint64_t t0 = s->t0_ns;
     size_t n = s->tr->n, i0 = i;
     uint8_t *restrict pathv = s->pathv;
     uint64_t hint = s->hint;
@@ -444,7 +445,7 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
         double ready;
         if ((r->size_bytes > hint) != K)
             break;
-        if ((*st = ready_time(s, i, mode, &ready)) != HS_OK)
+        if ((*st = ready_time(s, recs, t0, i, mode, &ready)) != HS_OK)
             break;
         pathv[i] = (uint8_t)(TRACE_F_PATH_LL << K);
         mdl_msg_t m = {pa, K, i, r->size_bytes, ready, ready};
@@ -463,6 +464,7 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
 static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, const int one)
 {
     const trace_rec_t *recs = s->tr->recs;
+    const uint64_t t0 = s->t0_ns;
     size_t n = s->tr->n;
     /* restrict: a path byte written per message aliases nothing the replay reads */
     uint8_t *restrict pathv = s->pathv;
@@ -472,7 +474,7 @@ static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, c
     for (size_t i = 0; i < n; i++) {
         const trace_rec_t *r = &recs[i];
         double ready, t;
-        hs_status_t st = ready_time(s, i, mode, &ready);
+        hs_status_t st = ready_time(s, recs, t0, i, mode, &ready);
         if (st != HS_OK)
             return st;
         t = ready;

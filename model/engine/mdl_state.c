@@ -120,6 +120,12 @@ hs_status_t mdl_state_finish(mdl_state_t *s)
 {
     pred_costs_t *c = &s->raw->costs;
 
+    /* the replay's latest report: the paths' latest (mdl_note_report), and what a memo
+     * restore set aside (mdl_view_restore) */
+    for (int k = 0; k < 2; k++)
+        if (s->path[k].last_r_ns > s->t_last_done_ns)
+            s->t_last_done_ns = s->path[k].last_r_ns;
+
     /* Every report is at most the last one and a latency at most the sum: both finite and
      * within a float's range (lat_us) means every figure is. prules_init's bounds make this
      * hold; were one missing, this says so instead of printing inf. */
