@@ -16,6 +16,7 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/comm.h>
 #include <simgrid/semaphore.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,6 @@ typedef struct {
     double h0_s, h1_s, last_r_s;
     sim_member_t *mem;
     uint64_t posted, arrived; /* chunks */
-    int timer_idle;
-    sg_sem_t timer_sem;
 } sim_path_t;
 
 struct sim_flow {
@@ -72,6 +71,7 @@ struct sim_flow {
     int nic_idle, poster_blocked;
     sim_path_t *wait_ph; /* what the blocked poster waits for (poster_waiting) */
     int wait_batch;
+    double wait_until_s; /* when it wakes by itself: its path's timer close, or HUGE_VAL */
     sg_sem_t nic_sem, poster_sem;
     double cpu_free_s, link_free_s, s_per_byte;
     double pert_from_s, pert_until_s;
@@ -96,15 +96,25 @@ static double dmax(double a, double b)
     return a > b ? a : b;
 }
 
+/* When the open batch of ph closes by its moderation timer (h0 + period), HUGE_VAL when it
+ * has none: no timer, or no open batch. */
+static double timer_close_s(const sim_path_t *ph)
+{
+    return ph->open_n && ph->pc->period_s > 0 ? ph->h0_s + ph->pc->period_s : HUGE_VAL;
+}
+
 /* Whether the poster still waits: for every chunk posted on its path to arrive, or (batch)
- * for that or a closed batch on the path's ring. Only arrivals and closes change either,
- * and each one asks this before a wake: a wake the poster would only answer by blocking
- * again costs two context switches of the simulation (bench_sim, hint 2K: about two such
- * wakes a message). */
+ * for that or a closed batch on the path's ring, which the open batch's timer gives at its
+ * close: a batch opened since the poster blocked wakes it, to sleep until that close
+ * instead. Only arrivals and closes change any of this, and each one asks before a wake: a
+ * wake the poster would only answer by blocking again costs two context switches of the
+ * simulation (bench_sim, hint 2K: about two such wakes a message). */
 static int poster_waiting(const sim_flow_t *f)
 {
     const sim_path_t *ph = f->wait_ph;
 
+    if (f->wait_batch && timer_close_s(ph) < f->wait_until_s)
+        return 0;
     return ph->arrived < ph->posted && !(f->wait_batch && ph->count);
 }
 
@@ -116,15 +126,39 @@ static void poster_wake(sim_flow_t *f)
     }
 }
 
-/* Block until the condition poster_waiting describes no longer holds (batch: as its). */
+static void batch_close(sim_path_t *ph, double close_s);
+
+/* The moderation timer (MODEL.md section 3): the open batch of ph closes at h0 + period on
+ * its own. No actor fires it: whoever looks at the path next closes it, at that time (the
+ * close time, not the time of the look): a chunk arriving after it (batch_add) and the
+ * poster (slots_acquire, poster_block), which sleeps until it when it waits for a batch.
+ * An actor per path cost a wake, a sleep and a block per batch (bench_sim). */
+static void timer_fire(sim_path_t *ph)
+{
+    double close = timer_close_s(ph);
+
+    if (close <= now_s())
+        batch_close(ph, close);
+}
+
+/* Block until the condition poster_waiting describes no longer holds (batch: as its), or,
+ * waiting for a batch, until the open batch's timer closes it. */
 static void poster_block(sim_path_t *ph, int batch)
 {
     sim_flow_t *f = ph->flow;
+    double until = batch ? timer_close_s(ph) : HUGE_VAL;
 
     f->wait_ph = ph;
     f->wait_batch = batch;
+    f->wait_until_s = until;
     f->poster_blocked = 1;
-    sg_sem_acquire(f->poster_sem);
+    if (until == HUGE_VAL)
+        sg_sem_acquire(f->poster_sem);
+    else if (sg_sem_acquire_timeout(f->poster_sem, until - now_s()) != 0)
+        f->poster_blocked = 0; /* timed out: no wake is owed (one given now is taken and
+                                * answered by the loop around this call) */
+    if (batch)
+        timer_fire(ph);
 }
 
 /* ---- completion batches (MODEL.md section 3) ------------------------------------- */
@@ -157,48 +191,17 @@ static void batch_add(sim_path_t *ph, const sim_chunk_t *c, double hw)
 {
     const sim_path_cfg_t *pc = ph->pc;
 
-    if (ph->open_n && pc->period_s > 0 && hw > ph->h0_s + pc->period_s)
-        batch_close(ph, ph->h0_s + pc->period_s);
-    int opened = ph->open_n == 0;
-
-    if (opened)
+    if (hw > timer_close_s(ph))
+        batch_close(ph, timer_close_s(ph));
+    if (ph->open_n == 0)
         ph->h0_s = ph->h1_s = hw;
     else if (hw > ph->h1_s)
         ph->h1_s = hw;
     ph->open_n += c->nwr;
     if (c->last)
         ph->mem[ph->nmem++] = (sim_member_t){c->msg, c->tref_s, hw};
-    if (ph->open_n >= pc->batch) {
+    if (ph->open_n >= pc->batch)
         batch_close(ph, ph->h1_s);
-        return;
-    }
-    /* Wake the timer only now that the batch exists: a semaphore release is a simcall, so
-     * the timer may run before this actor resumes (it used to find no open batch, go back
-     * to sleep and never fire; every batch was then closed late, by the next arrival). */
-    if (opened && pc->period_s > 0 && ph->timer_idle) {
-        ph->timer_idle = 0;
-        sg_sem_release(ph->timer_sem);
-    }
-}
-
-/* The moderation timer: closes the open batch at h0 + period. */
-static void timer_main(int argc, char **argv)
-{
-    sim_path_t *ph = sg_actor_self_get_data();
-
-    (void)argc;
-    (void)argv;
-    for (;;) {
-        double d = ph->h0_s + ph->pc->period_s;
-        if (ph->open_n == 0) {
-            ph->timer_idle = 1;
-            sg_sem_acquire(ph->timer_sem);
-        } else if (d > now_s()) {
-            sg_actor_sleep_until(d);
-        } else {
-            batch_close(ph, d);
-        }
-    }
 }
 
 /* ---- completion side: chunks arrive from the wire --------------------------------- */
@@ -330,6 +333,7 @@ static double slots_acquire(sim_path_t *ph, uint32_t nwr, double t, int *stalled
     sim_flow_t *f = ph->flow;
 
     sleep_to(t); /* everything that completes by t is known now */
+    timer_fire(ph);
     while (ph->count && ph->ring[ph->head].close_s + ph->pc->event_s <= t)
         batch_pop(ph);
     t = dmax(t, f->cpu_free_s);
@@ -480,20 +484,13 @@ static hs_status_t start_actor(const char *name, sg_host_t host, void (*code)(in
 static hs_status_t path_setup(sim_flow_t *f, int p)
 {
     sim_path_t *ph = &f->path[p];
-    char name[48];
 
     ph->flow = f;
     ph->pc = &f->world->cfg.path[p];
     ph->cap = ph->pc->window + 2;
     ph->ring = malloc(ph->cap * sizeof(*ph->ring));
     ph->mem = malloc(ph->pc->batch * sizeof(*ph->mem));
-    if (!ph->ring || !ph->mem)
-        return HS_ERR_NOMEM;
-    ph->timer_sem = sg_sem_init(0);
-    if (ph->pc->period_s <= 0)
-        return HS_OK;
-    snprintf(name, sizeof(name), "timer.%u.%s", f->id, p == SIM_LL ? "ll" : "bw");
-    return start_actor(name, f->sender, timer_main, ph, 1);
+    return ph->ring && ph->mem ? HS_OK : HS_ERR_NOMEM;
 }
 
 static hs_status_t flow_setup(sim_world_t *w, unsigned id, const char *platform_name)

@@ -4,9 +4,10 @@
  * post times, routing with hysteresis, switch drain, send-queue slot windows, post CPU
  * cost), one NIC send-engine actor (FIFO over both paths' WRs, DMA, per-packet cost, link
  * pacing, then the wire as a SimGrid communication to the receiver host), one completion
- * actor (in-order hardware completion, batches closed by count, per-path moderation timer
- * actors closing them by time). Actors run cooperatively in one thread (SimGrid), so the
- * shared state needs no locks. Used only inside a SimGrid engine (sim.c runs it in a child).
+ * actor (in-order hardware completion, batches closed by count; a batch's moderation timer
+ * is no actor: the next look at its path closes it at its time). Actors run cooperatively
+ * in one thread (SimGrid), so the shared state needs no locks. Used only inside a SimGrid
+ * engine (sim.c runs it in a child).
  */
 #ifndef HS_SIM_ACTORS_H
 #define HS_SIM_ACTORS_H
