@@ -51,7 +51,10 @@ fi
 
 tmp=$out.tmp
 commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null | head -1)
+# the page itself does not count as a local change (a regeneration over an earlier one)
+rel=$(realpath -m --relative-to="$src" "$out" 2>/dev/null || echo "$out")
+dirty=$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null |
+        awk -v rel="$rel" '$2 != rel' | head -1)
 {
     echo "# Benchmarks"
     echo
