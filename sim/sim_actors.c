@@ -190,9 +190,10 @@ static void batch_close(sim_path_t *ph, double close_s)
 static void batch_add(sim_path_t *ph, const sim_chunk_t *c, double hw)
 {
     const sim_path_cfg_t *pc = ph->pc;
+    double close = timer_close_s(ph);
 
-    if (hw > timer_close_s(ph))
-        batch_close(ph, timer_close_s(ph));
+    if (hw > close)
+        batch_close(ph, close);
     if (ph->open_n == 0)
         ph->h0_s = ph->h1_s = hw;
     else if (hw > ph->h1_s)

@@ -162,7 +162,7 @@ MDL_ACCEL MDL_HOT void mdl_bound_commit(mdl_state_t *s, mdl_seg_t *g, const mdl_
     } else {
         bound_write(pa, b, (uint32_t)((b->head + h0) & b->mask), (uint32_t)(avail - h0), q1);
     }
-    mdl_note_report(s, pa, link + b->lf + b->ev);
+    mdl_note_report(pa, link + b->lf + b->ev);
     pa->head = (uint32_t)((b->head + b->h) & b->mask);
     pa->count = (uint32_t)(avail - b->h);
     pa->used = b->used;

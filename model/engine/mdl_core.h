@@ -38,9 +38,8 @@ static MDL_HOT const mdl_batch_t *mdl_ring_tail(const mdl_path_t *pa)
 /* A report at r_ns on pa: the path's latest moves up to it (the replay's latest,
  * s->t_last_done_ns, is the paths' latest, taken by mdl_state_finish: one max a report,
  * not two). */
-static MDL_HOT void mdl_note_report(mdl_state_t *s, mdl_path_t *pa, double r_ns)
+static MDL_HOT void mdl_note_report(mdl_path_t *pa, double r_ns)
 {
-    (void)s;
     pa->last_r_ns = r_ns > pa->last_r_ns ? r_ns : pa->last_r_ns;
 }
 
@@ -66,7 +65,7 @@ static MDL_HOT void mdl_batch_report(mdl_state_t *s, mdl_path_t *pa, double clos
     pa->nmem = 0;
     pa->open_n = 0;
     pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
-    mdl_note_report(s, pa, r_ns);
+    mdl_note_report(pa, r_ns);
 }
 
 /* Close the open batch of pa at close_ns: report its members, queue its slots. */
@@ -86,7 +85,7 @@ static MDL_HOT void mdl_batch_one(mdl_state_t *s, mdl_path_t *pa, double hw_ns,
     s->lat_us[m->idx] = (float)((r_ns - m->tref_ns) * 1e-3);
     s->sum_lat_ns += r_ns - m->tref_ns;
     mdl_ring_push(pa, hw_ns, 1);
-    mdl_note_report(s, pa, r_ns);
+    mdl_note_report(pa, r_ns);
 }
 
 /* mdl_batch_add + mdl_batch_force_close of a one-WR message m on a path with no open batch
@@ -106,7 +105,7 @@ static MDL_HOT void mdl_batch_alone(mdl_state_t *s, mdl_path_t *pa, double hw_ns
     s->sum_lat_ns += r_ns - m->tref_ns;
     s->cost_ns.coalesce += close_ns > hw_ns ? close_ns - hw_ns : 0;
     mdl_ring_push(pa, close_ns, 1);
-    mdl_note_report(s, pa, r_ns);
+    mdl_note_report(pa, r_ns);
 }
 
 /* The close of pa's open batch when the poster needs it: its timer's, else a poll's. */

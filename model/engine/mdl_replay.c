@@ -118,7 +118,7 @@ static MDL_HOT void chunk_full(mdl_state_t *s, mdl_seg_t *g, double t_ch, mdl_st
     st->t_ns = mdl_slots_acquire(s, pa, cc->nwr, t_ch, &g->stalled, 0);
     st->hw_ns = mdl_chunk_hw(s, pa, cc, g->z, st->t_ns, MDL_HW_PERT);
     mdl_ring_push(pa, st->hw_ns, cc->nwr);
-    mdl_note_report(s, pa, st->hw_ns + pa->event_ns);
+    mdl_note_report(pa, st->hw_ns + pa->event_ns);
     st->regular = 1; /* its one push */
 }
 
@@ -400,10 +400,10 @@ static MDL_HOT int route(mdl_state_t *s, uint64_t size, double *t_ns)
     return s->route.cur;
 }
 
-/* When message i of recs (s->tr's, and t0 its first post time: the loop's copies, which
- * stay in registers where the state's are read again after every store) is ready under
- * mode (a constant per caller): its trace post time (open), or the previous message's
- * report plus the trace's think time (closed). */
+/* When message i is ready under mode (a constant per caller): its trace post time (open),
+ * or the previous message's report plus the trace's think time (closed). recs and t0 are
+ * s->tr's records and first post time, as the loop holds them: read through s, they were
+ * loaded again after every store the replay makes to its state. */
 static MDL_HOT hs_status_t ready_time(mdl_state_t *s, const trace_rec_t *recs, uint64_t t0,
                                       size_t i, const pred_mode_t mode, double *ready_ns)
 {

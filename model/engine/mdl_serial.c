@@ -81,7 +81,7 @@ static void serial_commit(mdl_state_t *s, mdl_seg_t *g, int forced, double c0, i
         pa->head_r_ns = hwf + pa->event_ns;
     }
     pa->pushes += nfull;
-    mdl_note_report(s, pa, hwf + pa->event_ns);
+    mdl_note_report(pa, hwf + pa->event_ns);
 }
 
 /* The walk: chunk 0, whose wait pops the previous message's last batch (forced closed

@@ -80,7 +80,7 @@ static MDL_COLD void skip_apply(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
     if (pa->count) {
         double r_ns = mdl_ring_tail(pa)->close_ns + pa->event_ns;
         pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
-        mdl_note_report(s, pa, r_ns);
+        mdl_note_report(pa, r_ns);
     }
 }
 
@@ -117,7 +117,7 @@ static MDL_COLD void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
         b->nwr = nwr;
     }
     pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
-    mdl_note_report(s, pa, close_ns + shift + pa->event_ns);
+    mdl_note_report(pa, close_ns + shift + pa->event_ns);
     /* the pushed batches continue the run at the tail when it is lambda apart */
     if (!(k->run >= 2 && mdl_same_time(k->gap_ns, lambda, mdl_time_tol(*t_ns)))) {
         k->gap_ns = lambda;
