@@ -265,15 +265,17 @@ cJSON *cap_replay_overhead_json(const cap_replay_overhead_t *ov)
     if (!j)
         return NULL;
     cJSON_AddNumberToObject(j, "polls", (double)ov->polls);
-    cJSON_AddItemToObject(j, "poll_gap_us", cap_hist_triple_json(ov->poll_gap_p50_us,
-                                                        ov->poll_gap_p99_us, ov->poll_gap_max_us));
+    cJSON_AddItemToObject(j, "poll_gap_us",
+                          cap_hist_triple_json(ov->poll_gap_p50_us, ov->poll_gap_p99_us,
+                                               ov->poll_gap_max_us));
     cJSON_AddNumberToObject(j, "posts", (double)ov->posts);
-    cJSON_AddItemToObject(j, "post_late_us", cap_hist_triple_json(ov->post_late_p50_us,
-                                                         ov->post_late_p99_us,
-                                                         ov->post_late_max_us));
+    cJSON_AddItemToObject(j, "post_late_us",
+                          cap_hist_triple_json(ov->post_late_p50_us, ov->post_late_p99_us,
+                                               ov->post_late_max_us));
     cJSON_AddItemToObject(j, "post_to_completion_us",
-                          cap_hist_triple_json(ov->post_to_completion_p50_us, ov->post_to_completion_p99_us,
-                                      ov->post_to_completion_max_us));
+                          cap_hist_triple_json(ov->post_to_completion_p50_us,
+                                               ov->post_to_completion_p99_us,
+                                               ov->post_to_completion_max_us));
     cJSON_AddNumberToObject(j, "fences", (double)ov->fences);
     return j;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "model/engine/mdl_core.h"
+
 mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size)
 {
     return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
@@ -150,11 +152,7 @@ int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t 
 static void report(mdl_state_t *s, const mdl_path_t *pa, const mdl_member_t *mb,
                    double close_ns)
 {
-    double r_ns = close_ns + pa->event_ns;
-
-    s->lat_us[mb->idx] = (float)((r_ns - mb->tref_ns) * 1e-3);
-    s->sum_lat_ns += r_ns - mb->tref_ns;
-    s->cost_ns.coalesce += close_ns > mb->hw_ns ? close_ns - mb->hw_ns : 0;
+    mdl_member_report(s, mb->idx, mb->tref_ns, mb->hw_ns, close_ns, close_ns + pa->event_ns);
 }
 
 void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, const mdl_memo_t *m)
