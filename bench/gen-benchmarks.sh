@@ -44,9 +44,9 @@ bin=$build/bench
 [ -x "$build/cli/hintsim" ] || { echo "gen-benchmarks.sh: no $build/cli/hintsim: build first" >&2; exit 3; }
 
 if [ "$quick" = 1 ]; then
-    n_trace=200000 n_model=200000 n_preload=200000 n_sweep=1
+    n_trace=200000 n_model=200000 n_preload=200000 n_sweep=1 sim_args='--rounds 1 100000'
 else
-    n_trace=10000000 n_model=10000000 n_preload=5000000 n_sweep=5
+    n_trace=10000000 n_model=10000000 n_preload=5000000 n_sweep=5 sim_args=
 fi
 
 tmp=$out.tmp
@@ -88,7 +88,7 @@ section() {
 
 section bench_trace "$bin/bench_trace" $n_trace
 section bench_model "$bin/bench_model" $n_model
-section bench_sim "$bin/bench_sim"
+section bench_sim "$bin/bench_sim" $sim_args
 section bench_sweep "$bin/bench_sweep" "$build/cli/hintsim" "$src" $n_sweep
 section bench_preload "$bin/bench_preload" $n_preload
 
