@@ -12,8 +12,9 @@
  * chain of dependent steps, so a launch is latency-bound: W is the smallest that leaves
  * about 8 warps per multiprocessor (more registers than that would not be resident at
  * once), so that small batches still give each multiprocessor several warps to switch
- * between; replays that branch alike share a warp (scu_order_t), and a replay's constants
- * are copied into its registers before its first message.
+ * between; replays that branch alike share a warp (scu_order_t), a warp whose replays share
+ * their direct paths runs code compiled for them (SCU_DIRECT), and a replay's constants are
+ * copied into its registers before its first message.
  */
 /* the project's C headers, with C linkage (their guards make later includes no-ops) */
 extern "C" {
@@ -42,6 +43,12 @@ extern "C" {
 #define SCU_THREADS 32        /* the most replays per block (one warp) */
 #define SCU_WARPS_PER_SM 8    /* the warps per multiprocessor a launch aims at */
 
+/* A path whose batch is one WR and that has no timer is direct: each chunk is reported as it
+ * completes and no batch is ever left open. A warp whose replays all have path k direct runs
+ * code compiled for it (template parameter SHAPE, one bit per path): the same operations
+ * less those that never apply (the timer, the open batch, its members). */
+#define SCU_DIRECT(k) (1u << (k))
+
 /* What a replay needs, filled on the host (prules_init and the arena layout). */
 typedef struct {
     prules_t r;
@@ -52,6 +59,7 @@ typedef struct {
     uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
     size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
     size_t mem_off[2];
+    unsigned shape;          /* SCU_DIRECT(k) for each direct path */
 } scu_param_t;
 
 /* What a replay leaves, read back by the host. */
@@ -88,7 +96,9 @@ typedef struct {
     uint32_t mask;
     dbatch_t *ring;
     uint32_t head, count, used, open_n, nmem;
-    double head_r_ns, h1_ns, timer_close_ns, timer_r_ns, last_r_ns;
+    uint32_t head_nwr;       /* ring[head] in registers, loaded when it became the head, */
+    double head_close_ns;    /* read at the next look: the load is off the replay's chain */
+    double h1_ns, timer_close_ns, timer_r_ns, last_r_ns;
     dmember_t *mem;
 } dpath_t;
 
@@ -126,8 +136,10 @@ __device__ __forceinline__ static void ring_push(dpath_t *pa, double close_ns, u
 
     b->close_ns = close_ns;
     b->nwr = nwr;
-    if (pa->count++ == 0)
-        pa->head_r_ns = close_ns + pa->c.event_ns;
+    if (pa->count++ == 0) {
+        pa->head_close_ns = close_ns;
+        pa->head_nwr = nwr;
+    }
 }
 
 __device__ __forceinline__ static void note_report(dstate_t *s, dpath_t *pa, double r_ns)
@@ -223,23 +235,24 @@ __device__ __forceinline__ static void batch_close(dstate_t *s, dpath_t *pa, dou
         batch_report<K>(s, pa, close_ns, 1);
 }
 
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static void batch_force_close(dstate_t *s, dpath_t *pa)
 {
-    if (pa->open_n)
+    if (!D && pa->open_n)
         batch_close<K>(s, pa, pa->c.period_ns > 0 ? pa->timer_close_ns : pa->h1_ns);
 }
 
 __device__ __forceinline__ static double batch_pop(dstate_t *s, dpath_t *pa)
 {
-    const dbatch_t b = pa->ring[pa->head];
-    double r_ns = b.close_ns + pa->c.event_ns;
+    double close_ns = pa->head_close_ns, r_ns = close_ns + pa->c.event_ns;
 
-    s->cpu_free_ns = (s->cpu_free_ns > b.close_ns ? s->cpu_free_ns : b.close_ns) + pa->c.event_ns;
-    pa->used -= b.nwr;
+    s->cpu_free_ns = (s->cpu_free_ns > close_ns ? s->cpu_free_ns : close_ns) + pa->c.event_ns;
+    pa->used -= pa->head_nwr;
     pa->head = (pa->head + 1) & pa->mask;
-    double next_r_ns = pa->ring[pa->head].close_ns + pa->c.event_ns;
-    pa->head_r_ns = --pa->count ? next_r_ns : HUGE_VAL;
+    pa->count--;
+    const dbatch_t next = pa->ring[pa->head]; /* read when count says it is there */
+    pa->head_close_ns = next.close_ns;
+    pa->head_nwr = next.nwr;
     return r_ns;
 }
 
@@ -256,16 +269,26 @@ __device__ __forceinline__ static double batch_close_pop(dstate_t *s, dpath_t *p
     return c + pa->c.event_ns;
 }
 
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static double slot_pop(dstate_t *s, dpath_t *pa)
 {
-    return !pa->count && pa->open_n ? batch_close_pop<K>(s, pa) : batch_pop(s, pa);
+    return !D && !pa->count && pa->open_n ? batch_close_pop<K>(s, pa) : batch_pop(s, pa);
 }
 
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint32_t nwr, double hw_ns,
                                  int is_last, double tref_ns, uint64_t ic)
 {
+    if (D) { /* batch_report of a batch of this chunk alone, closed at hw_ns */
+        double r_ns = hw_ns + pa->c.event_ns;
+        if (is_last) {
+            summarize_one(s, (float)((r_ns - tref_ns) * 1e-3), K, ic);
+            s->sum_lat_ns += r_ns - tref_ns;
+        }
+        ring_push(pa, hw_ns, nwr);
+        note_report(s, pa, r_ns);
+        return;
+    }
     if (hw_ns > pa->timer_close_ns)
         batch_close<K>(s, pa, pa->timer_close_ns);
     if (pa->open_n == 0) {
@@ -285,10 +308,10 @@ __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint3
         pa->mem[pa->nmem++] = m;
 }
 
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static void reap_due(dstate_t *s, dpath_t *pa, double t)
 {
-    if (pa->timer_r_ns <= t) {
+    if (!D && pa->timer_r_ns <= t) {
         if (!pa->count) {
             batch_close_pop<K>(s, pa);
             return;
@@ -296,20 +319,20 @@ __device__ __forceinline__ static void reap_due(dstate_t *s, dpath_t *pa, double
         batch_close<K>(s, pa, pa->timer_close_ns);
     }
     #pragma unroll 1
-    while (pa->head_r_ns <= t)
+    while (pa->count && pa->head_close_ns + pa->c.event_ns <= t)
         batch_pop(s, pa);
 }
 
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static double slots_acquire(dstate_t *s, dpath_t *pa, uint32_t nwr, double t_ns,
                                        int *stalled)
 {
-    reap_due<K>(s, pa, t_ns);
+    reap_due<K, D>(s, pa, t_ns);
     if (s->cpu_free_ns > t_ns)
         t_ns = s->cpu_free_ns;
     #pragma unroll 1
     while (pa->used + nwr > pa->c.window) {
-        double r_ns = slot_pop<K>(s, pa);
+        double r_ns = slot_pop<K, D>(s, pa);
         if (r_ns > t_ns) {
             t_ns = r_ns;
             *stalled = 1;
@@ -357,20 +380,20 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
 }
 
 /* One chunk posted from t0 on (chunk_step): slot wait, link, batch. */
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, const dcost_t *cc, double dma,
                                     double lf, double split, double t0, int is_last,
                                     double tref_ns, uint64_t ic, int *stalled, double *t_post)
 {
-    *t_post = slots_acquire<K>(s, pa, cc->nwr, t0, stalled);
+    *t_post = slots_acquire<K, D>(s, pa, cc->nwr, t0, stalled);
     double hw = chunk_hw(s, pa, cc, dma, lf, split, *t_post);
-    batch_add<K>(s, pa, cc->nwr, hw, is_last, tref_ns, ic);
+    batch_add<K, D>(s, pa, cc->nwr, hw, is_last, tref_ns, ic);
     return hw;
 }
 
 /* post_message with every_chunk: one chunk (post_w1, post_one_chunk) or chunks
  * (post_chunks, chunks_plan, chunks_run). */
-template <int K>
+template <int K, int D>
 __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, double t_ns, double tref_ns,
                                     uint64_t ic)
 {
@@ -394,7 +417,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                    (uint32_t)nwr, &cc);
         s->l1 += (double)nwr * s->R.l1x_ns;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
+        chunk_step<K, D>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
@@ -402,7 +425,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
     }
     s->l1 += (double)(int64_t)nwr * s->R.l1x_ns;
     double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-    reap_due<K>(s, pa, t0);
+    reap_due<K, D>(s, pa, t0);
     uint64_t full_bytes = (uint64_t)pa->c.batch * pa->c.seg_bytes;
     uint64_t nfull = (nwr - 1) / pa->c.batch;
     dcost_t full, last;
@@ -416,26 +439,27 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                       prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, lb) * s->R.pkt_ns +
                       (double)last_nwr * s->R.wr_ns,
                last_nwr, &last);
-    chunk_step<K>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K, D>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
     s->queue += t_post - t0;
     nwr -= pa->c.batch;
     while (nwr > pa->c.batch) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-        chunk_step<K>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
+        chunk_step<K, D>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
         nwr -= pa->c.batch;
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K, D>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 
-template <int K>
+template <int K, unsigned SHAPE>
 __device__ __forceinline__ static void force_close_k(dstate_t *s)
 {
-    batch_force_close<K>(s, &s->path[K]);
+    batch_force_close<K, (SHAPE & SCU_DIRECT(K)) != 0>(s, &s->path[K]);
 }
 
 /* route(): the hysteresis router and the drain of a switch. */
+template <unsigned SHAPE>
 __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *t_ns)
 {
     int cls = size > s->hint, from = s->route.cur;
@@ -443,9 +467,9 @@ __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *
     if (prules_route(&s->route, cls)) {
         double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
         if (from)
-            force_close_k<1>(s);
+            force_close_k<1, SHAPE>(s);
         else
-            force_close_k<0>(s);
+            force_close_k<0, SHAPE>(s);
         /* no index by a run-time value: the state stays in registers */
         double last_r = from ? s->path[1].last_r_ns : s->path[0].last_r_ns;
         double done = (t0 > last_r ? t0 : last_r) + s->R.drain_fixed_ns;
@@ -469,7 +493,7 @@ __device__ __forceinline__ static void path_init(dpath_t *pa, const prules_path_
     pa->mask = cap - 1;
     pa->ring = (dbatch_t *)(arena + ring_off);
     pa->mem = (dmember_t *)(arena + mem_off);
-    pa->head_r_ns = pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
+    pa->timer_close_ns = pa->timer_r_ns = HUGE_VAL;
 }
 
 __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t *p, char *arena, uint32_t *bins,
@@ -498,23 +522,23 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
 
 /* One message: replay_mode's body (open: t is the post time from the first record's; closed:
  * the think time after the previous record's completion). */
-template <int CLOSED>
+template <int CLOSED, unsigned SHAPE>
 __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size, double t, uint64_t cold)
 {
     double prev_r = s->prev_path ? s->path[1].last_r_ns : s->path[0].last_r_ns;
     double ready = !CLOSED ? t : i == 0 ? 0 : prev_r + t;
     double tt = ready;
-    int k = s->hint == 0 ? 1 : route(s, size, &tt);
+    int k = s->hint == 0 ? 1 : route<SHAPE>(s, size, &tt);
 
     if (k)
-        post_message<1>(s, size, tt, ready, i | cold);
+        post_message<1, (SHAPE & SCU_DIRECT(1)) != 0>(s, size, tt, ready, i | cold);
     else
-        post_message<0>(s, size, tt, ready, i | cold);
+        post_message<0, (SHAPE & SCU_DIRECT(0)) != 0>(s, size, tt, ready, i | cold);
     if (CLOSED) {
         if (k)
-            force_close_k<1>(s);
+            force_close_k<1, SHAPE>(s);
         else
-            force_close_k<0>(s);
+            force_close_k<0, SHAPE>(s);
         s->prev_path = k;
     }
 }
@@ -532,6 +556,35 @@ __device__ __forceinline__ static void stage_load(scu_rec_t *buf, const scu_rec_
 /* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
  * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
  * the replays step through this one, so that no step waits for device memory. */
+/* The trace from the first record to the last through shared memory, for replays whose warp
+ * has the shape SHAPE, then the open batches closed. */
+template <int CLOSED, unsigned SHAPE>
+__device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec_t (*buf)[SCU_STAGE],
+                                                  const scu_rec_t *recs, size_t n)
+{
+    stage_load(buf[0], recs, 0, n);
+    for (size_t base = 0, b = 0; base < n; base += SCU_STAGE, b ^= 1) {
+        stage_load(buf[b ^ 1], recs, base + SCU_STAGE, n); /* an empty batch past the end */
+        __pipeline_wait_prior(1);
+        __syncwarp();
+        int cnt = n - base < SCU_STAGE ? (int)(n - base) : SCU_STAGE;
+#pragma unroll 1
+        for (int q = 0; live && q < cnt; q++) {
+            const scu_rec_t r = buf[b][q];
+            step<CLOSED, SHAPE>(s, base + (size_t)q, r.size & ~SCU_COLD, r.t, r.size & SCU_COLD);
+        }
+        __syncwarp(); /* every thread is done with buf[b] before it is refilled */
+    }
+    if (live) {
+        force_close_k<0, SHAPE>(s);
+        force_close_k<1, SHAPE>(s);
+    }
+}
+
+/* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
+ * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
+ * the replays step through this one, so that no step waits for device memory. The warp's
+ * shape is what all its replays share (the kernel with jitter has the general code only). */
 template <int CLOSED, int JIT>
 __global__ void __launch_bounds__(SCU_THREADS, 1)
     scu_replay_kernel(const scu_rec_t *__restrict__ recs, size_t n,
@@ -542,27 +595,24 @@ __global__ void __launch_bounds__(SCU_THREADS, 1)
     size_t id = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     int live = id < nrep;
     dstate_t s;
+#ifdef SCU_TIMING
+    long long c0 = clock64();
+#endif
 
     if (live)
         state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS,
                    recs, CLOSED, include_cold, JIT);
-    stage_load(buf[0], recs, 0, n);
-    for (size_t base = 0, b = 0; base < n; base += SCU_STAGE, b ^= 1) {
-        stage_load(buf[b ^ 1], recs, base + SCU_STAGE, n); /* an empty batch past the end */
-        __pipeline_wait_prior(1);
-        __syncwarp();
-        int cnt = n - base < SCU_STAGE ? (int)(n - base) : SCU_STAGE;
-#pragma unroll 1
-        for (int q = 0; live && q < cnt; q++) {
-            const scu_rec_t r = buf[b][q];
-            step<CLOSED>(&s, base + (size_t)q, r.size & ~SCU_COLD, r.t, r.size & SCU_COLD);
-        }
-        __syncwarp(); /* every thread is done with buf[b] before it is refilled */
-    }
+    unsigned shape = __reduce_and_sync(__activemask(), live ? params[id].shape : ~0u);
+    if (JIT || shape == 0)
+        replay_all<CLOSED, 0>(&s, live, buf, recs, n);
+    else if (shape == SCU_DIRECT(0))
+        replay_all<CLOSED, SCU_DIRECT(0)>(&s, live, buf, recs, n);
+    else if (shape == SCU_DIRECT(1))
+        replay_all<CLOSED, SCU_DIRECT(1)>(&s, live, buf, recs, n);
+    else
+        replay_all<CLOSED, SCU_DIRECT(0) | SCU_DIRECT(1)>(&s, live, buf, recs, n);
     if (!live)
         return;
-    force_close_k<0>(&s);
-    force_close_k<1>(&s);
     scu_out_t *o = &out[id];
     o->t_last_done_ns = s.t_last_done_ns;
     o->sum_lat_ns = s.sum_lat_ns;
@@ -578,6 +628,11 @@ __global__ void __launch_bounds__(SCU_THREADS, 1)
     o->nll = s.nll;
     o->switches = s.switches;
     o->stalls = s.stalls;
+#ifdef SCU_TIMING
+    printf("T %lld blk %u lane %u hint %llu npb %.6f w0 %u w1 %u b1 %u sw %llu st %llu\n",
+           clock64() - c0, blockIdx.x, threadIdx.x, (unsigned long long)s.hint, s.R.ns_per_byte,
+           s.path[0].c.window, s.path[1].c.window, s.path[1].c.batch, s.switches, s.stalls);
+#endif
 }
 
 /* The percentiles of each replay's histogram (fill_main). */
@@ -742,6 +797,8 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *pa
         off = align16(off + cap * sizeof(dbatch_t));
         par->mem_off[k] = off;
         off = align16(off + par->r.path[k].batch * sizeof(dmember_t));
+        if (par->r.path[k].batch == 1 && !(par->r.path[k].period_ns > 0))
+            par->shape |= SCU_DIRECT(k);
     }
     *bytes = off;
     return HS_OK;
@@ -867,6 +924,7 @@ out:
  * has none of its code. */
 typedef struct {
     int jit;
+    unsigned shape;
     uint64_t hint;
     uint32_t w1, w0, b1;
     double npb; /* the link's ns per byte */
@@ -879,6 +937,8 @@ static int order_cmp(const void *a, const void *b)
 
     if (x->jit != y->jit)
         return x->jit < y->jit ? -1 : 1;
+    if (x->shape != y->shape)
+        return x->shape < y->shape ? -1 : 1;
     if (x->npb != y->npb)
         return x->npb < y->npb ? -1 : 1;
     if (x->hint != y->hint)
@@ -938,7 +998,7 @@ extern "C" hs_status_t scu_replay_batch(scu_ctx_t *c, const trace_t *tr, pred_mo
         if ((st = param_fill(profiles[i], hints[i], &par[i], &bytes)) != HS_OK)
             goto out;
         stride = bytes > stride ? bytes : stride;
-        ord[i] = scu_order_t{par[i].has_jit, hints[i], par[i].r.path[1].window, par[i].r.path[0].window,
+        ord[i] = scu_order_t{par[i].has_jit, par[i].shape, hints[i], par[i].r.path[1].window, par[i].r.path[0].window,
                              par[i].r.path[1].batch, par[i].r.ns_per_byte, i};
     }
     qsort(ord, n, sizeof(*ord), order_cmp);

@@ -259,11 +259,84 @@ static void test_batch_sizes(void **state)
     trace_free(tr);
 }
 
+/* Every warp shape the kernel has code for (a path is direct when its batch is one WR and it
+ * has no timer): the generic profile (LL direct), both paths direct, BW direct with LL
+ * batched, a direct LL path whose messages are split into chunks, and the first two with a
+ * switch's perturbation; one point per shape and hint, so each launch's warps hold one
+ * replay and run that shape's code. Every figure equals the CPU's base replay bit for bit,
+ * open and closed loop. */
+static void test_shapes(void **state)
+{
+    static const char *const sets[][5] = {
+        {NULL},
+        {"bw.coal_count=1", "bw.signal_every=1", "bw.coal_period_us=0", NULL},
+        {"bw.coal_count=1", "bw.signal_every=1", "ll.coal_count=4", NULL},
+        {"ll.seg_bytes=1024", "bw.coal_period_us=0", NULL},
+        {"switch.perturb_window_us=20", "switch.perturb_factor=1.5", NULL},
+        {"bw.coal_count=1", "bw.signal_every=1", "bw.coal_period_us=0",
+         "switch.perturb_window_us=20", "switch.perturb_factor=1.5"},
+    };
+    static const uint64_t hint_set[] = {0, 256, 4096, 65536, 1000000000000ull};
+    enum { NS = sizeof(sets) / sizeof(sets[0]), NH = sizeof(hint_set) / sizeof(hint_set[0]) };
+    const char *const traces[] = {"traces/samples/phased.hst", "traces/samples/pingpong.hst"};
+    size_t checked = 0;
+
+    (void)state;
+    for (size_t t = 0; t < 2; t++) {
+        for (int mode = PRED_OPEN; mode <= PRED_CLOSED; mode++) {
+            trace_t *tr;
+            profile_t *ps[NS * NH];
+            uint64_t hints[NS * NH];
+            pred_result_t gpu[NS * NH];
+            pred_opts_t o;
+            memset(&o, 0, sizeof(o));
+            o.mode = (pred_mode_t)mode;
+            o.every_chunk = 1;
+            assert_int_equal(trace_load_posts(hs_test_src(traces[t]), 0, &tr), HS_OK);
+            for (size_t k = 0; k < NS * NH; k++) {
+                assert_int_equal(profile_load("generic", &ps[k]), HS_OK);
+                for (int j = 0; j < 5 && sets[k / NH][j]; j++)
+                    assert_int_equal(profile_set(ps[k], sets[k / NH][j]), HS_OK);
+                hints[k] = hint_set[k % NH];
+            }
+            if (pred_check_trace(tr, ps[0], &o) != HS_OK) { /* closed loop, no completions */
+                for (size_t k = 0; k < NS * NH; k++)
+                    profile_free(ps[k]);
+                trace_free(tr);
+                continue;
+            }
+            assert_int_equal(scu_replay_batch(g_cu, tr, (pred_mode_t)mode, pred_all_cold(tr),
+                                              (const profile_t *const *)ps, hints, NS * NH, gpu,
+                                              NULL),
+                             HS_OK);
+            for (size_t k = 0; k < NS * NH; k++) {
+                pred_result_t b;
+                char what[128];
+                snprintf(what, sizeof(what), "%s shape %zu %s", traces[t], k / NH,
+                         mode == PRED_OPEN ? "open" : "closed");
+                assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, ps[k], &o},
+                                          hints[k], 0, &b),
+                                 HS_OK);
+                assert_int_equal(differ(what, k, &gpu[k], &b, 1, 1), 0);
+                checked++;
+                pred_result_release(&b);
+                pred_result_release(&gpu[k]);
+                profile_free(ps[k]);
+            }
+            trace_free(tr);
+        }
+    }
+    printf("%zu points of %d warp shapes: every figure equal to the CPU's base replay\n",
+           checked, (int)NS);
+    assert_true(checked >= 2 * NS * NH);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_sizes),
         cmocka_unit_test(test_samples),
+        cmocka_unit_test(test_shapes),
     };
 
     if (scu_open(-1, &g_cu) != HS_OK) {
