@@ -553,9 +553,6 @@ __device__ __forceinline__ static void stage_load(scu_rec_t *buf, const scu_rec_
     __pipeline_commit();
 }
 
-/* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
- * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
- * the replays step through this one, so that no step waits for device memory. */
 /* The trace from the first record to the last through shared memory, for replays whose warp
  * has the shape SHAPE, then the open batches closed. */
 template <int CLOSED, unsigned SHAPE>
