@@ -581,7 +581,10 @@ __device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec
 /* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
  * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
  * the replays step through this one, so that no step waits for device memory. The warp's
- * shape is what all its replays share (the kernel with jitter has the general code only). */
+ * shape is what all its replays share (the kernel with jitter has the general code only).
+ * Built with -DSCU_TIMING (CMAKE_CUDA_FLAGS), each replay prints a line "T <cycles> ..."
+ * (clock64 over its whole replay) with its point's hint, link, windows, switches and stalls:
+ * which points hold a launch. */
 template <int CLOSED, int JIT>
 __global__ void __launch_bounds__(SCU_THREADS, 1)
     scu_replay_kernel(const scu_rec_t *__restrict__ recs, size_t n,
