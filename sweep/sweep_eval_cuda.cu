@@ -279,7 +279,10 @@ template <int K, int D>
 __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint32_t nwr, double hw_ns,
                                  int is_last, double tref_ns, uint64_t ic)
 {
-    if (D) { /* batch_report of a batch of this chunk alone, closed at hw_ns */
+    if (D) {
+        /* batch_report of a batch of this chunk alone, closed at hw_ns: member_report's
+         * steps less its coalescing term, which is 0 here (close_ns == hw_ns; an add of 0
+         * to s->coalesce, which only ever grows from +0, leaves its bits as they are) */
         double r_ns = hw_ns + pa->c.event_ns;
         if (is_last) {
             summarize_one(s, (float)((r_ns - tref_ns) * 1e-3), K, ic);
