@@ -105,6 +105,18 @@ static void test_tail_and_ties(void **state)
     free(v);
 }
 
+/* A trace of n zeroed records, its replay's arrays and default options, for pred_summarize
+ * (the caller fills sizes, flags and latencies). */
+static void summary_input(trace_t *tr, pred_raw_t *raw, pred_opts_t *o, size_t n)
+{
+    memset(tr, 0, sizeof(*tr));
+    memset(o, 0, sizeof(*o));
+    tr->n = n;
+    tr->recs = calloc(n, sizeof(*tr->recs));
+    assert_non_null(tr->recs);
+    assert_int_equal(pred_raw_alloc(raw, n), HS_OK);
+}
+
 /* pred_summarize's p50/p99 and mean over latencies handed to it: the histogram's
  * percentiles, within the bound of the exact ones, and the exact mean. */
 static void test_summarize(void **state)
@@ -117,11 +129,7 @@ static void test_summarize(void **state)
     double *v = malloc(n * sizeof(*v)), sum = 0;
 
     (void)state;
-    memset(&tr, 0, sizeof(tr));
-    memset(&o, 0, sizeof(o));
-    tr.n = n;
-    tr.recs = calloc(n, sizeof(*tr.recs));
-    assert_int_equal(pred_raw_alloc(&raw, n), HS_OK);
+    summary_input(&tr, &raw, &o, n);
     for (size_t i = 0; i < n; i++) {
         tr.recs[i].size_bytes = 64;
         raw.lat_us[i] = (float)(0.5 * pow(10.0, 4.0 * uniform01()));
@@ -143,12 +151,93 @@ static void test_summarize(void **state)
     free(v);
 }
 
+/* pred_summarize on messages of many size classes, with cold-start messages (apart) and
+ * unmeasured ones (NaN: left out): the main figures are those of the messages in the figures
+ * whatever class holds them (the summariser merges its classes' histograms into the main
+ * one), each class's figures its own messages', the mean and the bytes summed in message
+ * order, the cold figures the cold messages'. */
+static void test_summarize_classes(void **state)
+{
+    size_t n = 60000, nin = 0, ncold = 0, nll = 0;
+    trace_t tr;
+    pred_raw_t raw;
+    pred_opts_t o;
+    pred_result_t res;
+    double *in = malloc(n * sizeof(*in)), *cold = malloc(n * sizeof(*cold));
+    double *cls = malloc(n * sizeof(*cls)), sum = 0, bytes = 0;
+    size_t per_class[HS_SIZE_CLASSES] = {0}, covered = 0;
+
+    (void)state;
+    summary_input(&tr, &raw, &o, n);
+    for (size_t i = 0; i < n; i++) {
+        double u = uniform01();
+        tr.recs[i].size_bytes = (uint64_t)pow(2.0, 24.0 * uniform01());
+        tr.recs[i].flags = u < 0.1 ? TRACE_F_COLD : 0;
+        unsigned k = hs_size_class(tr.recs[i].size_bytes);
+        /* each class its own scale (the largest in a middle class, not the last merged) */
+        raw.lat_us[i] = u > 0.99 ? NAN : (float)((1.0 + (k * 3) % 17) * pow(10.0, 3.0 * uniform01()));
+        raw.path[i] = uniform01() < 0.3 ? TRACE_F_PATH_LL : TRACE_F_PATH_BW;
+        if (isnan(raw.lat_us[i]))
+            continue;
+        if (tr.recs[i].flags & TRACE_F_COLD) {
+            cold[ncold++] = raw.lat_us[i];
+            continue;
+        }
+        in[nin++] = raw.lat_us[i];
+        sum += raw.lat_us[i];
+        bytes += (double)tr.recs[i].size_bytes;
+        nll += raw.path[i] == TRACE_F_PATH_LL;
+        per_class[k]++;
+    }
+    raw.t_first_post_us = 0;
+    raw.t_last_done_us = 1000;
+    assert_int_equal(pred_summarize(&tr, &o, &raw, 4096, &res), HS_OK);
+    qsort(in, nin, sizeof(*in), hs_cmp_double);
+    qsort(cold, ncold, sizeof(*cold), hs_cmp_double);
+    assert_int_equal(res.count, nin);
+    assert_true(res.max_us == in[nin - 1]);
+    const double qs[] = {0.5, 0.9, 0.99, 0.999};
+    const double got[] = {res.p50_us, res.p90_us, res.p99_us, res.p999_us};
+    for (size_t j = 0; j < 4; j++)
+        assert_true(fabs(got[j] - exact_pct(in, nin, qs[j])) <= BOUND * exact_pct(in, nin, qs[j]));
+    assert_true(res.mean_us == sum / (double)nin);
+    assert_true(res.throughput_gbps == bytes * 8.0 / (1000.0 * 1e3));
+    assert_true(res.ll_fraction == (double)nll / (double)nin);
+    assert_int_equal(res.cold_count, ncold);
+    assert_true(res.cold_max_us == cold[ncold - 1]);
+    assert_true(fabs(res.cold_p50_us - exact_pct(cold, ncold, 0.5)) <=
+                BOUND * exact_pct(cold, ncold, 0.5));
+    assert_true(res.nclasses > 10);
+    for (size_t c = 0; c < res.nclasses; c++) {
+        const pred_class_t *pc = &res.classes[c];
+        unsigned k = hs_size_class(pc->min_bytes);
+        size_t m = 0;
+        assert_int_equal(pc->count, per_class[k]);
+        for (size_t i = 0; i < n; i++)
+            if (hs_size_class(tr.recs[i].size_bytes) == k && !isnan(raw.lat_us[i]) &&
+                !(tr.recs[i].flags & TRACE_F_COLD))
+                cls[m++] = raw.lat_us[i];
+        qsort(cls, m, sizeof(*cls), hs_cmp_double);
+        assert_true(fabs(pc->p50_us - exact_pct(cls, m, 0.5)) <= BOUND * exact_pct(cls, m, 0.5));
+        assert_true(fabs(pc->p99_us - exact_pct(cls, m, 0.99)) <= BOUND * exact_pct(cls, m, 0.99));
+        covered += pc->count;
+    }
+    assert_int_equal(covered, nin);
+    pred_result_release(&res);
+    pred_raw_free(&raw);
+    free(tr.recs);
+    free(in);
+    free(cold);
+    free(cls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decades),
         cmocka_unit_test(test_tail_and_ties),
         cmocka_unit_test(test_summarize),
+        cmocka_unit_test(test_summarize_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,25 @@ static void hist_add(lat_hist_t *h, double us)
     hist_add_bin(h, lat_hist_bin(us), us);
 }
 
+/* hist_add_bin for a size class's histogram, whose sum no figure reads (fill_classes). */
+static inline void hist_add_class(lat_hist_t *h, size_t bin, double us)
+{
+    h->bins[bin]++;
+    h->n++;
+    h->min_us = us < h->min_us ? us : h->min_us;
+    h->max_us = us > h->max_us ? us : h->max_us;
+}
+
+/* Add histogram a's bins, count, min and max into h (not its sum). */
+static void hist_merge(lat_hist_t *h, const lat_hist_t *a)
+{
+    for (size_t b = 0; b < PRED_NBINS; b++)
+        h->bins[b] += a->bins[b];
+    h->n += a->n;
+    h->min_us = a->min_us < h->min_us ? a->min_us : h->min_us;
+    h->max_us = a->max_us > h->max_us ? a->max_us : h->max_us;
+}
+
 static double hist_pct(const lat_hist_t *h, double q)
 {
     return lat_hist_pct(h->bins, h->n, h->min_us, h->max_us, q);
@@ -99,7 +118,10 @@ static void fill_main(const lat_hist_t *h, const lat_hist_t *cold, pred_result_t
 }
 
 /* What one walk over the messages gathers: the main, cold-start and per-class histograms,
- * the bytes and the LL count of the messages in the figures. */
+ * the bytes and the LL count of the messages in the figures. The walk adds each message to
+ * its class only, and the main histogram's sum: its bins, count, min and max are the
+ * classes' merged after the walk (walk_main: measured, with the locals below, 75 -> 58
+ * instructions a message, callgrind). */
 typedef struct {
     lat_hist_t main, cold, cls[PRED_NCLASSES];
     double bytes;
@@ -128,30 +150,45 @@ static int walk_init(pred_walk_t *w)
     return bad ? -1 : 0;
 }
 
-/* Walk the messages once into w; cold-start messages go apart unless include_cold. */
+/* Walk the messages once into w; cold-start messages go apart unless include_cold. The
+ * arrays are read through locals: through raw and tr they were loaded again after every
+ * bin's store. */
 static void summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw,
                            pred_walk_t *w)
 {
-    double bytes = 0;
+    const trace_rec_t *recs = tr->recs;
+    const float *lat = raw->lat_us;
+    const uint8_t *path = raw->path;
+    size_t n = tr->n;
+    double bytes = 0, sum_us = 0;
     uint64_t nll = 0;
 
-    for (size_t i = 0; i < tr->n; i++) {
-        const trace_rec_t *r = &tr->recs[i];
-        double us = raw->lat_us[i];
+    for (size_t i = 0; i < n; i++) {
+        double us = lat[i];
         if (isnan(us))
             continue; /* not measured (validate) */
-        if (!pred_in_figures(r, raw->lat_us[i], include_cold)) {
+        if (!pred_in_figures(&recs[i], lat[i], include_cold)) {
             hist_add(&w->cold, us);
             continue;
         }
-        size_t bin = lat_hist_bin(us);
-        hist_add_bin(&w->main, bin, us);
-        hist_add_bin(&w->cls[hs_size_class(r->size_bytes)], bin, us);
-        bytes += (double)r->size_bytes;
-        nll += raw->path && raw->path[i] == TRACE_F_PATH_LL;
+        hist_add_class(&w->cls[hs_size_class(recs[i].size_bytes)], lat_hist_bin(us), us);
+        sum_us += us;
+        bytes += (double)recs[i].size_bytes;
+        if (path)
+            nll += path[i] == TRACE_F_PATH_LL;
     }
     w->bytes = bytes;
     w->nll = nll;
+    w->main.sum_us = sum_us;
+}
+
+/* The main histogram's bins, count, min and max: its classes' (every message in the
+ * figures is in one class). */
+static void walk_main(pred_walk_t *w)
+{
+    for (unsigned k = 0; k < PRED_NCLASSES; k++)
+        if (w->cls[k].n)
+            hist_merge(&w->main, &w->cls[k]);
 }
 
 hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_raw_t *raw,
@@ -166,6 +203,7 @@ hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_r
         return HS_ERR_NOMEM;
     /* a trace of cold-start messages only is summarised on them: apart, none would be left */
     summarize_walk(tr, o->include_cold || pred_all_cold(tr), raw, &w);
+    walk_main(&w);
     out->hint_bytes = hint_bytes;
     fill_main(&w.main, &w.cold, out);
     span_us = raw->t_last_done_us - raw->t_first_post_us;
