@@ -223,6 +223,15 @@ static void test_summarize_classes(void **state)
         covered += pc->count;
     }
     assert_int_equal(covered, nin);
+    /* without the replay's paths (a measured run's raw): the same figures, no LL share */
+    pred_result_t nopath;
+    uint8_t *pathv = raw.path;
+    raw.path = NULL;
+    assert_int_equal(pred_summarize(&tr, &o, &raw, 4096, &nopath), HS_OK);
+    raw.path = pathv;
+    assert_true(nopath.ll_fraction == 0 && nopath.p99_us == res.p99_us &&
+                nopath.mean_us == res.mean_us && nopath.count == res.count);
+    pred_result_release(&nopath);
     pred_result_release(&res);
     pred_raw_free(&raw);
     free(tr.recs);
