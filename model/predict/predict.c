@@ -28,11 +28,17 @@ typedef struct {
     double min_us, max_us, sum_us;
 } lat_hist_t;
 
-static int hist_init(lat_hist_t *h)
+/* An empty histogram, its bins not allocated yet (hist_open). */
+static void hist_empty(lat_hist_t *h)
 {
     memset(h, 0, sizeof(*h));
-    h->bins = calloc(PRED_NBINS, sizeof(*h->bins));
     h->min_us = INFINITY;
+}
+
+/* Allocate h's bins (hist_empty's), all zero; -1 when out of memory. */
+static int hist_open(lat_hist_t *h)
+{
+    h->bins = calloc(PRED_NBINS, sizeof(*h->bins));
     return h->bins ? 0 : -1;
 }
 
@@ -130,7 +136,6 @@ static void fill_main(const lat_hist_t *h, const lat_hist_t *cold, pred_result_t
  * max are the classes' merged after the walk (walk_main). */
 typedef struct {
     lat_hist_t main, cold, cls[PRED_NCLASSES];
-    uint8_t seen[PRED_NCLASSES]; /* a message went to class k */
     double bytes;
     uint64_t nll;
 } pred_walk_t;
@@ -143,25 +148,26 @@ static void walk_free(pred_walk_t *w)
     free(w->cold.bins);
 }
 
-/* Every histogram empty, bytes and count 0; -1 (nothing held) when out of memory. */
+/* Every histogram empty, bytes and count 0; the main histogram's bins allocated, the cold
+ * and class ones when their first message comes (a trace has a few of the 65 classes:
+ * allocating and zeroing all of them was most of a summary of a short trace; measured:
+ * pred_summarize on the 10,000-message kv sample); -1 (nothing held) when out of memory. */
 static int walk_init(pred_walk_t *w)
 {
-    int bad;
-
     memset(w, 0, sizeof(*w));
-    bad = hist_init(&w->main) | hist_init(&w->cold);
+    hist_empty(&w->main);
+    hist_empty(&w->cold);
     for (unsigned k = 0; k < PRED_NCLASSES; k++)
-        bad |= hist_init(&w->cls[k]);
-    if (bad)
-        walk_free(w);
-    return bad ? -1 : 0;
+        hist_empty(&w->cls[k]);
+    return hist_open(&w->main);
 }
 
 /* Walk the messages once into w; cold-start messages go apart unless include_cold. The
  * arrays are read through locals: through raw and tr they were loaded again after every
  * bin's store. has_path: raw->path is set (a constant per call, so that the loop tests it
- * once). */
-static inline __attribute__((always_inline)) void
+ * once). Returns -1 when a histogram's bins could not be allocated (walk_free releases
+ * what was). */
+static inline __attribute__((always_inline)) int
 summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw, pred_walk_t *w,
                const int has_path)
 {
@@ -178,12 +184,15 @@ summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw, pred_
             continue; /* not measured (validate) */
         double us = f;
         if (!pred_in_figures(&recs[i], f, include_cold)) {
+            if (!w->cold.bins && hist_open(&w->cold))
+                return -1;
             hist_add(&w->cold, us);
             continue;
         }
-        unsigned k = hs_size_class(recs[i].size_bytes);
-        hist_add_class(&w->cls[k], lat_hist_bin(us), us);
-        w->seen[k] = 1;
+        lat_hist_t *h = &w->cls[hs_size_class(recs[i].size_bytes)];
+        if (__builtin_expect(!h->bins, 0) && hist_open(h))
+            return -1;
+        hist_add_class(h, lat_hist_bin(us), us);
         sum_us += us;
         bytes += (double)recs[i].size_bytes;
         if (has_path)
@@ -192,6 +201,7 @@ summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw, pred_
     w->bytes = bytes;
     w->nll = nll;
     w->main.sum_us = sum_us;
+    return 0;
 }
 
 /* The classes' counts, and the main histogram's bins, count, min and max: its classes'
@@ -199,7 +209,7 @@ summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw, pred_
 static void walk_main(pred_walk_t *w)
 {
     for (unsigned k = 0; k < PRED_NCLASSES; k++)
-        if (w->seen[k])
+        if (w->cls[k].bins)
             hist_merge_class(&w->main, &w->cls[k]);
 }
 
@@ -215,10 +225,11 @@ hs_status_t pred_summarize(const trace_t *tr, const pred_opts_t *o, const pred_r
         return HS_ERR_NOMEM;
     /* a trace of cold-start messages only is summarised on them: apart, none would be left */
     int include_cold = o->include_cold || pred_all_cold(tr);
-    if (raw->path)
-        summarize_walk(tr, include_cold, raw, &w, 1);
-    else
-        summarize_walk(tr, include_cold, raw, &w, 0);
+    if (raw->path ? summarize_walk(tr, include_cold, raw, &w, 1)
+                  : summarize_walk(tr, include_cold, raw, &w, 0)) {
+        walk_free(&w);
+        return HS_ERR_NOMEM;
+    }
     walk_main(&w);
     out->hint_bytes = hint_bytes;
     fill_main(&w.main, &w.cold, out);
