@@ -35,38 +35,34 @@ static void hist_empty(lat_hist_t *h)
     h->min_us = INFINITY;
 }
 
-/* Allocate h's bins (hist_empty's), all zero; -1 when out of memory. */
-static int hist_open(lat_hist_t *h)
+/* Allocate h's bins (hist_empty's), all zero, unless they are; -1 when out of memory. */
+static inline int hist_open(lat_hist_t *h)
 {
+    if (__builtin_expect(h->bins != NULL, 1))
+        return 0;
     h->bins = calloc(PRED_NBINS, sizeof(*h->bins));
     return h->bins ? 0 : -1;
 }
 
-static inline void hist_add_bin(lat_hist_t *h, size_t bin, double us)
-{
-    h->bins[bin]++;
-    h->n++;
-    h->sum_us += us;
-    h->min_us = us < h->min_us ? us : h->min_us; /* minsd/maxsd, no branch */
-    h->max_us = us > h->max_us ? us : h->max_us;
-}
-
-static void hist_add(lat_hist_t *h, double us)
-{
-    hist_add_bin(h, lat_hist_bin(us), us);
-}
-
-/* A message into its size class's histogram during the walk: its bin, min and max. The
- * count is the bins' sum, taken after the walk (walk_main): its increment made each message
- * of a class wait for the one before; no class figure reads a sum. */
-static inline void hist_add_class(lat_hist_t *h, size_t bin, double us)
+/* A latency into h's bin: the bin, min and max (minsd/maxsd, no branch). No count and no
+ * sum: hist_add adds them; a size class's histogram takes its count from its bins after the
+ * walk (walk_main: an increment made each message of a class wait for the one before) and
+ * has no figure that reads a sum. */
+static inline void hist_put(lat_hist_t *h, size_t bin, double us)
 {
     h->bins[bin]++;
     h->min_us = us < h->min_us ? us : h->min_us;
     h->max_us = us > h->max_us ? us : h->max_us;
 }
 
-/* Count class histogram a (hist_add_class's) from its bins, and add its bins, count, min
+static void hist_add(lat_hist_t *h, double us)
+{
+    hist_put(h, lat_hist_bin(us), us);
+    h->n++;
+    h->sum_us += us;
+}
+
+/* Count class histogram a (hist_put's) from its bins, and add its bins, count, min
  * and max into h (not its sum). */
 static void hist_merge_class(lat_hist_t *h, lat_hist_t *a)
 {
@@ -132,7 +128,7 @@ static void fill_main(const lat_hist_t *h, const lat_hist_t *cold, pred_result_t
 
 /* What one walk over the messages gathers: the main, cold-start and per-class histograms,
  * the bytes and the LL count of the messages in the figures. The walk adds each message to
- * its class only (hist_add_class), and the main histogram's sum: its bins, count, min and
+ * its class only (hist_put), and the main histogram's sum: its bins, count, min and
  * max are the classes' merged after the walk (walk_main). */
 typedef struct {
     lat_hist_t main, cold, cls[PRED_NCLASSES];
@@ -184,15 +180,15 @@ summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw, pred_
             continue; /* not measured (validate) */
         double us = f;
         if (!pred_in_figures(&recs[i], f, include_cold)) {
-            if (!w->cold.bins && hist_open(&w->cold))
+            if (hist_open(&w->cold))
                 return -1;
             hist_add(&w->cold, us);
             continue;
         }
         lat_hist_t *h = &w->cls[hs_size_class(recs[i].size_bytes)];
-        if (__builtin_expect(!h->bins, 0) && hist_open(h))
+        if (hist_open(h))
             return -1;
-        hist_add_class(h, lat_hist_bin(us), us);
+        hist_put(h, lat_hist_bin(us), us);
         sum_us += us;
         bytes += (double)recs[i].size_bytes;
         if (has_path)
