@@ -44,15 +44,21 @@ static inline int hist_open(lat_hist_t *h)
     return h->bins ? 0 : -1;
 }
 
-/* A latency into h's bin: the bin, min and max (minsd/maxsd, no branch). No count and no
- * sum: hist_add adds them; a size class's histogram takes its count from its bins after the
- * walk (walk_main: an increment made each message of a class wait for the one before) and
- * has no figure that reads a sum. */
+/* h's min and max taken over latencies from lo to hi (minsd/maxsd, no branch). */
+static inline void hist_span(lat_hist_t *h, double lo, double hi)
+{
+    h->min_us = lo < h->min_us ? lo : h->min_us;
+    h->max_us = hi > h->max_us ? hi : h->max_us;
+}
+
+/* A latency into h's bin: the bin, min and max. No count and no sum: hist_add adds them; a
+ * size class's histogram takes its count from its bins after the walk (walk_main: an
+ * increment made each message of a class wait for the one before) and has no figure that
+ * reads a sum. */
 static inline void hist_put(lat_hist_t *h, size_t bin, double us)
 {
     h->bins[bin]++;
-    h->min_us = us < h->min_us ? us : h->min_us;
-    h->max_us = us > h->max_us ? us : h->max_us;
+    hist_span(h, us, us);
 }
 
 static void hist_add(lat_hist_t *h, double us)
@@ -74,8 +80,7 @@ static void hist_merge_class(lat_hist_t *h, lat_hist_t *a)
     }
     a->n = n;
     h->n += n;
-    h->min_us = a->min_us < h->min_us ? a->min_us : h->min_us;
-    h->max_us = a->max_us > h->max_us ? a->max_us : h->max_us;
+    hist_span(h, a->min_us, a->max_us);
 }
 
 static double hist_pct(const lat_hist_t *h, double q)
