@@ -14,19 +14,11 @@
 #include "calib/calib_job.h"
 #include "capture/cap_bench.h"
 #include "cli/cli.h"
+#include "cli/cli_live.h"
 #include "common/hs_util.h"
 
 struct calib_opts {
-    const char *device;
-    uint64_t gid_index;
-    int server;
-    const char *connect;
-    uint64_t port;
-    const char *bind;
-    const char *token;
-    double timeout_s;
-    const char *profile;
-    hs_strlist_t set;
+    cli_live_args_t live;
     const char *sizes;
     const char *holdout;
     const char *ssizes;
@@ -48,18 +40,12 @@ struct calib_opts {
 
 #define O(f) offsetof(struct calib_opts, f)
 static const hs_opt_t g_calib_opts[] = {
-    {"device", 'd', HS_OPT_STR, O(device), "DEV", NULL, "verbs device (ibv_devices lists them)"},
-    {"gid-index", 'x', HS_OPT_U64, O(gid_index), "N", "0", "GID index of port 1 (RoCE)"},
-    {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "answer a calibrate --connect peer"},
-    {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "measure against a --server on HOST"},
-    {"port", 'P', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
-    {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
-     "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
-    {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
-     "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
-    {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
-    {"profile", 'p', HS_OPT_STR, O(profile), "P", "generic", "starting profile (path settings)"},
-    {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one starting parameter"},
+    CLI_LIVE_CONN_OPTS(struct calib_opts, "answer a calibrate --connect peer",
+                       "measure against a --server on HOST"),
+    CLI_LIVE_TIMEOUT_OPT(struct calib_opts),
+    {"profile", 'p', HS_OPT_STR, O(live.profile), "P", "generic",
+     "starting profile (path settings)"},
+    {"set", 0, HS_OPT_LIST, O(live.set), "KEY=VALUE", NULL, "override one starting parameter"},
     {"sizes", 's', HS_OPT_STR, O(sizes), "LIST", "8,64,512,4K,32K,256K",
      "single-message sizes to fit"},
     {"holdout", 0, HS_OPT_STR, O(holdout), "LIST", "16,128,1K,8K,64K",
@@ -389,23 +375,22 @@ int cmd_calibrate(int argc, char **argv)
     if (rc >= 0)
         goto out;
     rc = 2;
-    if (!a.device || (!a.server && !a.out)) {
+    if (!a.live.device || (!a.live.server && !a.out)) {
         fprintf(stderr, "hintsim: calibrate: --device and -o PROFILE.json are required\n");
         goto out;
     }
-    if (!a.server && parse_lists(&a, &lists, &o))
+    if (!a.live.server && parse_lists(&a, &lists, &o))
         goto out;
     /* the profile is written after every measurement: a wrong path fails now */
-    if (!a.server && a.out && hs_check_out_path(a.out) != HS_OK) {
+    if (!a.live.server && a.out && hs_check_out_path(a.out) != HS_OK) {
         rc = 1;
         goto out;
     }
     hs_log_set_quiet(a.quiet || a.json);
-    o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
-                               a.timeout_s, "host", a.profile, &a.set,
-                               a.bind, a.token};
-    st = a.server ? calib_serve(&o) : calib_calibrate(&o, a.profile, &a.set, a.out, &c);
-    if ((rc = hs_status_exit_code(st)) != 0 || a.server)
+    o.live = cli_live_opts(&a.live); /* no --mem: host memory */
+    st = a.live.server ? calib_serve(&o)
+                       : calib_calibrate(&o, a.live.profile, &a.live.set, a.out, &c);
+    if ((rc = hs_status_exit_code(st)) != 0 || a.live.server)
         goto out;
     /* -o -: the profile went to stdout, so the report goes to stderr */
     FILE *rep = strcmp(a.out, "-") == 0 ? stderr : stdout;

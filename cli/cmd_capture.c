@@ -7,25 +7,16 @@
 
 #include "capture/cap_bench.h"
 #include "cli/cli.h"
+#include "cli/cli_live.h"
 #include "common/hs_util.h"
 #include "traces/trace_convert.h"
 
 struct bench_opts {
-    const char *device;
-    uint64_t gid_index;
-    int server;
-    const char *connect;
-    uint64_t port;
-    const char *bind;
-    const char *token;
+    cli_live_args_t live;
     const char *sizes;
     const char *hint;
     uint64_t iters;
     uint64_t warmup;
-    const char *mem;
-    const char *profile;
-    hs_strlist_t set;
-    double timeout_s;
     const char *out;
     const char *to;
     const char *phases;
@@ -35,23 +26,16 @@ struct bench_opts {
 
 #define O(f) offsetof(struct bench_opts, f)
 static const hs_opt_t g_bench_opts[] = {
-    {"device", 'd', HS_OPT_STR, O(device), "DEV", NULL, "verbs device (ibv_devices lists them)"},
-    {"gid-index", 'x', HS_OPT_U64, O(gid_index), "N", "0", "GID index of port 1 (RoCE)"},
-    {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "wait for a --connect peer and answer it"},
-    {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "run against a --server on HOST"},
-    {"port", 'P', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
-    {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
-     "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
-    {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
-     "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
+    CLI_LIVE_CONN_OPTS(struct bench_opts, "wait for a --connect peer and answer it",
+                       "run against a --server on HOST"),
     {"sizes", 's', HS_OPT_STR, O(sizes), "LIST", NULL, "message sizes, e.g. 8,4K,64K"},
     {"hint", 0, HS_OPT_STR, O(hint), "LIST", "0", "low-latency hint(s) in bytes; 0 = none"},
     {"iters", 'n', HS_OPT_U64, O(iters), "N", "1000", "measured iterations per phase"},
     {"warmup", 0, HS_OPT_U64, O(warmup), "N", "100", "warm-up iterations (flagged cold)"},
-    {"mem", 0, HS_OPT_STR, O(mem), "host|cuda", "host", "buffer memory kind"},
-    {"profile", 'p', HS_OPT_STR, O(profile), "P", "generic", "profile for the path settings"},
-    {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
-    {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
+    {"mem", 0, HS_OPT_STR, O(live.mem), "host|cuda", "host", "buffer memory kind"},
+    {"profile", 'p', HS_OPT_STR, O(live.profile), "P", "generic", "profile for the path settings"},
+    {"set", 0, HS_OPT_LIST, O(live.set), "KEY=VALUE", NULL, "override one profile parameter"},
+    CLI_LIVE_TIMEOUT_OPT(struct bench_opts),
     {"output", 'o', HS_OPT_STR, O(out), "TRACE", NULL,
      "trace file to write (.hst/.csv/.jsonl; '-': standard output, with --to)"},
     {"to", 0, HS_OPT_STR, O(to), "hst|csv|jsonl", NULL,
@@ -82,7 +66,7 @@ static int bench_parse_lists(const struct bench_opts *a, cap_bench_opts_t *o, ui
 {
     size_t n = 0;
 
-    if (!a->server && !a->sizes) {
+    if (!a->live.server && !a->sizes) {
         fprintf(stderr, "hintsim: capture bench: --sizes is required\n");
         return 2;
     }
@@ -118,7 +102,7 @@ static int cmd_capture_bench(int argc, char **argv)
 
     if (rc >= 0)
         goto free_all;
-    if (!a.device) {
+    if (!a.live.device) {
         fprintf(stderr, "hintsim: capture bench: --device is required\n");
         rc = 2;
         goto free_all;
@@ -126,9 +110,7 @@ static int cmd_capture_bench(int argc, char **argv)
     rc = bench_parse_lists(&a, &o, &sizes, &hints);
     if (rc >= 0)
         goto free_all;
-    o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
-                               a.timeout_s, a.mem, a.profile, &a.set,
-                               a.bind, a.token};
+    o.live = cli_live_opts(&a.live);
     o.iters = a.iters;
     o.warmup = a.warmup;
     o.gap_us = a.gap_us;

@@ -7,29 +7,20 @@
 
 #include "capture/cap_validate.h"
 #include "cli/cli.h"
+#include "cli/cli_live.h"
 #include "plots/report_val.h"
 #include "common/hs_util.h"
 #include "model/predict/objective.h"
 
 struct validate_opts {
-    const char *device;
-    uint64_t gid_index;
-    int server;
-    const char *connect;
-    uint64_t port;
-    const char *bind;
-    const char *token;
+    cli_live_args_t live;
     const char *hints;
-    const char *profile;
-    hs_strlist_t set;
     uint64_t repeat;
     const char *mode;
     const char *objective;
     uint64_t limit;
     uint64_t seed;
     uint64_t classes;
-    const char *mem;
-    double timeout_s;
     const char *outdir;
     const char *messages;
     int json;
@@ -38,27 +29,21 @@ struct validate_opts {
 
 #define O(f) offsetof(struct validate_opts, f)
 static const hs_opt_t g_opts[] = {
-    {"device", 'd', HS_OPT_STR, O(device), "DEV", NULL, "verbs device (ibv_devices lists them)"},
-    {"gid-index", 'x', HS_OPT_U64, O(gid_index), "N", "0", "GID index of port 1 (RoCE)"},
-    {"server", 0, HS_OPT_FLAG, O(server), NULL, NULL, "wait for a --connect peer and answer it"},
-    {"connect", 0, HS_OPT_STR, O(connect), "HOST", NULL, "run against a --server on HOST"},
-    {"port", 'P', HS_OPT_U64, O(port), "N", "18515", "TCP port of the QP exchange"},
-    {"bind", 0, HS_OPT_STR, O(bind), "ADDR", NULL,
-     "--server: address to listen on (default: the device's; 0.0.0.0: all)"},
-    {"token", 0, HS_OPT_STR, O(token), "TOKEN", NULL,
-     "--server/--connect: shared token (default: HINTSIM_TOKEN; a server makes one)"},
+    CLI_LIVE_CONN_OPTS(struct validate_opts, "wait for a --connect peer and answer it",
+                       "run against a --server on HOST"),
     {"hint", 0, HS_OPT_STR, O(hints), "auto|LIST", "auto", "candidate hints (first = recommended)"},
     {"hints", 0, HS_OPT_STR, O(hints), "auto|LIST", NULL, HS_OPT_OLD_NAME("hint")},
-    {"profile", 'p', HS_OPT_STR, O(profile), "P", "generic", "profile for predictions and paths"},
-    {"set", 0, HS_OPT_LIST, O(set), "KEY=VALUE", NULL, "override one profile parameter"},
+    {"profile", 'p', HS_OPT_STR, O(live.profile), "P", "generic",
+     "profile for predictions and paths"},
+    {"set", 0, HS_OPT_LIST, O(live.set), "KEY=VALUE", NULL, "override one profile parameter"},
     {"repeat", 'r', HS_OPT_U64, O(repeat), "R", "5", "rounds; candidate order shuffled each"},
     {"classes", 0, HS_OPT_U64, O(classes), "N", "6", "auto: classes of hints to measure (1-16)"},
     {"mode", 0, HS_OPT_STR, O(mode), "open|closed", "open", "replay at the trace's times or closed loop"},
     {"objective", 0, HS_OPT_STR, O(objective), "NAME", "p99", OBJ_FIGURE_CHOICES},
     {"limit", 0, HS_OPT_U64, O(limit), "N", "0", "replay only the first N messages (0 = all)"},
     {"seed", 0, HS_OPT_U64, O(seed), "S", "1", "seed of the shuffles and the bootstrap"},
-    {"mem", 0, HS_OPT_STR, O(mem), "host|cuda", "host", "buffer memory kind"},
-    {"timeout", 0, HS_OPT_DOUBLE, O(timeout_s), "SEC", "10", "bound of every wait"},
+    {"mem", 0, HS_OPT_STR, O(live.mem), "host|cuda", "host", "buffer memory kind"},
+    CLI_LIVE_TIMEOUT_OPT(struct validate_opts),
     {"output", 'o', HS_OPT_STR, O(outdir), "DIR", NULL, "write DIR/validate.json and report.html"},
     {"messages", 0, HS_OPT_STR, O(messages), "FILE", NULL,
      "write every measured message as CSV: predicted beside measured"},
@@ -90,18 +75,18 @@ static int parse_rest(const struct validate_opts *a, int npos, cap_validate_opts
 {
     char names[128];
 
-    if (!a->device || (!a->server && npos != 1)) {
+    if (!a->live.device || (!a->live.server && npos != 1)) {
         fprintf(stderr, "hintsim: validate: TRACE and --device are required\n");
         return 2;
     }
-    if (a->server && a->outdir) { /* it wrote nothing and failed after the whole run */
+    if (a->live.server && a->outdir) { /* it wrote nothing and failed after the whole run */
         fprintf(stderr, "hintsim: validate: -o belongs to the --connect end: the --server end "
                 "only answers, the measurements and the report are the client's\n");
         return 2;
     }
-    if (a->messages && (a->server || strcmp(a->messages, "-") == 0)) {
+    if (a->messages && (a->live.server || strcmp(a->messages, "-") == 0)) {
         fprintf(stderr, "hintsim: validate: --messages %s: %s\n", a->messages,
-                a->server ? "belongs to the --connect end, which measures"
+                a->live.server ? "belongs to the --connect end, which measures"
                           : "name a file (the report is on standard output)");
         return 2;
     }
@@ -138,7 +123,7 @@ static hs_status_t emit(const struct validate_opts *a, const cJSON *rep)
         return HS_ERR_NOMEM;
     /* validate.json, report.html and the plots, as a whole */
     if (a->outdir &&
-        (st = rep_write_validate_dir(a->outdir, txt, rep, a->profile, &a->set)) != HS_OK)
+        (st = rep_write_validate_dir(a->outdir, txt, rep, a->live.profile, &a->live.set)) != HS_OK)
         goto free_txt;
     if (a->json)
         printf("%s\n", txt);
@@ -164,9 +149,7 @@ int cmd_validate(int argc, char **argv)
     rc = parse_rest(&a, npos, &o, &hints);
     if (rc >= 0)
         goto free_all;
-    o.live = (cap_live_opts_t){a.device, a.gid_index, a.server, a.connect, a.port,
-                               a.timeout_s, a.mem, a.profile, &a.set,
-                               a.bind, a.token};
+    o.live = cli_live_opts(&a.live);
     o.trace_path = npos ? pos[0] : NULL;
     hs_log_set_quiet(a.quiet);
     o.repeat = a.repeat;
