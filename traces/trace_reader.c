@@ -286,8 +286,9 @@ static hs_status_t r_next_block(trace_reader_t *r)
     return HS_OK;
 }
 
-hs_status_t trace_reader_next_block(trace_reader_t *r, const trace_rec_t **recs, size_t *n,
-                                    int *eof)
+/* Read blocks until one has records left, the end (*eof) or an error (returned, and kept
+ * in r->err). */
+static hs_status_t r_refill(trace_reader_t *r, int *eof)
 {
     *eof = 0;
     while (!r->err && !r->eof && r->pos == r->n) {
@@ -296,10 +297,17 @@ hs_status_t trace_reader_next_block(trace_reader_t *r, const trace_rec_t **recs,
     }
     if (r->err)
         return r->err;
-    if (r->eof) {
-        *eof = 1;
-        return HS_OK;
-    }
+    *eof = r->eof;
+    return HS_OK;
+}
+
+hs_status_t trace_reader_next_block(trace_reader_t *r, const trace_rec_t **recs, size_t *n,
+                                    int *eof)
+{
+    hs_status_t st = r_refill(r, eof);
+
+    if (st != HS_OK || *eof)
+        return st;
     *recs = r->recs + r->pos;
     *n = r->n - r->pos;
     r->pos = r->n;
@@ -308,21 +316,15 @@ hs_status_t trace_reader_next_block(trace_reader_t *r, const trace_rec_t **recs,
 
 hs_status_t trace_reader_next(trace_reader_t *r, trace_rec_t *rec, int *eof)
 {
-    *eof = 0;
-    if (r->pos < r->n && !r->err) {
+    if (r->pos < r->n && !r->err) { /* the block in hand: the per-record path */
+        *eof = 0;
         *rec = r->recs[r->pos++];
         return HS_OK;
     }
-    while (!r->err && !r->eof && r->pos == r->n) {
-        if (r_next_block(r) != HS_OK)
-            return r->err;
-    }
-    if (r->err)
-        return r->err;
-    if (r->eof) {
-        *eof = 1;
-        return HS_OK;
-    }
+    hs_status_t st = r_refill(r, eof);
+
+    if (st != HS_OK || *eof)
+        return st;
     *rec = r->recs[r->pos++];
     return HS_OK;
 }
