@@ -13,6 +13,37 @@
 #define MDL_HOT inline __attribute__((always_inline))
 #define MDL_COLD __attribute__((noinline))
 
+/* ---- the CPU's and the link's free times in a replay loop ------------------------------ */
+
+/* The state s with its CPU's and link's free times held apart: a replay loop keeps them in
+ * a local of this type (mdl_run_take), which the compiler keeps in registers, and writes
+ * them back to s (mdl_run_put) before anything that reads them through s runs, taking them
+ * again after (mdl_run_get). Through s, each message stored and loaded them again (they
+ * were on its chain of dependent steps: a store's round trip to a load; GCC does not keep
+ * them in registers itself even in a loop without calls). The steps that move them take
+ * this (mdl_batch_pop to mdl_chunk_hw); the rest take s. */
+typedef struct {
+    mdl_state_t *s;
+    double cpu_free_ns, link_free_ns;
+} mdl_run_t;
+
+static MDL_HOT mdl_run_t mdl_run_take(mdl_state_t *s)
+{
+    return (mdl_run_t){s, s->cpu_free_ns, s->link_free_ns};
+}
+
+static MDL_HOT void mdl_run_put(const mdl_run_t *r)
+{
+    r->s->cpu_free_ns = r->cpu_free_ns;
+    r->s->link_free_ns = r->link_free_ns;
+}
+
+static MDL_HOT void mdl_run_get(mdl_run_t *r)
+{
+    r->cpu_free_ns = r->s->cpu_free_ns;
+    r->link_free_ns = r->s->link_free_ns;
+}
+
 /* ---- batches (MODEL.md section 3) --------------------------------------------------- */
 
 /* Queue a closed batch of nwr WRs on pa's ring; the ring head's report time is cached
@@ -133,12 +164,12 @@ static MDL_HOT void mdl_batch_force_close(mdl_state_t *s, mdl_path_t *pa)
 }
 
 /* Pop the oldest closed batch: its slots free and its event costs the CPU. */
-static MDL_HOT double mdl_batch_pop(mdl_state_t *s, mdl_path_t *pa)
+static MDL_HOT double mdl_batch_pop(mdl_run_t *r, mdl_path_t *pa)
 {
     const mdl_batch_t *b = &pa->ring[pa->head];
     double r_ns = b->close_ns + pa->event_ns;
 
-    s->cpu_free_ns = (s->cpu_free_ns > b->close_ns ? s->cpu_free_ns : b->close_ns) + pa->event_ns;
+    r->cpu_free_ns = (r->cpu_free_ns > b->close_ns ? r->cpu_free_ns : b->close_ns) + pa->event_ns;
     pa->used -= b->nwr;
     pa->head = (pa->head + 1) & pa->mask;
     double next_r_ns = pa->ring[pa->head].close_ns + pa->event_ns; /* loaded even if stale */
@@ -149,13 +180,13 @@ static MDL_HOT double mdl_batch_pop(mdl_state_t *s, mdl_path_t *pa)
 /* mdl_batch_force_close + mdl_batch_pop where the ring is empty and the open batch holds
  * the slots wanted: it is reported and its slots freed without going through the ring.
  * Returns its report time. */
-static MDL_HOT double mdl_batch_close_pop(mdl_state_t *s, mdl_path_t *pa)
+static MDL_HOT double mdl_batch_close_pop(mdl_run_t *r, mdl_path_t *pa)
 {
     double c = mdl_forced_close(pa);
     uint32_t n = pa->open_n;
 
-    mdl_batch_report(s, pa, c, 0);
-    s->cpu_free_ns = (s->cpu_free_ns > c ? s->cpu_free_ns : c) + pa->event_ns;
+    mdl_batch_report(r->s, pa, c, 0);
+    r->cpu_free_ns = (r->cpu_free_ns > c ? r->cpu_free_ns : c) + pa->event_ns;
     pa->used -= n;
     pa->head = (pa->head + 1) & pa->mask; /* where the ring would have held it */
     return c + pa->event_ns;
@@ -164,9 +195,9 @@ static MDL_HOT double mdl_batch_close_pop(mdl_state_t *s, mdl_path_t *pa)
 /* The slot wait's next step: pop the ring's oldest batch, or, where the ring is empty,
  * force the open batch closed and free it (open: pa can have an open batch; callers whose
  * batches hold one WR pass 0, a constant). Returns the report time. */
-static MDL_HOT double mdl_slot_pop(mdl_state_t *s, mdl_path_t *pa, const int open)
+static MDL_HOT double mdl_slot_pop(mdl_run_t *r, mdl_path_t *pa, const int open)
 {
-    return open && !pa->count && pa->open_n ? mdl_batch_close_pop(s, pa) : mdl_batch_pop(s, pa);
+    return open && !pa->count && pa->open_n ? mdl_batch_close_pop(r, pa) : mdl_batch_pop(r, pa);
 }
 
 /* Add a chunk of nwr WRs completing at hw_ns; last: its message when it is the message's
@@ -198,37 +229,37 @@ static MDL_HOT void mdl_batch_add(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr, 
  * whose timer report lies at or before t is closed now, not when the next chunk is added
  * (its event is charged here); then every batch reported by t is reaped. timer: pa can
  * have a timer (callers whose batches hold one WR pass 0, a constant). */
-static MDL_HOT void mdl_reap_due(mdl_state_t *s, mdl_path_t *pa, double t, const int timer)
+static MDL_HOT void mdl_reap_due(mdl_run_t *r, mdl_path_t *pa, double t, const int timer)
 {
     if (timer && pa->timer_r_ns <= t) {
         if (!pa->count) { /* closed and reported by t: reaped at once */
-            mdl_batch_close_pop(s, pa);
+            mdl_batch_close_pop(r, pa);
             return;
         }
-        mdl_batch_close(s, pa, pa->timer_close_ns);
+        mdl_batch_close(r->s, pa, pa->timer_close_ns);
     }
     while (pa->head_r_ns <= t)
-        mdl_batch_pop(s, pa);
+        mdl_batch_pop(r, pa);
 }
 
 /* Wait until nwr slots are free on pa at or after t_ns; returns the time they are (*stalled
  * set when it waited). timer: as mdl_reap_due's (0 when pa has no open batch, so no timer
  * to fire). */
-static MDL_HOT double mdl_slots_acquire(mdl_state_t *s, mdl_path_t *pa, uint32_t nwr,
+static MDL_HOT double mdl_slots_acquire(mdl_run_t *r, mdl_path_t *pa, uint32_t nwr,
                                         double t_ns, int *stalled, const int timer)
 {
-    mdl_reap_due(s, pa, t_ns, timer);
-    if (s->cpu_free_ns > t_ns)
-        t_ns = s->cpu_free_ns;
+    mdl_reap_due(r, pa, t_ns, timer);
+    if (r->cpu_free_ns > t_ns)
+        t_ns = r->cpu_free_ns;
     while (pa->used + nwr > pa->window) {
-        double r_ns = mdl_slot_pop(s, pa, 1);
+        double r_ns = mdl_slot_pop(r, pa, 1);
         if (r_ns > t_ns) {
             t_ns = r_ns;
             *stalled = 1;
         }
     }
-    if (s->cpu_free_ns > t_ns)
-        t_ns = s->cpu_free_ns;
+    if (r->cpu_free_ns > t_ns)
+        t_ns = r->cpu_free_ns;
     pa->used += nwr;
     return t_ns;
 }
@@ -311,28 +342,28 @@ static MDL_HOT const mdl_size_t *mdl_size_of(mdl_state_t *s, int k, uint64_t siz
 /* Hardware completion of a chunk of costs cc and a message of size terms z, posted at
  * t_post on pa. Changes the CPU's and the link's free times and the drain total, nothing
  * else. flags: MDL_HW_* (constants where the caller knows them). */
-static MDL_HOT double mdl_chunk_hw(mdl_state_t *s, const mdl_path_t *pa, const mdl_cost_t *cc,
+static MDL_HOT double mdl_chunk_hw(mdl_run_t *r, const mdl_path_t *pa, const mdl_cost_t *cc,
                                    const mdl_size_t *z, double t_post, const int flags)
 {
     double nic, start, end, dma = z->dma_ns;
 
     /* WRs of a chunk pipeline: the link starts after the first WR is posted and ends
      * no earlier than the last WR's post plus its own share of the chunk. */
-    s->cpu_free_ns = t_post + cc->post_ns;
+    r->cpu_free_ns = t_post + cc->post_ns;
     nic = t_post + cc->post_share_ns + dma;
-    start = nic > s->link_free_ns ? nic : s->link_free_ns;
+    start = nic > r->link_free_ns ? nic : r->link_free_ns;
     end = start + cc->ser_ns;
-    if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
-        end = s->cpu_free_ns + dma + cc->ser_share_ns;
-    s->link_free_ns = end;
+    if (cc->nwr > 1 && r->cpu_free_ns + dma + cc->ser_share_ns > end)
+        end = r->cpu_free_ns + dma + cc->ser_share_ns;
+    r->link_free_ns = end;
     double hw = end + z->lf_ns;
     if ((flags & MDL_HW_SPLIT) && pa->split_ns != 0)
         hw += pa->split_ns;
-    if ((flags & MDL_HW_PERT) && mdl_in_window(s, t_post)) {
+    if ((flags & MDL_HW_PERT) && mdl_in_window(r->s, t_post)) {
         /* the message's own latency, not the link queueing in front of it */
-        double extra = (s->pert_factor - 1) * (hw - t_post - (start - nic));
+        double extra = (r->s->pert_factor - 1) * (hw - t_post - (start - nic));
         hw += extra;
-        s->cost_ns.drain += extra;
+        r->s->cost_ns.drain += extra;
     }
     return hw;
 }

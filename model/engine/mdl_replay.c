@@ -39,29 +39,30 @@ _Static_assert(TRACE_F_PATH_BW == TRACE_F_PATH_LL << 1, "path flags: BW = LL << 
  * batch and no timer either; callers pass constants so that each case compiles to its own
  * straight line; measured 12-15% faster on kv and burst). pert as mdl_chunk_hw's
  * MDL_HW_PERT. */
-static MDL_HOT void post_w1(mdl_state_t *s, const mdl_msg_t *m, const mdl_size_t *z,
+static MDL_HOT void post_w1(mdl_run_t *r, const mdl_msg_t *m, const mdl_size_t *z,
                             const int b1, const int pert, const int closed)
 {
+    mdl_state_t *s = r->s;
     mdl_path_t *pa = m->pa;
 
     s->cost_ns.l1 += s->l1x_ns;
-    double t0 = m->t_ns > s->cpu_free_ns ? m->t_ns : s->cpu_free_ns;
-    mdl_reap_due(s, pa, t0, !b1 && !closed);
-    double t = t0 > s->cpu_free_ns ? t0 : s->cpu_free_ns;
+    double t0 = m->t_ns > r->cpu_free_ns ? m->t_ns : r->cpu_free_ns;
+    mdl_reap_due(r, pa, t0, !b1 && !closed);
+    double t = t0 > r->cpu_free_ns ? t0 : r->cpu_free_ns;
     if (pa->used >= pa->window) {
         double t_wait = t;
         while (pa->used >= pa->window) {
-            double r_ns = mdl_slot_pop(s, pa, !b1);
+            double r_ns = mdl_slot_pop(r, pa, !b1);
             t = r_ns > t ? r_ns : t;
         }
         s->stalls += t > t_wait;
-        t = t > s->cpu_free_ns ? t : s->cpu_free_ns;
+        t = t > r->cpu_free_ns ? t : r->cpu_free_ns;
     }
     pa->used++;
     s->cost_ns.queue += t - t0;
     /* one WR: its shares of the post and of the link time are the whole (mdl_chunk_cost) */
     mdl_cost_t cc = {z->post_ns, z->post_ns, z->ser_ns, z->ser_ns, 1};
-    double hw = mdl_chunk_hw(s, pa, &cc, z, t, pert ? MDL_HW_PERT : 0);
+    double hw = mdl_chunk_hw(r, pa, &cc, z, t, pert ? MDL_HW_PERT : 0);
     if (b1)
         mdl_batch_one(s, pa, hw, m);
     else if (closed)
@@ -72,19 +73,20 @@ static MDL_HOT void post_w1(mdl_state_t *s, const mdl_msg_t *m, const mdl_size_t
 
 /* Post message m, of 1 < nwr <= batch WRs (one chunk; so its path's batches hold more than
  * one WR); pert as post_w1's. */
-static MDL_HOT void post_one_chunk(mdl_state_t *s, const mdl_msg_t *m, const mdl_size_t *z,
+static MDL_HOT void post_one_chunk(mdl_run_t *r, const mdl_msg_t *m, const mdl_size_t *z,
                                    const int pert)
 {
+    mdl_state_t *s = r->s;
     mdl_path_t *pa = m->pa;
     uint32_t nwr = z->nwr;
     int stalled = 0;
 
     s->cost_ns.l1 += (double)nwr * s->l1x_ns;
-    double t0 = m->t_ns > s->cpu_free_ns ? m->t_ns : s->cpu_free_ns;
-    double t_post = mdl_slots_acquire(s, pa, nwr, t0, &stalled, 1);
+    double t0 = m->t_ns > r->cpu_free_ns ? m->t_ns : r->cpu_free_ns;
+    double t_post = mdl_slots_acquire(r, pa, nwr, t0, &stalled, 1);
     mdl_cost_t cc = {z->post_ns, z->post_share_ns, z->ser_ns, z->ser_share_ns, nwr};
     s->cost_ns.queue += t_post - t0;
-    double hw = mdl_chunk_hw(s, pa, &cc, z, t_post, MDL_HW_SPLIT | (pert ? MDL_HW_PERT : 0));
+    double hw = mdl_chunk_hw(r, pa, &cc, z, t_post, MDL_HW_SPLIT | (pert ? MDL_HW_PERT : 0));
     mdl_batch_add(s, pa, nwr, hw, m);
     s->stalls += (uint64_t)stalled;
 }
@@ -94,29 +96,29 @@ static MDL_HOT void post_one_chunk(mdl_state_t *s, const mdl_msg_t *m, const mdl
 /* One chunk of g, of costs cc (the message's last when is_last), from t_ch on: the slot
  * wait, the link, and its batch. Fills *st (regular: adding it queued exactly one batch,
  * of its own WRs: what the skip's run counts). */
-static MDL_HOT void chunk_step(mdl_state_t *s, mdl_seg_t *g, const mdl_cost_t *cc, double t_ch,
+static MDL_HOT void chunk_step(mdl_run_t *r, mdl_seg_t *g, const mdl_cost_t *cc, double t_ch,
                                int is_last, mdl_step_t *st)
 {
     mdl_path_t *pa = g->m.pa;
 
-    st->t_ns = mdl_slots_acquire(s, pa, cc->nwr, t_ch, &g->stalled, 1);
-    st->hw_ns = mdl_chunk_hw(s, pa, cc, g->z, st->t_ns, is_last ? MDL_HW_SPLIT | MDL_HW_PERT
+    st->t_ns = mdl_slots_acquire(r, pa, cc->nwr, t_ch, &g->stalled, 1);
+    st->hw_ns = mdl_chunk_hw(r, pa, cc, g->z, st->t_ns, is_last ? MDL_HW_SPLIT | MDL_HW_PERT
                                                                 : MDL_HW_PERT);
     uint64_t pushes = pa->pushes;
-    mdl_batch_add(s, pa, cc->nwr, st->hw_ns, is_last ? &g->m : NULL);
+    mdl_batch_add(r->s, pa, cc->nwr, st->hw_ns, is_last ? &g->m : NULL);
     st->regular = pa->pushes == pushes + 1 && mdl_ring_tail(pa)->nwr == cc->nwr;
 }
 
 /* chunk_step for a full chunk (a batch of WRs) that is not its message's last, on a path
  * with no open batch: its batch closes as it is added, so the step is the slot wait with
  * no timer to fire, the link, and one push (measured: bench_model phased). */
-static MDL_HOT void chunk_full(mdl_state_t *s, mdl_seg_t *g, double t_ch, mdl_step_t *st)
+static MDL_HOT void chunk_full(mdl_run_t *r, mdl_seg_t *g, double t_ch, mdl_step_t *st)
 {
     mdl_path_t *pa = g->m.pa;
     const mdl_cost_t *cc = g->full;
 
-    st->t_ns = mdl_slots_acquire(s, pa, cc->nwr, t_ch, &g->stalled, 0);
-    st->hw_ns = mdl_chunk_hw(s, pa, cc, g->z, st->t_ns, MDL_HW_PERT);
+    st->t_ns = mdl_slots_acquire(r, pa, cc->nwr, t_ch, &g->stalled, 0);
+    st->hw_ns = mdl_chunk_hw(r, pa, cc, g->z, st->t_ns, MDL_HW_PERT);
     mdl_ring_push(pa, st->hw_ns, cc->nwr);
     mdl_note_report(pa, st->hw_ns + pa->event_ns);
     st->regular = 1; /* its one push */
@@ -125,13 +127,13 @@ static MDL_HOT void chunk_full(mdl_state_t *s, mdl_seg_t *g, double t_ch, mdl_st
 /* The first chunk of g (full: g->nwr > batch), which may meet an open batch and its timer;
  * notes when the open batch it met closed (with the first push: pops come before pushes in
  * a chunk), unless a forced close was popped at once. */
-static MDL_HOT void chunk_first(mdl_state_t *s, mdl_seg_t *g, mdl_step_t *st)
+static MDL_HOT void chunk_first(mdl_run_t *r, mdl_seg_t *g, mdl_step_t *st)
 {
     mdl_path_t *pa = g->m.pa;
     int had_open = pa->open_n > 0;
 
-    chunk_step(s, g, g->full, g->t0, 0, st);
-    s->cost_ns.queue += st->t_ns - g->t0;
+    chunk_step(r, g, g->full, g->t0, 0, st);
+    r->s->cost_ns.queue += st->t_ns - g->t0;
     uint64_t pushed = pa->pushes - g->push0;
     g->entry_ok = !had_open || pushed <= pa->count;
     if (had_open && g->entry_ok)
@@ -154,6 +156,8 @@ static MDL_COLD void chunks_run(mdl_state_t *s, mdl_seg_t *g)
     mdl_track_t track = {0};
     /* e stays set while this message's start is being kept */
     mdl_entry_t *e = !(s->off & MODEL_ACCEL_ENTRY) ? mdl_entry_of(s, g) : NULL;
+    /* the chunks' steps on the times held apart; the skip and the entry read them in s */
+    mdl_run_t run = mdl_run_take(s);
 
     if (e && e->valid && nwr > (uint64_t)e->h * pa->batch) { /* its h full chunks, then more */
         mdl_entry_apply(s, g, e, &track, &st);
@@ -161,26 +165,30 @@ static MDL_COLD void chunks_run(mdl_state_t *s, mdl_seg_t *g)
         nwr -= (uint64_t)e->h * pa->batch;
         if (nwr > pa->batch)
             mdl_skip_track(s, pa, &track, &st, &nwr);
+        mdl_run_get(&run);
         e = NULL;
     } else {
         if (e && (e->valid || chunks <= e->failed))
             e = NULL;
-        chunk_first(s, g, &st);
+        chunk_first(&run, g, &st);
         nwr -= pa->batch;
         if (skip && nwr > pa->batch) {
+            mdl_run_put(&run);
             if (e && !mdl_entry_snap(s, g, e, 1, &st, &track))
                 e = NULL;
             mdl_skip_track(s, pa, &track, &st, &nwr); /* cannot jump yet */
+            mdl_run_get(&run);
         }
     }
     while (nwr > pa->batch) {
-        double t_ch = st.t_ns > s->cpu_free_ns ? st.t_ns : s->cpu_free_ns;
+        double t_ch = st.t_ns > run.cpu_free_ns ? st.t_ns : run.cpu_free_ns;
         if (skip && pa->open_n == 0)
-            chunk_full(s, g, t_ch, &st);
+            chunk_full(&run, g, t_ch, &st);
         else
-            chunk_step(s, g, g->full, t_ch, 0, &st);
+            chunk_step(&run, g, g->full, t_ch, 0, &st);
         nwr -= pa->batch;
         if (skip && nwr > pa->batch) {
+            mdl_run_put(&run);
             /* while the start is kept, no chunk has been jumped: g->nwr - nwr full chunks */
             if (__builtin_expect(e != NULL, 0) &&
                 !mdl_entry_snap(s, g, e, (uint32_t)((g->nwr - nwr) / pa->batch), &st, &track))
@@ -189,13 +197,15 @@ static MDL_COLD void chunks_run(mdl_state_t *s, mdl_seg_t *g)
                 e->valid = 1; /* kept: the skip jumped after the h-th chunk */
                 e = NULL;
             }
+            mdl_run_get(&run);
         }
     }
     if (e)
         e->failed = chunks > e->failed ? chunks : e->failed;
     /* the last chunk (planned: nwr is its WRs now) */
-    double t_ch = st.t_ns > s->cpu_free_ns ? st.t_ns : s->cpu_free_ns;
-    chunk_step(s, g, &g->last, t_ch, 1, &st);
+    double t_ch = st.t_ns > run.cpu_free_ns ? st.t_ns : run.cpu_free_ns;
+    chunk_step(&run, g, &g->last, t_ch, 1, &st);
+    mdl_run_put(&run);
     s->stalls += (uint64_t)g->stalled;
     g->hw = st.hw_ns;
     g->t_last = st.t_ns;
@@ -278,7 +288,9 @@ static MDL_COLD void post_chunks(mdl_state_t *s, mdl_seg_t *g)
     g->entry_close = 0;
     /* the first chunk's reaping (mdl_slots_acquire's first steps), here so that the memo
      * sees the pipeline it leaves */
-    mdl_reap_due(s, g->m.pa, g->t0, 1);
+    mdl_run_t run = mdl_run_take(s);
+    mdl_reap_due(&run, g->m.pa, g->t0, 1);
+    mdl_run_put(&run);
     /* a window of one batch: the closed form before the memo, as closed_next's (a formula
      * is cheaper than a lookup; measured: bench_model phased at hint 4K) */
     if (serial_try(s, g))
@@ -351,28 +363,36 @@ static MDL_HOT int post_gated(mdl_state_t *s, const mdl_msg_t *m)
 /* Post message msg: one WR, one chunk, or chunks; pert and closed as post_w1's. By value:
  * the loop's message then stays in registers (measured: bench_model cycle at hint 4K, 10%
  * faster than through a pointer). */
-static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t msg, const int pert,
+static MDL_HOT void post_message(mdl_run_t *r, const mdl_msg_t msg, const int pert,
                                  const int closed)
 {
+    mdl_state_t *s = r->s;
     const mdl_msg_t *m = &msg;
     int k = m->k;
 
-    if (__builtin_expect(m->size >= s->gate[k], 0) && post_gated(s, m))
-        return;
+    if (__builtin_expect(m->size >= s->gate[k], 0)) { /* through s (mdl_run_t) */
+        mdl_run_put(r);
+        int posted = post_gated(s, m);
+        mdl_run_get(r);
+        if (posted)
+            return;
+    }
     const mdl_size_t *z = mdl_size_of(s, k, m->size);
     uint32_t nwr = z->nwr;
 
     if (nwr == 1) {
         if (m->pa->batch == 1)
-            post_w1(s, m, z, 1, pert, closed);
+            post_w1(r, m, z, 1, pert, closed);
         else
-            post_w1(s, m, z, 0, pert, closed);
+            post_w1(r, m, z, 0, pert, closed);
     } else if (nwr <= m->pa->batch) {
-        post_one_chunk(s, m, z, pert);
+        post_one_chunk(r, m, z, pert);
     } else {
         mdl_seg_t g;
         seg_init(&g, m, z);
+        mdl_run_put(r);
         post_chunks(s, &g);
+        mdl_run_get(r);
     }
 }
 
@@ -381,13 +401,14 @@ static MDL_HOT void post_message(mdl_state_t *s, const mdl_msg_t msg, const int 
 /* Hysteresis policy (prules_route): which path a message of size bytes takes (0 LL, 1 BW);
  * performs the drain of a switch (moves *t_ns to its end). Not called at hint 0
  * (replay_mode's one loop), so the class is prules_class's, size > hint. */
-static MDL_HOT int route(mdl_state_t *s, uint64_t size, double *t_ns)
+static MDL_HOT int route(mdl_run_t *r, uint64_t size, double *t_ns)
 {
+    mdl_state_t *s = r->s;
     int cls = size > s->hint, from = s->route.cur;
 
     if (prules_route(&s->route, cls)) {
         mdl_path_t *old = &s->path[from];
-        double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
+        double t0 = *t_ns > r->cpu_free_ns ? *t_ns : r->cpu_free_ns;
         mdl_batch_force_close(s, old);
         double done = (t0 > old->last_r_ns ? t0 : old->last_r_ns) + s->drain_fixed_ns;
         s->switches++;
@@ -430,9 +451,10 @@ static MDL_HOT hs_status_t ready_time(mdl_state_t *s, const trace_rec_t *recs, u
  * K's fields at fixed offsets (measured: callgrind at hint 4K, phased 25-26% fewer
  * instructions a message). Under mode, as replay_mode. Returns the index of the first
  * message not replayed (*st set on an error). */
-static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const int K, size_t i,
+static MDL_HOT size_t replay_run(mdl_run_t *run, const pred_mode_t mode, const int K, size_t i,
                                  hs_status_t *st)
 {
+    mdl_state_t *s = run->s;
     const trace_rec_t *recs = s->tr->recs;
     const uint64_t t0 = s->t0_ns;
     size_t n = s->tr->n, i0 = i;
@@ -449,7 +471,7 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
             break;
         pathv[i] = (uint8_t)(TRACE_F_PATH_LL << K);
         mdl_msg_t m = {pa, K, i, r->size_bytes, ready, ready};
-        post_message(s, m, 0, mode == PRED_CLOSED);
+        post_message(run, m, 0, mode == PRED_CLOSED);
         if (mode == PRED_CLOSED)
             mdl_batch_force_close(s, pa); /* prev_path is K already */
     }
@@ -463,6 +485,8 @@ static MDL_HOT size_t replay_run(mdl_state_t *s, const pred_mode_t mode, const i
  * no routing, no switch, so no perturbation window (measured: bench_model's hint 0 rows). */
 static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, const int one)
 {
+    mdl_run_t run = mdl_run_take(s);
+    hs_status_t st = HS_OK;
     const trace_rec_t *recs = s->tr->recs;
     const uint64_t t0 = s->t0_ns;
     size_t n = s->tr->n;
@@ -474,23 +498,22 @@ static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, c
     for (size_t i = 0; i < n; i++) {
         const trace_rec_t *r = &recs[i];
         double ready, t;
-        hs_status_t st = ready_time(s, recs, t0, i, mode, &ready);
-        if (st != HS_OK)
-            return st;
+        if ((st = ready_time(s, recs, t0, i, mode, &ready)) != HS_OK)
+            break;
         t = ready;
-        int k = one ? 1 : route(s, r->size_bytes, &t);
+        int k = one ? 1 : route(&run, r->size_bytes, &t);
         mdl_path_t *pa = &s->path[k];
         if (!one)
             pathv[i] = (uint8_t)(TRACE_F_PATH_LL << k); /* BW = LL << 1 (trace.h) */
         if (one) {
             mdl_msg_t m = {&s->path[1], 1, i, r->size_bytes, t, ready};
-            post_message(s, m, 0, mode == PRED_CLOSED);
+            post_message(&run, m, 0, mode == PRED_CLOSED);
         } else if (k) { /* each path its own copy: its branches predicted apart */
             mdl_msg_t m = {&s->path[1], 1, i, r->size_bytes, t, ready};
-            post_message(s, m, 1, mode == PRED_CLOSED);
+            post_message(&run, m, 1, mode == PRED_CLOSED);
         } else {
             mdl_msg_t m = {&s->path[0], 0, i, r->size_bytes, t, ready};
-            post_message(s, m, 1, mode == PRED_CLOSED);
+            post_message(&run, m, 1, mode == PRED_CLOSED);
         }
         if (mode == PRED_CLOSED) {
             mdl_batch_force_close(s, pa);
@@ -499,13 +522,15 @@ static MDL_HOT hs_status_t replay_mode(mdl_state_t *s, const pred_mode_t mode, c
         if (!one && ready >= s->pert_until_ns) {
             /* past the perturbation window (every later message is: ready times do not
              * decrease, pred_check_trace): the rest of the run on path k */
-            size_t j = k ? replay_run(s, mode, 1, i + 1, &st) : replay_run(s, mode, 0, i + 1, &st);
+            size_t j = k ? replay_run(&run, mode, 1, i + 1, &st)
+                         : replay_run(&run, mode, 0, i + 1, &st);
             if (st != HS_OK)
-                return st;
+                break;
             i = j - 1;
         }
     }
-    return HS_OK;
+    mdl_run_put(&run);
+    return st;
 }
 
 /* Each mode's loop is a function of its own, so that one's code does not move with

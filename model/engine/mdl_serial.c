@@ -9,14 +9,10 @@
  * (the first chunk's wait forces it closed and pops it) or closed (the wait pops it); and,
  * checked on the way, no batch is reaped before a chunk's wait, the CPU is free before each
  * batch closes, the link is free at each chunk's start, and no perturbation-window edge
- * lies inside the message. Where one fails the CPU, the link and the drain total, which the
- * chunks' mdl_chunk_hw moved, are put back and nothing else has changed. */
+ * lies inside the message. The chunks' mdl_chunk_hw move the CPU's and the link's times held
+ * apart (mdl_run_t), written to s when the walk applies; where a check fails the drain
+ * total, which they moved too, is put back and nothing else has changed. */
 #include "model/engine/mdl_accel.h"
-
-/* The shared times the walk moves before it knows it applies. */
-typedef struct {
-    double cpu, link, drain;
-} serial_undo_t;
 
 /* The last full chunk: its post and completion, and the full chunks jumped before it. */
 typedef struct {
@@ -28,21 +24,22 @@ typedef struct {
  * chunk 1 pops chunk 0's batch at its report, every later full chunk repeats its step
  * lambda later, jumped. Moves *f to the last full chunk; 0 where the chunks do not take
  * that walk. */
-static int serial_middle(mdl_state_t *s, const mdl_seg_t *g, serial_full_t *f)
+static int serial_middle(mdl_run_t *r, const mdl_seg_t *g, serial_full_t *f)
 {
+    mdl_state_t *s = r->s;
     double t_first = f->t_ns, hw0 = f->hw_ns;
     const mdl_path_t *pa = g->m.pa;
     const mdl_cost_t *full = g->full;
     double ev = pa->event_ns, P = full->post_ns, ps = full->post_share_ns, dma = g->z->dma_ns;
-    double end0 = s->link_free_ns, d0 = s->cost_ns.drain;
+    double end0 = r->link_free_ns, d0 = s->cost_ns.drain;
     /* chunk 1: nothing reaped before its wait (chunk 0 reported after the CPU is free),
      * which pops chunk 0's batch (closed after the CPU is free) at its report; the link
      * free */
     double t1 = hw0 + ev;
     if (!(hw0 >= t_first + P && t1 > t_first + P) || end0 > t1 + ps + dma)
         return 0;
-    double hw1 = mdl_chunk_hw(s, pa, full, g->z, t1, MDL_HW_PERT);
-    double end1 = s->link_free_ns, x1 = s->cost_ns.drain - d0, lambda = hw1 + ev - t1;
+    double hw1 = mdl_chunk_hw(r, pa, full, g->z, t1, MDL_HW_PERT);
+    double end1 = r->link_free_ns, x1 = s->cost_ns.drain - d0, lambda = hw1 + ev - t1;
     /* so does chunk 2, and every later full chunk repeats chunk 1's step */
     if (!(hw1 >= t1 + P && hw1 + ev > t1 + P) || end1 > hw1 + ev + ps + dma)
         return 0;
@@ -50,7 +47,7 @@ static int serial_middle(mdl_state_t *s, const mdl_seg_t *g, serial_full_t *f)
     f->jumped = m;
     f->t_ns = t1 + (double)m * lambda;
     f->hw_ns = hw1 + (double)m * lambda;
-    s->link_free_ns = end1 + (double)m * lambda;
+    r->link_free_ns = end1 + (double)m * lambda;
     s->cost_ns.drain += (double)m * x1;
     return 1;
 }
@@ -94,17 +91,18 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
     double ev = pa->event_ns, P = full->post_ns, t0 = g->t0;
     int forced = pa->open_n > 0; /* else the ring's one batch (post_chunks reaped by t0) */
     double c0 = !forced ? pa->ring[pa->head].close_ns : mdl_forced_close(pa);
-    serial_undo_t undo = {s->cpu_free_ns, s->link_free_ns, s->cost_ns.drain};
+    mdl_run_t run = mdl_run_take(s);
+    double drain0 = s->cost_ns.drain;
 
     /* chunk 0: the wait pops that batch, closed first (mdl_batch_force_close) when open */
-    double cpu = undo.cpu, r;
+    double cpu = run.cpu_free_ns, r;
     int stalled = 0;
     double t_first = mdl_wait_pop(t0, c0, ev, &cpu, &r, &stalled);
-    double hw0 = mdl_chunk_hw(s, pa, full, g->z, t_first, MDL_HW_PERT);
+    double hw0 = mdl_chunk_hw(&run, pa, full, g->z, t_first, MDL_HW_PERT);
     /* the last full chunk: chunk 0 itself, or nfull - 2 steps after chunk 1 */
     serial_full_t f = {t_first, hw0, 0};
     if (g->nfull >= 2) {
-        if (!serial_middle(s, g, &f))
+        if (!serial_middle(&run, g, &f))
             goto undo_shared;
         stalled = 1; /* chunk 1 waited */
     }
@@ -117,8 +115,9 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
     if (!(f.hw_ns + ev > cf) || (pop && !(f.hw_ns >= cf)) || t_last >= mdl_next_edge(s, t0))
         goto undo_shared;
     stalled |= pop; /* its wait ended at the report, after the CPU was free */
-    double hw_last = mdl_chunk_hw(s, pa, last, g->z, t_last, MDL_HW_SPLIT | MDL_HW_PERT);
+    double hw_last = mdl_chunk_hw(&run, pa, last, g->z, t_last, MDL_HW_SPLIT | MDL_HW_PERT);
 
+    mdl_run_put(&run);
     serial_commit(s, g, forced, c0, pop, f.hw_ns);
     s->cost_ns.queue += t_first - t0;
     s->chunks_skipped += f.jumped;
@@ -130,9 +129,7 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
     g->t_last = t_last;
     g->entry_ok = !forced; /* a forced close was popped at once: its close unknown */
     return 1;
-undo_shared:
-    s->cpu_free_ns = undo.cpu;
-    s->link_free_ns = undo.link;
-    s->cost_ns.drain = undo.drain;
+undo_shared: /* the times held apart are dropped */
+    s->cost_ns.drain = drain0;
     return 0;
 }
