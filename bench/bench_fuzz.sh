@@ -11,7 +11,10 @@ src=${3:?}
 work=$(mktemp -d "${TMPDIR:-/tmp}/hintsim-bench-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+# as common/hs_host.c: the first CPU's model name, then its family, model and stepping (x86)
+cpu=$(awk -F'\t*: ' '/^$/ {exit} $1 == "model name" {n = $2} $1 == "cpu family" {f = $2}
+                     $1 == "model" {m = $2} $1 == "stepping" {s = $2}
+                     END {printf "%s", n; if (f != "" && m != "") printf ", family %s model %s stepping %s", f, m, (s != "" ? s : "?")}' /proc/cpuinfo)
 clk=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)
 echo "host: cpu=\"$cpu\" cores_online=$(nproc --all) cores_allowed=$(nproc) clocksource=$clk"
 printf '%-20s %6s %12s %10s %8s %8s  %s\n' target seconds executions exec/s added rss_mb found

@@ -26,6 +26,14 @@ if(NOT out MATCHES "${HS_HOST_LINE_RE}")
   string(REGEX MATCH "^[^\n]*" first "${out}")
   message(FATAL_ERROR "first line does not name the host: '${first}'")
 endif()
+# where the kernel gives the CPU's family and model (x86), the line names them: one model
+# name ("Intel(R) Xeon(R) Processor") covers generations whose figures differ
+file(READ /proc/cpuinfo cpuinfo LIMIT 4096)
+if(cpuinfo MATCHES "\ncpu family[ \t]*: [0-9]+" AND
+   NOT out MATCHES "^host: cpu=\"[^\"\n]*, family [0-9]+ model [0-9]+ stepping [0-9?]+\"")
+  string(REGEX MATCH "^[^\n]*" first "${out}")
+  message(FATAL_ERROR "the host line does not name the CPU's family and model: '${first}'")
+endif()
 if(DEFINED EXPECT AND NOT out MATCHES "${EXPECT}")
   message(FATAL_ERROR "the output does not match '${EXPECT}'")
 endif()

@@ -42,23 +42,46 @@ static void copy_trimmed(char *dst, size_t cap, const char *s)
     dst[n] = '\0';
 }
 
+/* The value of /proc/cpuinfo line `line` when its key is key (followed by blanks and a
+ * colon), else NULL. */
+static const char *cpuinfo_value(const char *line, const char *key)
+{
+    size_t n = strlen(key);
+
+    if (strncmp(line, key, n) != 0 || !strchr(" \t:", line[n]))
+        return NULL;
+    line += n + strspn(line + n, " \t");
+    return *line == ':' ? line + 1 : NULL;
+}
+
+/* The first CPU's model name and, where /proc/cpuinfo gives them (x86), its family, model
+ * and stepping: a name such as "Intel(R) Xeon(R) Processor" is shared by generations whose
+ * figures differ. */
 static void probe_cpu_model(hs_host_t *h)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
+    char line[512], name[96] = "unknown", family[16] = "", model[16] = "", stepping[16] = "";
+    const char *v;
 
     snprintf(h->cpu, sizeof(h->cpu), "unknown");
     if (!f)
         return;
-    while (fgets(line, sizeof(line), f)) {
-        const char *colon = strchr(line, ':');
-
-        if (strncmp(line, "model name", 10) == 0 && colon) {
-            copy_trimmed(h->cpu, sizeof(h->cpu), colon + 1);
-            break;
-        }
+    while (fgets(line, sizeof(line), f) && line[0] != '\n') { /* the first CPU's block */
+        if ((v = cpuinfo_value(line, "model name")))
+            copy_trimmed(name, sizeof(name), v);
+        else if ((v = cpuinfo_value(line, "cpu family")))
+            copy_trimmed(family, sizeof(family), v);
+        else if ((v = cpuinfo_value(line, "model")))
+            copy_trimmed(model, sizeof(model), v);
+        else if ((v = cpuinfo_value(line, "stepping")))
+            copy_trimmed(stepping, sizeof(stepping), v);
     }
     fclose(f);
+    if (family[0] && model[0])
+        snprintf(h->cpu, sizeof(h->cpu), "%s, family %s model %s stepping %s", name, family,
+                 model, stepping[0] ? stepping : "?");
+    else
+        snprintf(h->cpu, sizeof(h->cpu), "%s", name);
 }
 
 static void probe_clocksource(hs_host_t *h)

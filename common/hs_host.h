@@ -1,7 +1,8 @@
 /* hs_host.h - what a benchmark figure was measured on: CPU model, cores (online and
  * allowed by this process's affinity), the kernel's clock source and whether the TSC is
  * invariant (constant rate, not stopped in deep C-states: CPUID 0x80000007 EDX bit 8).
- * Every bench_* prints hs_host_line as its first line so that figures name their host.
+ * Every bench_* prints hs_host_print's line first so that figures name their host (the
+ * CPU's family, model and stepping with its name: one name covers several generations).
  */
 #ifndef HS_HOST_H
 #define HS_HOST_H
@@ -9,7 +10,8 @@
 #include <stdio.h>
 
 typedef struct {
-    char cpu[128];        /* /proc/cpuinfo "model name" (or "unknown") */
+    char cpu[128];        /* /proc/cpuinfo "model name" (or "unknown"), then ", family F
+                           * model M stepping S" where it gives them (x86) */
     int cores_online;     /* sysconf(_SC_NPROCESSORS_ONLN) */
     int cores_allowed;    /* CPUs in this process's affinity mask */
     char clocksource[32]; /* clocksource0/current_clocksource (or "unknown") */
