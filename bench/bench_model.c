@@ -53,27 +53,6 @@ static trace_t *make_trace(size_t n, int cycle)
     return tr;
 }
 
-/* The CPU's model name (/proc/cpuinfo), "unknown CPU" where it cannot be read: a per-core
- * rate means little without it. */
-static void cpu_model(char *buf, size_t n)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-
-    snprintf(buf, n, "unknown CPU");
-    if (!f)
-        return;
-    while (fgets(line, sizeof(line), f)) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon) {
-            snprintf(buf, n, "%s", colon + 1 + (colon[1] == ' '));
-            buf[strcspn(buf, "\n")] = '\0';
-            break;
-        }
-    }
-    fclose(f);
-}
-
 /* CPU time of this thread, ns: the machine may be shared, wall time would mislead. */
 static uint64_t cpu_ns(void)
 {
@@ -364,15 +343,14 @@ static int bench_once(uint64_t hint, int nw, char **names, size_t n, const profi
 static int bench_report(char **names, int nw, size_t n, int rounds, const profile_t *p,
                         pred_raw_t *raw)
 {
-    char cpu[128];
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    hs_host_t host;
     int rc = 0;
 
-    cpu_model(cpu, sizeof(cpu));
-    printf("bench_model: %zu messages per trace, profile %s, %ld online cores (%s); replay rate "
+    hs_host_probe(&host);
+    printf("bench_model: %zu messages per trace, profile %s, %d online cores (%s); replay rate "
            "in M msgs/s per core (CPU time, best of %d rounds over the rows); goal >= %.0f at "
            "both hints, >= %.0f with the summary, x read (the slower hint over the per-record "
-           "trace read rate) >= %.1f\n", n, p->name, cores, cpu, rounds, GOAL_MPS, GOAL_SUM_MPS,
+           "trace read rate) >= %.1f\n", n, p->name, host.cores_online, host.cpu, rounds, GOAL_MPS, GOAL_SUM_MPS,
            GOAL_READ_X);
     printf("  %-10s %-6s %10s %10s %12s %8s   %s\n", "workload", "mode", "hint 4K", "hint 0",
            "4K+summary", "x read", "goal");
