@@ -294,15 +294,12 @@ __device__ __forceinline__ static void batch_add(dstate_t *s, dpath_t *pa, uint3
     }
     if (hw_ns > pa->timer_close_ns)
         batch_close<K>(s, pa, pa->timer_close_ns);
-    if (pa->open_n == 0) {
-        if (pa->c.period_ns > 0) {
-            pa->timer_close_ns = hw_ns + pa->c.period_ns;
-            pa->timer_r_ns = pa->timer_close_ns + pa->c.event_ns;
-        }
-        pa->h1_ns = hw_ns;
-    } else if (hw_ns > pa->h1_ns) {
-        pa->h1_ns = hw_ns;
-    }
+    /* the batch's first chunk sets its timer and latest completion: selects (chunk_hw) */
+    int first = pa->open_n == 0, timer = first && pa->c.period_ns > 0;
+    double tc = hw_ns + pa->c.period_ns;
+    pa->timer_close_ns = timer ? tc : pa->timer_close_ns;
+    pa->timer_r_ns = timer ? tc + pa->c.event_ns : pa->timer_r_ns;
+    pa->h1_ns = first || hw_ns > pa->h1_ns ? hw_ns : pa->h1_ns;
     pa->open_n += nwr;
     const dmember_t m = dmember_t{tref_ns, hw_ns, ic};
     if (pa->open_n >= pa->c.batch) /* batch_close, this message's member in registers */
@@ -368,17 +365,16 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     nic = t_post + cc->post_share_ns + dma;
     start = nic > s->link_free_ns ? nic : s->link_free_ns;
     end = start + cc->ser_ns;
-    if (cc->nwr > 1 && s->cpu_free_ns + dma + cc->ser_share_ns > end)
-        end = s->cpu_free_ns + dma + cc->ser_share_ns;
+    /* selects, not branches (a warp stalls on each branch it resolves): an add of +0 leaves
+     * a positive time's bits as they are, so the figures are the host's */
+    double e2 = s->cpu_free_ns + dma + cc->ser_share_ns;
+    end = cc->nwr > 1 && e2 > end ? e2 : end;
     s->link_free_ns = end;
-    double hw = end + lf;
-    if (split != 0)
-        hw += split;
-    if (t_post >= s->pert_from_ns && t_post < s->pert_until_ns) {
-        double extra = (s->R.perturb_factor - 1) * (hw - t_post - (start - nic));
-        hw += extra;
-        s->drain += extra;
-    }
+    double hw = end + lf + split;
+    int pert = t_post >= s->pert_from_ns && t_post < s->pert_until_ns;
+    double extra = pert ? (s->R.perturb_factor - 1) * (hw - t_post - (start - nic)) : 0.0;
+    hw += extra;
+    s->drain += extra;
     return hw;
 }
 
