@@ -6,10 +6,11 @@
  * GPU: every point in batches (scu_replay_batch), wall time from the call to the summaries
  * back, and the kernels' own time (CUDA events). CPU: what the CPU sweep computes per point
  * (pred_run with model_engine_ops, its shortcuts on), one point per worker thread on every
- * core the process may use, over the first C points (default 2 per core, at least one per
- * core, fewer only when P is: then the ratio is not judged; a whole 4096-point
- * CPU sweep of 10 M messages takes minutes); its rate is points x N / wall. The GPU's answers
- * on those C points are checked against the CPU's (every figure within 1e-9 relative).
+ * core the process may use, over C of the points spread over the grid (cpu_point; default
+ * 2 per core, at least one per core, fewer only when P is: then the ratio is not judged; a
+ * whole 4096-point CPU sweep of 10 M messages takes minutes); its rate is points x N /
+ * wall. The GPU's answers on those C points are checked against the CPU's (every figure
+ * within 1e-9 relative).
  * Prints the host line, the device, a table and the goals (>= 10 G message-evaluations/s,
  * >= 20x the CPU sweep); --results FILE writes the same table with the date, to paste.
  * Usage: bench_sweep_cuda [--results FILE] [N] [P] [C]
@@ -35,6 +36,7 @@ typedef struct {
     const trace_t *tr;
     profile_t **ps;
     const uint64_t *hints;
+    const size_t *pts; /* the points, cpu_point's: res[i] is point pts[i]'s */
     pred_result_t *res;
     size_t n, next;
     pthread_mutex_t lock;
@@ -85,6 +87,27 @@ static hs_status_t make_point(const profile_t *base, size_t i, profile_t **out, 
     return HS_OK;
 }
 
+/* The j-th of the CPU's points: j x stride mod np, the stride coprime with np and near np
+ * over the golden ratio, so that any C of them mix the grid's hints, depths and link rates
+ * as the whole grid does (the first C points alone hold one link rate and one BW depth,
+ * whose points the CPU replays at another rate than the grid's mean). */
+static size_t cpu_point(size_t j, size_t np)
+{
+    size_t stride = (size_t)((double)np * 0.6180339887498949);
+
+    for (;; stride++) {
+        size_t a = stride, b = np;
+        while (b) {
+            size_t t = a % b;
+            a = b;
+            b = t;
+        }
+        if (a == 1)
+            break;
+    }
+    return (size_t)((uint64_t)j * stride % np);
+}
+
 static void *cpu_worker(void *arg)
 {
     cpu_pool_t *pool = arg;
@@ -97,8 +120,9 @@ static void *cpu_worker(void *arg)
         pthread_mutex_unlock(&pool->lock);
         if (i >= pool->n)
             break;
-        pred_ctx_t c = {&model_engine_ops, pool->tr, pool->ps[i], &o};
-        hs_status_t st = pred_run(&c, pool->hints[i], 0, &pool->res[i]);
+        size_t k = pool->pts[i];
+        pred_ctx_t c = {&model_engine_ops, pool->tr, pool->ps[k], &o};
+        hs_status_t st = pred_run(&c, pool->hints[k], 0, &pool->res[i]);
         if (st != HS_OK)
             pool->st = st;
     }
@@ -125,17 +149,19 @@ static int close_rel(double a, double b)
     return a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
 }
 
-/* The GPU's figures on the CPU's points: how many points differ (beyond 1e-9). */
-static size_t check(const pred_result_t *g, const pred_result_t *c, size_t n)
+/* The GPU's figures on the CPU's points (c[i] is point pts[i]'s): how many points differ
+ * (beyond 1e-9). */
+static size_t check(const pred_result_t *g, const pred_result_t *c, const size_t *pts, size_t n)
 {
     size_t bad = 0;
 
-    for (size_t i = 0; i < n; i++)
-        bad += !(close_rel(g[i].p50_us, c[i].p50_us) && close_rel(g[i].p99_us, c[i].p99_us) &&
-                 close_rel(g[i].mean_us, c[i].mean_us) &&
-                 close_rel(g[i].throughput_gbps, c[i].throughput_gbps) &&
-                 close_rel(g[i].ll_fraction, c[i].ll_fraction) &&
-                 g[i].switches == c[i].switches);
+    for (size_t i = 0; i < n; i++) {
+        const pred_result_t *x = &g[pts[i]];
+        bad += !(close_rel(x->p50_us, c[i].p50_us) && close_rel(x->p99_us, c[i].p99_us) &&
+                 close_rel(x->mean_us, c[i].mean_us) &&
+                 close_rel(x->throughput_gbps, c[i].throughput_gbps) &&
+                 close_rel(x->ll_fraction, c[i].ll_fraction) && x->switches == c[i].switches);
+    }
     return bad;
 }
 
@@ -199,7 +225,8 @@ int main(int argc, char **argv)
     profile_t **ps = calloc(np, sizeof(*ps));
     uint64_t *hints = calloc(np, sizeof(*hints));
     pred_result_t *g = calloc(np, sizeof(*g)), *c = calloc(cp, sizeof(*c));
-    if (!tr || !ps || !hints || !g || !c || profile_load("generic", &base) != HS_OK)
+    size_t *pts = calloc(cp, sizeof(*pts));
+    if (!tr || !ps || !hints || !g || !c || !pts || profile_load("generic", &base) != HS_OK)
         goto out;
     for (size_t i = 0; i < np; i++)
         if (make_point(base, i, &ps[i], &hints[i]) != HS_OK)
@@ -209,11 +236,13 @@ int main(int argc, char **argv)
         HS_OK)
         goto out;
     double g_wall = (double)(hs_now_ns() - t0) * 1e-9;
-    cpu_pool_t pool = {tr, ps, hints, c, cp, 0, PTHREAD_MUTEX_INITIALIZER, HS_OK};
+    for (size_t j = 0; j < cp; j++)
+        pts[j] = cpu_point(j, np);
+    cpu_pool_t pool = {tr, ps, hints, pts, c, cp, 0, PTHREAD_MUTEX_INITIALIZER, HS_OK};
     double c_wall = cpu_run(&pool, host.cores_allowed);
     if (pool.st != HS_OK)
         goto out;
-    size_t bad = check(g, c, cp);
+    size_t bad = check(g, c, pts, cp);
     print_table(stdout, &host, &gs, n, np, g_wall, cp, host.cores_allowed, c_wall, bad);
     if (results) {
         FILE *f = fopen(results, "w");
@@ -232,6 +261,7 @@ out:
         pred_result_release(&c[i]);
     free(ps);
     free(hints);
+    free(pts);
     free(g);
     free(c);
     trace_free(tr);
