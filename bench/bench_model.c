@@ -350,8 +350,8 @@ static int bench_report(char **names, int nw, size_t n, int rounds, const profil
     printf("bench_model: %zu messages per trace, profile %s, %d online cores (%s); replay rate "
            "in M msgs/s per core (CPU time, best of %d rounds over the rows); goal >= %.0f at "
            "both hints, >= %.0f with the summary, x read (the slower hint over the per-record "
-           "trace read rate) >= %.1f\n", n, p->name, host.cores_online, host.cpu, rounds, GOAL_MPS, GOAL_SUM_MPS,
-           GOAL_READ_X);
+           "trace read rate) >= %.1f\n", n, p->name, host.cores_online, host.cpu, rounds,
+           GOAL_MPS, GOAL_SUM_MPS, GOAL_READ_X);
     printf("  %-10s %-6s %10s %10s %12s %8s   %s\n", "workload", "mode", "hint 4K", "hint 0",
            "4K+summary", "x read", "goal");
     fflush(stdout);

@@ -6,7 +6,7 @@
  * GPU: every point in batches (scu_replay_batch), wall time from the call to the summaries
  * back, and the kernels' own time (CUDA events). CPU: what the CPU sweep computes per point
  * (pred_run with model_engine_ops, its shortcuts on), one point per worker thread on every
- * core the process may use, over C of the points spread over the grid (cpu_point; default
+ * core the process may use, over C of the points spread over the grid (cpu_points; default
  * 2 per core, at least one per core, fewer only when P is: then the ratio is not judged; a
  * whole 4096-point CPU sweep of 10 M messages takes minutes); its rate is points x N /
  * wall. The GPU's answers on those C points are checked against the CPU's (every figure
@@ -36,7 +36,7 @@ typedef struct {
     const trace_t *tr;
     profile_t **ps;
     const uint64_t *hints;
-    const size_t *pts; /* the points, cpu_point's: res[i] is point pts[i]'s */
+    const size_t *pts; /* the points (cpu_points): res[i] is point pts[i]'s */
     pred_result_t *res;
     size_t n, next;
     pthread_mutex_t lock;
@@ -87,11 +87,11 @@ static hs_status_t make_point(const profile_t *base, size_t i, profile_t **out, 
     return HS_OK;
 }
 
-/* The j-th of the CPU's points: j x stride mod np, the stride coprime with np and near np
- * over the golden ratio, so that any C of them mix the grid's hints, depths and link rates
- * as the whole grid does (the first C points alone hold one link rate and one BW depth,
- * whose points the CPU replays at another rate than the grid's mean). */
-static size_t cpu_point(size_t j, size_t np)
+/* The CPU's cp points of the np: j x stride mod np for j < cp, the stride coprime with np
+ * and near np over the golden ratio, so that any cp of them mix the grid's hints, depths
+ * and link rates as the whole grid does (the first cp points alone hold one link rate and
+ * one BW depth, whose points the CPU replays at another rate than the grid's mean). */
+static void cpu_points(size_t *pts, size_t cp, size_t np)
 {
     size_t stride = (size_t)((double)np * 0.6180339887498949);
 
@@ -105,7 +105,8 @@ static size_t cpu_point(size_t j, size_t np)
         if (a == 1)
             break;
     }
-    return (size_t)((uint64_t)j * stride % np);
+    for (size_t j = 0; j < cp; j++)
+        pts[j] = (size_t)((uint64_t)j * stride % np);
 }
 
 static void *cpu_worker(void *arg)
@@ -236,8 +237,7 @@ int main(int argc, char **argv)
         HS_OK)
         goto out;
     double g_wall = (double)(hs_now_ns() - t0) * 1e-9;
-    for (size_t j = 0; j < cp; j++)
-        pts[j] = cpu_point(j, np);
+    cpu_points(pts, cp, np);
     cpu_pool_t pool = {tr, ps, hints, pts, c, cp, 0, PTHREAD_MUTEX_INITIALIZER, HS_OK};
     double c_wall = cpu_run(&pool, host.cores_allowed);
     if (pool.st != HS_OK)

@@ -103,7 +103,7 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
     serial_full_t f = {t_first, hw0, 0};
     if (g->nfull >= 2) {
         if (!serial_middle(&run, g, &f))
-            goto undo_shared;
+            goto undo_drain;
         stalled = 1; /* chunk 1 waited */
     }
     /* the last chunk: nothing reaped before its wait (the last full batch reported after the
@@ -113,7 +113,7 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
     int pop = pa->batch + last->nwr > pa->window;
     double t_last = pop ? f.hw_ns + ev : cf;
     if (!(f.hw_ns + ev > cf) || (pop && !(f.hw_ns >= cf)) || t_last >= mdl_next_edge(s, t0))
-        goto undo_shared;
+        goto undo_drain;
     stalled |= pop; /* its wait ended at the report, after the CPU was free */
     double hw_last = mdl_chunk_hw(&run, pa, last, g->z, t_last, MDL_HW_SPLIT | MDL_HW_PERT);
 
@@ -129,7 +129,7 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
     g->t_last = t_last;
     g->entry_ok = !forced; /* a forced close was popped at once: its close unknown */
     return 1;
-undo_shared: /* the times held apart are dropped */
+undo_drain: /* the chunks moved s's drain total; the times held apart are dropped */
     s->cost_ns.drain = drain0;
     return 0;
 }
