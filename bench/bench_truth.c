@@ -15,6 +15,9 @@
  *   bench_truth --table DIR [--gate]
  *       print the table of an earlier run; with --gate exit 1 when a built-in workload
  *       misses a goal beyond the noise or did not run (the vm CI test's check)
+ *   bench_truth --missed DIR
+ *       the built-in workloads of an earlier run that missed a goal beyond the noise or did
+ *       not run, a name a line (what tests/vm/bench-truth-check.sh replicates)
  */
 #include <dirent.h>
 #include <math.h>
@@ -63,7 +66,7 @@ typedef struct {
 } row_t;
 
 typedef struct {
-    const char *hintsim, *vm_dir, *script, *cache, *out, *table, *objective;
+    const char *hintsim, *vm_dir, *script, *cache, *out, *table, *missed, *objective;
     int short_mode, gate;
     unsigned long long seed;
     double load;
@@ -484,6 +487,12 @@ typedef struct {
     int rows, failed, miss, ok[3], noise[3], na_rank;
 } tally_t;
 
+/* Did r not run, or does it miss a goal beyond the noise? */
+static int row_missed(const row_t *r)
+{
+    return r->failed[0] || r->g_regret == G_MISS || r->g_rank == G_MISS || r->g_err == G_MISS;
+}
+
 static void tally(const row_t *r, tally_t *t)
 {
     const goal_t g[3] = {r->g_regret, r->g_rank, r->g_err};
@@ -627,6 +636,23 @@ static int table(const char *out, int gate)
     return 0;
 }
 
+/* Print the names of out's built-in workloads that missed (row_missed), a line each;
+ * returns 1 when out holds no built-in workload. */
+static int missed(const char *out)
+{
+    static row_t rows[MAX_ROWS];
+    size_t n = rows_read(out, rows), builtin = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].kind, "builtin") != 0)
+            continue;
+        builtin++;
+        if (row_missed(&rows[i]))
+            printf("%s\n", rows[i].name);
+    }
+    return builtin == 0;
+}
+
 /* ---- running the VM -------------------------------------------------------------------- */
 
 static int run_vm(const opts_t *o)
@@ -655,6 +681,7 @@ static int parse(int argc, char **argv, opts_t *o)
                          : strcmp(a, "--cache") == 0 ? &o->cache
                          : strcmp(a, "--out") == 0 ? &o->out
                          : strcmp(a, "--table") == 0 ? &o->table
+                         : strcmp(a, "--missed") == 0 ? &o->missed
                          : strcmp(a, "--objective") == 0 ? &o->objective : NULL;
         if (strcmp(a, "--short") == 0)
             o->short_mode = 1;
@@ -671,7 +698,7 @@ static int parse(int argc, char **argv, opts_t *o)
         else
             return 2;
     }
-    if (o->table)
+    if (o->table || o->missed)
         return 0;
     if (!o->hintsim || !o->vm_dir || !o->script || !o->cache || !o->out || !(o->load > 0) ||
         o->load > 1 || o->timeout_s <= 0 ||
@@ -685,13 +712,16 @@ int main(int argc, char **argv)
     opts_t o = {.load = 0.5, .timeout_s = 3600, .objective = "p99"};
     int rc;
 
-    hs_host_print(stdout);
     rc = parse(argc, argv, &o);
+    if (rc == 0 && o.missed) /* names only: what a script reads */
+        return missed(o.missed);
+    hs_host_print(stdout);
     if (rc != 0) {
         fprintf(stderr, "usage: bench_truth --hintsim BIN --vm-dir DIR --script SH --cache DIR "
                 "--out DIR [--short] [--seed S] [--load F (0, 1]] [--objective p99|p50|mean] "
                 "[--timeout SEC]\n"
-                "       bench_truth --table DIR [--gate]\n");
+                "       bench_truth --table DIR [--gate]\n"
+                "       bench_truth --missed DIR\n");
         return 2;
     }
     if (o.table)

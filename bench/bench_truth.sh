@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_truth.sh MODE [SEED] [LOAD] [OBJECTIVE] - runs inside the soft-RoCE VM (busybox sh), for
+# bench_truth.sh MODE [SEED] [LOAD] [OBJECTIVE] [ONLY] - runs inside the soft-RoCE VM (busybox sh), for
 # bench_truth (bench/bench_truth.c prints the table on the host; bench/README.md).
 #
 # Calibrates rxe0 as two processes (--server / --connect over d0's address, the topology the
@@ -17,6 +17,9 @@
 # built-in workload is validated twice, in two sessions minutes apart (val.json, val2.json).
 # SEED 0 (default) draws a new one from the clock; it is printed and written to $OUT/seed.
 # OBJECTIVE (default p99) is what recommend ranks and validate measures.
+# ONLY (a comma-separated list of built-in workloads) runs those alone and no random mix:
+# tests/vm/bench-truth-check.sh replicates a run's misses with it (the same SEED, so the
+# same traces, under a calibration of their own).
 set -u
 HS_NAME=bench-truth
 . /hs/lib.sh # fail, wait_listen
@@ -24,6 +27,7 @@ MODE=${1:-full}
 SEED=${2:-0}
 LOAD=${3:-0.5}
 OBJ=${4:-p99}
+ONLY=${5:-}
 P=18570
 ADDR=10.77.0.1 # rxe0's netdev d0: where a --server listens by default
 export HINTSIM_TOKEN=hs-bench-truth # where the control protocol asks for one
@@ -33,12 +37,13 @@ short) N0=600 BUDGET=600000 ROUNDS=5 CLASSES=5 MIXES=1 CAL="--iters 60 --warmup 
 full) N0=2000 BUDGET=3000000 ROUNDS=7 CLASSES=6 MIXES=3 CAL="" ;;
 *) fail "mode '$MODE': short or full" ;;
 esac
+[ -z "$ONLY" ] || MIXES=0
 [ "$SEED" -gt 0 ] 2>/dev/null || SEED=$(( ($(date +%s) % 1000000) * 1000 + $$ % 1000 + 1 ))
 echo "$SEED" >"$OUT/seed"
 echo "$MODE" >"$OUT/mode"
 echo "$LOAD" >"$OUT/load"
 echo "$OBJ" >"$OUT/objective"
-echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link, objective $OBJ"
+echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link, objective $OBJ${ONLY:+, only $ONLY}"
 
 # server_run CMD...: a --server of the same command in the background, then the client.
 # The server answers one client and exits; its exit status joins the client's.
@@ -222,7 +227,8 @@ wl_mode() {
 
 i=0
 for w in $(hintsim trace workloads | awk '{ print $1 }'); do
-    i=$((i + 1))
+    i=$((i + 1)) # before the ONLY test: a workload's trace seed is SEED + its place in the list
+    case ",$ONLY," in ",,"|*",$w,"*) ;; *) continue ;; esac
     d="$OUT/w-$w"
     mkdir -p "$d"
     sets=$(wl_sets "$w")

@@ -46,7 +46,7 @@ function(hs_add_vm_test name)
   math(EXPR ctest_timeout "${V_TIMEOUT} + 180")
   set_tests_properties(${name} PROPERTIES LABELS vm SKIP_RETURN_CODE 77 PROCESSORS 2
     TIMEOUT ${ctest_timeout}
-    ENVIRONMENT "HINTSIM_SRC=${PROJECT_SOURCE_DIR};HINTSIM_BIN=$<TARGET_FILE:hintsim>")
+    ENVIRONMENT "HINTSIM_SRC=${PROJECT_SOURCE_DIR};HINTSIM_BIN=$<TARGET_FILE:hintsim>;HINTSIM_VM_CACHE=${HINTSIM_VM_CACHE}")
   if(V_APPEND)
     set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "HS_VM_TEST_APPEND=${V_APPEND}")
   endif()
