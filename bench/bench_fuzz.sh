@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# bench_fuzz.sh SECONDS BUILD_TESTS_DIR SOURCE_DIR - every libFuzzer target of tests/fuzz for
-# SECONDS each (CI runs each for 5-20 s), over a copy of its seed corpus, and a table of what
-# each did: executions, executions per second, inputs added, peak memory, and whether it
-# found anything (a crash or sanitizer report leaves crash-*/leak-*/timeout-* in the
-# target's work folder, named in the table; the exit status is then 1).
+# bench_fuzz.sh SECONDS BUILD_TESTS_DIR SOURCE_DIR HINTSIM - every libFuzzer target of
+# tests/fuzz for SECONDS each (CI runs each for 5-20 s), over a copy of its seed corpus, and
+# a table of what each did: executions, executions per second, inputs added, peak memory,
+# and whether it found anything (a crash or sanitizer report leaves crash-*/leak-*/timeout-*
+# in the target's work folder, named in the table; the exit status is then 1). The host
+# line first: HINTSIM doctor's.
 set -euo pipefail
-secs=${1:?usage: bench_fuzz.sh SECONDS BUILD_TESTS_DIR SOURCE_DIR}
+secs=${1:?usage: bench_fuzz.sh SECONDS BUILD_TESTS_DIR SOURCE_DIR HINTSIM}
 bin=${2:?}
 src=${3:?}
+hintsim=${4:?}
 work=$(mktemp -d "${TMPDIR:-/tmp}/hintsim-bench-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# as common/hs_host.c: the first CPU's model name, then its family, model and stepping (x86)
-cpu=$(awk -F'\t*: ' '/^$/ {exit} $1 == "model name" {n = $2} $1 == "cpu family" {f = $2}
-                     $1 == "model" {m = $2} $1 == "stepping" {s = $2}
-                     END {printf "%s", n; if (f != "" && m != "") printf ", family %s model %s stepping %s", f, m, (s != "" ? s : "?")}' /proc/cpuinfo)
-clk=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)
-echo "host: cpu=\"$cpu\" cores_online=$(nproc --all) cores_allowed=$(nproc) clocksource=$clk"
+# the host line every benchmark prints first (common/hs_host.h), from hintsim doctor
+host=$("$hintsim" doctor | grep '^host: ') ||
+    { echo "bench_fuzz: no host line from $hintsim doctor" >&2; exit 1; }
+echo "$host"
 printf '%-20s %6s %12s %10s %8s %8s  %s\n' target seconds executions exec/s added rss_mb found
 found_any=0
 for f in "$bin"/fuzz_*; do

@@ -1,6 +1,7 @@
 /* cmd_doctor.c - `hintsim doctor [--json]`: one page on what this machine has for hintsim.
  *
- * Each check says what was found (verbs devices and their limits, CUDA and GPUs, SimGrid,
+ * The host first (common/hs_host.h: the line every benchmark names its figures' host with),
+ * then each check says what was found (verbs devices and their limits, CUDA and GPUs, SimGrid,
  * gnuplot, qemu and busybox for the soft-RoCE VM, chromium for the report render test)
  * and, when something is missing, what it is needed for and the Debian package that brings
  * it. Nothing here changes the machine. Each probe lives beside the code it probes
@@ -14,6 +15,7 @@
 
 #include "capture/cap_probe.h"
 #include "cli/cli.h"
+#include "common/hs_host.h"
 #include "common/hs_probe.h"
 #include "common/hs_util.h"
 #include "plots/plot_gnuplot.h"
@@ -62,7 +64,9 @@ static void doc_print_text(const doc_report_t *r)
     struct utsname u;
 
     uname(&u);
-    printf("hintsim %s on %s (%s %s)\n\n", HINTSIM_VERSION, u.nodename, u.sysname, u.release);
+    printf("hintsim %s on %s (%s %s)\n", HINTSIM_VERSION, u.nodename, u.sysname, u.release);
+    hs_host_print(stdout);
+    printf("\n");
     for (size_t i = 0; i < r->n; i++) {
         const hs_probe_t *c = &r->c[i];
         printf("  %-7s %-17s %s\n", c->ok ? "ok" : "MISSING", c->name, c->detail);
@@ -70,6 +74,20 @@ static void doc_print_text(const doc_report_t *r)
             printf("  %-7s %-17s needed for %s%s%s\n", "", "", c->needed,
                    c->package[0] ? "; install: " : "", c->package);
     }
+}
+
+/* hs_host_probe's fields as root's "cpu" object */
+static void doc_host_json(cJSON *root)
+{
+    cJSON *cpu = cJSON_AddObjectToObject(root, "cpu");
+    hs_host_t h;
+
+    hs_host_probe(&h);
+    cJSON_AddStringToObject(cpu, "model", h.cpu);
+    cJSON_AddNumberToObject(cpu, "cores_online", h.cores_online);
+    cJSON_AddNumberToObject(cpu, "cores_allowed", h.cores_allowed);
+    cJSON_AddStringToObject(cpu, "clocksource", h.clocksource);
+    cJSON_AddBoolToObject(cpu, "tsc_invariant", h.tsc_invariant);
 }
 
 static void doc_print_json(doc_report_t *r)
@@ -82,6 +100,7 @@ static void doc_print_json(doc_report_t *r)
     cJSON_AddStringToObject(root, "version", HINTSIM_VERSION);
     cJSON_AddStringToObject(root, "host", u.nodename);
     cJSON_AddStringToObject(root, "kernel", u.release);
+    doc_host_json(root);
     for (size_t i = 0; i < r->n; i++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "name", r->c[i].name);

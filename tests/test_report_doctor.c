@@ -1,11 +1,13 @@
 /* test_report_doctor.c - `hintsim doctor`: the page and its JSON agree with what this
- * machine has (SimGrid is linked, gnuplot's presence follows PATH), and bad options exit 2. */
+ * machine has (SimGrid is linked, gnuplot's presence follows PATH, the host is
+ * hs_host_probe's), and bad options exit 2. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/hs_host.h"
 #include "plots/plot_gnuplot.h"
 #include "tests/hs_test.h"
 
@@ -90,6 +92,33 @@ static void test_missing_named_with_package(void **state)
     cJSON_Delete(root);
 }
 
+/* The host: the page's second line is hs_host_print's, the JSON's "cpu" its fields (what
+ * bench/bench_fuzz.sh names its figures' host with) */
+static void test_host(void **state)
+{
+    cJSON *root = doctor_json(""), *cpu = cJSON_GetObjectItem(root, "cpu");
+    char *out = NULL, line[512];
+    hs_host_t h;
+    FILE *f = fmemopen(line, sizeof(line), "w");
+    (void)state;
+    assert_non_null(f);
+    hs_host_print(f);
+    fclose(f);
+    hs_host_probe(&h);
+    assert_non_null(cpu);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cpu, "model")), h.cpu);
+    assert_int_equal(cJSON_GetObjectItem(cpu, "cores_online")->valueint, h.cores_online);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cpu, "clocksource")),
+                        h.clocksource);
+    assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(cpu, "tsc_invariant")), h.tsc_invariant);
+    cJSON_Delete(root);
+    assert_int_equal(hs_test_run(&out, "'%s' doctor 2>/dev/null", hs_test_bin()), 0);
+    char *nl = strchr(out, '\n');
+    assert_non_null(nl);
+    assert_memory_equal(nl + 1, line, strlen(line)); /* "host: cpu=..." and its newline */
+    free(out);
+}
+
 static void test_usage(void **state)
 {
     (void)state;
@@ -103,6 +132,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_checks),
         cmocka_unit_test(test_missing_named_with_package),
+        cmocka_unit_test(test_host),
         cmocka_unit_test(test_usage),
     };
 
