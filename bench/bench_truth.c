@@ -553,8 +553,9 @@ static double profile_link_gbps(const char *out)
 
 static void print_head(const char *out)
 {
-    char seed[64], mode[32], load[32], rc[32], obj[32];
+    char seed[64], mode[32], load[32], rc[32], obj[32], only[256];
 
+    read_line(out, "only", only, sizeof(only)); /* "?": every workload ran */
     read_line(out, "seed", seed, sizeof(seed));
     read_line(out, "objective", obj, sizeof(obj));
     read_line(out, "mode", mode, sizeof(mode));
@@ -575,9 +576,10 @@ static void print_head(const char *out)
     free(cal);
 
     printf("bench_truth: %s, objective %s, seed %s (random mixes and workloads), paced to %s "
-           "of the calibrated link (link.gbps %.3g%s; calibrate exit %s)\n", mode,
+           "of the calibrated link (link.gbps %.3g%s; calibrate exit %s)%s%s\n", mode,
            strcmp(obj, "?") ? obj : "p99", seed, load, isnan(gbps) ? 0 : gbps,
-           isnan(gbps) ? ": no profile written, generic used" : "", rc);
+           isnan(gbps) ? ": no profile written, generic used" : "", rc,
+           strcmp(only, "?") ? "; only " : "", strcmp(only, "?") ? only : "");
     printf("goals: regret <= %.0f%%, rank correlation >= %.1f, median |error| <= %.0f%%; each "
            "figure: value [95%% interval] noise verdict; a built-in workload is validated in "
            "two sessions minutes apart: value = their mean, interval = the union of theirs, "

@@ -43,6 +43,7 @@ echo "$SEED" >"$OUT/seed"
 echo "$MODE" >"$OUT/mode"
 echo "$LOAD" >"$OUT/load"
 echo "$OBJ" >"$OUT/objective"
+[ -z "$ONLY" ] || echo "$ONLY" >"$OUT/only"
 echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link, objective $OBJ${ONLY:+, only $ONLY}"
 
 # server_run CMD...: a --server of the same command in the background, then the client.

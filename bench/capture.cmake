@@ -61,6 +61,11 @@ set_tests_properties(smoke_bench_truth_missed smoke_bench_truth_missed_none PROP
 set_tests_properties(smoke_bench_truth_missed PROPERTIES PASS_REGULAR_EXPRESSION
   "^burst\ncoldstart\n$")
 set_tests_properties(smoke_bench_truth_missed_none PROPERTIES FAIL_REGULAR_EXPRESSION ".")
+# replica/: what a replication leaves (miss/w-coldstart alone, `only` = coldstart): the head
+# names the workloads it ran, and the gate fails on the miss that came back
+add_test(NAME smoke_bench_truth_replica COMMAND bench_truth --table ${fx}/replica --gate)
+set_tests_properties(smoke_bench_truth_replica PROPERTIES LABELS unit TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "seed 42 [^\n]*. only coldstart\n.*coldstart +builtin[^\n]*MISS.*FAIL: the built-in workloads miss a goal beyond the measured noise \\(1\\)")
 # (the host line first, as in every benchmark's smoke test)
 set_tests_properties(smoke_bench_truth_gate PROPERTIES PASS_REGULAR_EXPRESSION
   "${HS_HOST_LINE_RE}.*burst +builtin.*MISS.*MISS.*MISS.*FAIL: the built-in workloads miss a goal beyond the measured noise \\(4\\)")

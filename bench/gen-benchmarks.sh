@@ -102,6 +102,15 @@ if [ -n "$truth" ]; then
             echo
             echo '```'
             "$bin/bench_truth" --table "$truth" 2>&1 || true
+            if [ -d "$truth/replica" ]; then # vm_bench_truth replicated a miss
+                echo '```'
+                echo
+                echo "its misses replicated (tests/vm/bench-truth-check.sh): \`bench_truth --table" \
+                    "$(basename "$truth")/replica\`"
+                echo
+                echo '```'
+                "$bin/bench_truth" --table "$truth/replica" 2>&1 || true
+            fi
         else
             echo "bench_truth's output, from $(basename "$truth")"
             echo
