@@ -1,6 +1,7 @@
 #!/bin/sh
-# bench_truth.sh MODE [SEED] [LOAD] [OBJECTIVE] [ONLY] - runs inside the soft-RoCE VM (busybox sh), for
-# bench_truth (bench/bench_truth.c prints the table on the host; bench/README.md).
+# bench_truth.sh MODE [SEED] [LOAD] [OBJECTIVE] [ONLY] - runs inside the soft-RoCE VM
+# (busybox sh), for bench_truth (bench/bench_truth.c prints the table on the host;
+# bench/README.md).
 #
 # Calibrates rxe0 as two processes (--server / --connect over d0's address, the topology the
 # validations below use), then for every built-in workload (`hintsim trace workloads`) and
@@ -44,7 +45,8 @@ echo "$MODE" >"$OUT/mode"
 echo "$LOAD" >"$OUT/load"
 echo "$OBJ" >"$OUT/objective"
 [ -z "$ONLY" ] || echo "$ONLY" >"$OUT/only"
-echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link, objective $OBJ${ONLY:+, only $ONLY}"
+echo "bench-truth: mode $MODE, seed $SEED, load $LOAD of the calibrated link," \
+    "objective $OBJ${ONLY:+, only $ONLY}"
 
 # server_run CMD...: a --server of the same command in the background, then the client.
 # The server answers one client and exits; its exit status joins the client's.

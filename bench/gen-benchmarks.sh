@@ -105,8 +105,8 @@ if [ -n "$truth" ]; then
             if [ -d "$truth/replica" ]; then # vm_bench_truth replicated a miss
                 echo '```'
                 echo
-                echo "its misses replicated (tests/vm/bench-truth-check.sh): \`bench_truth --table" \
-                    "$(basename "$truth")/replica\`"
+                echo "its misses replicated (tests/vm/bench-truth-check.sh):" \
+                    "\`bench_truth --table $(basename "$truth")/replica\`"
                 echo
                 echo '```'
                 "$bin/bench_truth" --table "$truth/replica" 2>&1 || true
