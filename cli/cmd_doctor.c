@@ -133,8 +133,10 @@ static const hs_cmd_spec_t g_doctor_spec = {
     "hintsim doctor [--json]",
     "what this machine has for hintsim, what is missing and the package that brings it",
     g_doctor_opts, 0, 0,
-    "Checks verbs devices and their limits, CUDA and GPUs, SimGrid, gnuplot, qemu/busybox "
-    "for the soft-RoCE VM, perftest and chromium. Exits 0 whatever is missing.",
+    "Prints the host first (CPU model, cores, clock source, invariant TSC: the line every "
+    "benchmark names its figures' host with), then checks verbs devices and their limits, "
+    "CUDA and GPUs, SimGrid, gnuplot, qemu/busybox for the soft-RoCE VM, perftest and "
+    "chromium. Exits 0 whatever is missing.",
 };
 
 int cmd_doctor(int argc, char **argv)
