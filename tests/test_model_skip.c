@@ -438,6 +438,36 @@ static void test_memo_repeats(void **state)
     profile_free(p);
 }
 
+/* A closed loop with no think time: each message is ready at the previous one's report,
+ * the report of that message's newest batch, so its reaping meets a tie (that batch due
+ * exactly then). The memo restores a segmented message's pipeline shifted; the report it
+ * restores must stay that batch's, bit for bit, or the tie breaks the other way and the next
+ * message reaps one batch fewer. The case test_sweep_cuda's grid met (3000-byte LL
+ * segments): kv's 4 KB messages after 64 B ones; the memo alone was 4e-4 off in the queue
+ * cost and 368 ns in the message after each hit. */
+static void test_memo_closed_tie(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {
+        "host.l1d_bytes=8192", "host.post_ns=400", "link.base_lat_ns=1200",
+        "link.dma_ns=1000", "link.wr_ns=0.5", "ll.depth=4", "ll.inline_bytes=440",
+        "ll.coal_period_us=3", "ll.seg_bytes=3000", "bw.signal_every=4", "bw.split_ns=8460",
+        "switch.perturb_factor=5"};
+    profile_t *p = load("seed000", NULL);
+    trace_t *tr = NULL;
+    uint64_t hits0 = g_memo_hits;
+
+    for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++)
+        assert_int_equal(profile_set(p, sets[k]), HS_OK);
+    assert_int_equal(profile_validate(p), HS_OK);
+    assert_int_equal(trace_load_posts(hs_test_src("traces/samples/kv.hst"), 0, &tr), HS_OK);
+    compare(tr, p, PRED_CLOSED, 1000000000000ull);
+    compare(tr, p, PRED_CLOSED, 0);
+    assert_true(g_memo_hits > hits0);
+    trace_free(tr);
+    profile_free(p);
+}
+
 /* Random traces (sizes 64 B to 1 MB + 4 KB, and any length from 512 KB to 2 MB; gaps from
  * 200 ns to 2 ms, so paths go idle, saturate and switch at random), random perturbation
  * windows and moderation: the skip and the memo against the chunk-by-chunk replay, message
@@ -643,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_skip_roll_reaped),
         cmocka_unit_test(test_entry_idle_distinct_sizes),
         cmocka_unit_test(test_memo_repeats),
+        cmocka_unit_test(test_memo_closed_tie),
         cmocka_unit_test(test_random_against_every_chunk),
         cmocka_unit_test(test_steady_random),
         cmocka_unit_test(test_serial_one_full_chunk),

@@ -50,6 +50,7 @@ int mdl_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view
         v->ring_ns[j] = b->close_ns - t0;
         v->ring_nwr[j] = b->nwr;
     }
+    v->last_is_tail = pa->count > 0 && pa->last_r_ns == mdl_ring_tail(pa)->close_ns + pa->event_ns;
     for (uint32_t j = 0; j < pa->nmem; j++)
         v->mem_hw_ns[j] = pa->mem[j].hw_ns - t0;
     return 1;

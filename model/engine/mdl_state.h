@@ -92,6 +92,9 @@ typedef struct {
 typedef struct {
     double cpu_ns, link_ns, last_r_ns;
     uint32_t used, count, open_n, nmem;
+    /* the latest report is the newest batch's (close + event, bit for bit): restored so,
+     * not shifted (mdl_view_restore) */
+    int last_is_tail;
     double h1_ns, timer_ns; /* the open batch's latest completion and timer close (HUGE_VAL) */
     double ring_ns[MDL_MEMO_RING];
     uint32_t ring_nwr[MDL_MEMO_RING];
