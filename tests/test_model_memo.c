@@ -1,7 +1,8 @@
 /* test_model_memo.c - the memo's key (model/model_memo.c): a kept replay matches a path
- * whose pipeline is the same relative to t0 (also shifted in time, also with link and idle
- * CPU times before t0 that cannot matter), and no path that differs in any one thing the
- * replay reads: CPU, link, latest report, slots, each ring batch's close and WRs, the open
+ * whose pipeline is the same relative to t0, bit for bit (also shifted in time within its
+ * binade, also with link and idle CPU times before t0 that cannot matter), and no path that
+ * is not an exact shift of it (by rounding, or into another binade) or differs in any one
+ * thing the replay reads: CPU, link, latest report, slots, each ring batch's close and WRs, the open
  * batch (WRs, latest completion, timer, members), size, path, perturbation side or an edge
  * inside the kept span. tests/test_model_skip.c checks that applying a kept replay gives
  * what replaying every chunk gives. */
@@ -65,11 +66,16 @@ static void teardown(fix_t *f)
     profile_free(f->p);
 }
 
-/* Keep f's BW path as seen from T0 in m (as mdl_memo_keep would). */
+/* Keep f's BW path as seen from T0 in m (as mdl_memo_keep would; the span of the times it
+ * restores: the path's, as its replay would have left it). */
 static void keep(fix_t *f, mdl_memo_t *m)
 {
+    mdl_view_t out;
+
     memset(m, 0, sizeof(*m));
     assert_true(mdl_view_key(&f->s, &f->s.path[1], T0, &m->key));
+    assert_true(mdl_view_out(&f->s, &f->s.path[1], T0, &out));
+    assert_true(mdl_shift_keep(&m->shift, T0, out.t_min, out.t_max));
     m->valid = 1;
     m->size = SIZE;
     m->k = 1;
@@ -108,6 +114,25 @@ static void test_same_and_shifted_match(void **state)
     teardown(&f);
     setup(&f, 123456.75); /* the same pipeline later */
     assert_true(matches(&f, &m, 123456.75));
+    teardown(&f);
+    /* the same pipeline to rounding only (one batch's close one ulp later): not an exact
+     * shift, so not the same */
+    setup(&f, 0);
+    keep(&f, &m);
+    f.s.path[1].ring[1].close_ns = nextafter(f.s.path[1].ring[1].close_ns, HUGE_VAL);
+    assert_false(matches(&f, &m, 0));
+    teardown(&f);
+    /* the same pipeline in the next binade (T0 is in [2^22, 2^23) ns): each shifted time
+     * would round to that binade's coarser grid */
+    setup(&f, 0x1p23 - T0 + 0x1p10);
+    assert_false(matches(&f, &m, 0x1p23 - T0 + 0x1p10));
+    teardown(&f);
+    /* a span reaching past its binade's end is not kept: no shift of it is exact */
+    double t0 = 0x1p23 - 200;
+    mdl_view_t out;
+    setup(&f, t0 - T0);
+    assert_true(mdl_view_out(&f.s, &f.s.path[1], t0, &out));
+    assert_false(mdl_shift_keep(&m.shift, t0, out.t_min, out.t_max));
     teardown(&f);
 }
 

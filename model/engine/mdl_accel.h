@@ -23,10 +23,10 @@ typedef struct {
 
 /* ---- mdl_skip.c: the steady-state skip over a message's full chunks ------------------ */
 
-/* After full chunk st (more than one chunk, *nwr WRs, left): track its batch and jump the
+/* After full chunk st of g (more than one chunk, *nwr WRs, left): track its batch and jump the
  * full chunks that repeat its step; returns the chunks jumped (st->t_ns and *nwr moved). */
-MDL_ACCEL MDL_HOT uint64_t mdl_skip_track(mdl_state_t *s, mdl_path_t *pa, mdl_track_t *track,
-                                          mdl_step_t *st, uint64_t *nwr);
+MDL_ACCEL MDL_HOT uint64_t mdl_skip_track(mdl_state_t *s, const mdl_seg_t *g,
+                                          mdl_track_t *track, mdl_step_t *st, uint64_t *nwr);
 
 /* ---- mdl_entry.c: a long message's start on an idle path, kept ----------------------- */
 

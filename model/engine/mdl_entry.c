@@ -7,8 +7,9 @@
  * DMA), until the skip takes over.
  * Condition: the path is idle at t0 and no perturbation-window edge lies at or after t0;
  * the record was kept from the first such message whose skip jumped (after its h-th full
- * chunk), for the same full-chunk costs (a record kept for others is dropped), and the
- * message has more than h full chunks. The record holds the pipeline after chunk h and the
+ * chunk), for the same full-chunk costs (a record kept for others is dropped), its times
+ * shift to t0 exactly (mdl_shift_t: a record per last bit of t0, and one kept in another
+ * binade is kept again), and the message has more than h full chunks. The record holds the pipeline after chunk h and the
  * skip's tracker before its test, relative to t0 (mdl_entry_t). */
 #include "model/engine/mdl_accel.h"
 #include "model/engine/mdl_memo.h"
@@ -16,8 +17,8 @@
 MDL_ACCEL mdl_entry_t *mdl_entry_of(mdl_state_t *s, const mdl_seg_t *g)
 {
     const mdl_path_t *pa = g->m.pa;
-    mdl_entry_t *e = &s->entry[g->m.k];
     double t0 = g->t0;
+    mdl_entry_t *e = &s->entry[2 * g->m.k + (int)mdl_time_odd(t0)];
 
     if (pa->count || pa->open_n || s->link_free_ns > t0 || s->cpu_free_ns > t0 ||
         mdl_edge_ahead(s, t0))
@@ -28,6 +29,10 @@ MDL_ACCEL mdl_entry_t *mdl_entry_of(mdl_state_t *s, const mdl_seg_t *g)
         e->ser_ns = g->full->ser_ns;
         e->lat_ns = g->z->lat_ns;
         e->dma_ns = g->z->dma_ns;
+    }
+    if (e->valid && !mdl_shift_exact(&e->shift, t0)) { /* kept in another binade: again */
+        e->valid = 0;
+        e->failed = 0;
     }
     return e;
 }
@@ -49,6 +54,16 @@ MDL_ACCEL MDL_COLD int mdl_entry_snap(const mdl_state_t *s, const mdl_seg_t *g, 
     double t0 = g->t0;
 
     if (!mdl_view_out(s, pa, t0, &e->view))
+        return 0;
+    double mn = e->view.t_min, mx = e->view.t_max;
+    mdl_span_add(&mn, &mx, st->t_ns);
+    mdl_span_add(&mn, &mx, st->hw_ns);
+    /* the tracker's times (those it has set: an unset one is 0, and never read) */
+    const double kt[] = {k->t_ns, k->close_ns, k->head_ns, k->reap_ns};
+    for (size_t j = 0; j < sizeof(kt) / sizeof(kt[0]); j++)
+        if (kt[j] > 0)
+            mdl_span_add(&mn, &mx, kt[j]);
+    if (!mdl_shift_keep(&e->shift, t0, mn, mx))
         return 0;
     e->h = h;
     e->t_ns = st->t_ns - t0;

@@ -3,19 +3,24 @@
  * condition: mdl_memo.h; MODEL.md section 3). */
 #include "model/engine/mdl_memo.h"
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "model/engine/mdl_core.h"
 
-mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size)
+mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size, double t0)
 {
-    return &s->memo[k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61)];
+    int j = k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61);
+
+    return &s->memo[2 * j + (int)mdl_time_odd(t0)];
 }
 
-/* pa's pipeline from t0 without its batches and members: the view's scalars. */
-static void view_head(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+/* pa's pipeline from t0 without its batches and members: the view's scalars (span: and
+ * the span of its times, t_min and t_max, which only a view that is restored needs). */
+static inline void view_head(const mdl_state_t *s, const mdl_path_t *pa, double t0,
+                             mdl_view_t *v, const int span)
 {
     v->cpu_ns = s->cpu_free_ns - t0;
     v->link_ns = s->link_free_ns - t0;
@@ -27,6 +32,16 @@ static void view_head(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl
     v->h1_ns = pa->open_n ? pa->h1_ns - t0 : 0;
     v->timer_ns = pa->open_n && pa->timer_close_ns != HUGE_VAL ? pa->timer_close_ns - t0
                                                                 : HUGE_VAL;
+    if (!span)
+        return;
+    v->t_min = v->t_max = t0;
+    mdl_span_add(&v->t_min, &v->t_max, s->cpu_free_ns);
+    mdl_span_add(&v->t_min, &v->t_max, s->link_free_ns);
+    mdl_span_add(&v->t_min, &v->t_max, pa->last_r_ns);
+    if (pa->open_n)
+        mdl_span_add(&v->t_min, &v->t_max, pa->h1_ns);
+    if (v->timer_ns != HUGE_VAL)
+        mdl_span_add(&v->t_min, &v->t_max, pa->timer_close_ns);
 }
 
 /* From t0 on the link is only read as max(link, a time after t0); the latest report only as
@@ -40,19 +55,49 @@ static void view_clamp(mdl_view_t *v)
         v->cpu_ns = 0;
 }
 
-int mdl_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+/* mdl_view_out's view, with its span or (a key's) without */
+static inline int view_fill(const mdl_state_t *s, const mdl_path_t *pa, double t0,
+                            mdl_view_t *v, const int span)
 {
     if (pa->count > MDL_MEMO_RING || pa->nmem > MDL_MEMO_MEM)
         return 0;
-    view_head(s, pa, t0, v);
+    view_head(s, pa, t0, v, span);
     for (uint32_t j = 0; j < pa->count; j++) {
         const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
         v->ring_ns[j] = b->close_ns - t0;
         v->ring_nwr[j] = b->nwr;
+        if (span)
+            mdl_span_add(&v->t_min, &v->t_max, b->close_ns);
     }
     v->last_is_tail = pa->count > 0 && pa->last_r_ns == mdl_ring_tail(pa)->close_ns + pa->event_ns;
-    for (uint32_t j = 0; j < pa->nmem; j++)
+    for (uint32_t j = 0; j < pa->nmem; j++) {
         v->mem_hw_ns[j] = pa->mem[j].hw_ns - t0;
+        if (span)
+            mdl_span_add(&v->t_min, &v->t_max, pa->mem[j].hw_ns);
+    }
+    return 1;
+}
+
+int mdl_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
+{
+    return view_fill(s, pa, t0, v, 1);
+}
+
+int mdl_shift_keep(mdl_shift_t *sh, double t0, double mn, double mx)
+{
+    double lo;
+
+    sh->bin_lo = 0;
+    if (!(t0 >= DBL_MIN && t0 < HUGE_VAL) || !(mn <= t0 && t0 <= mx))
+        return 0;
+    lo = mdl_binade(t0);
+    if (mn < lo || !(mx < 2 * lo))
+        return 0;
+    sh->bin_lo = lo;
+    sh->bin_hi = 2 * lo;
+    sh->lo = mn - t0;
+    sh->hi = mx - t0;
+    sh->odd = mdl_time_odd(t0);
     return 1;
 }
 
@@ -66,7 +111,7 @@ void mdl_view_copy(mdl_view_t *dst, const mdl_view_t *src)
 
 int mdl_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v)
 {
-    if (!mdl_view_out(s, pa, t0, v))
+    if (!view_fill(s, pa, t0, v, 0))
         return 0;
     view_clamp(v);
     return 1;
@@ -77,13 +122,17 @@ int mdl_memo_edge_free(const mdl_state_t *s, double t0, double span_ns)
     return t0 + span_ns < mdl_next_edge(s, t0);
 }
 
-/* Whether the scalars of key agree with pa's pipeline from t0 as mdl_view_key would see it
- * (to within tol), compared without building that view (measured: callgrind and bench_model
- * allreduce, whose long messages are nearly all memo hits): the counts first, then the
- * times, clamped as view_clamp clamps a key's (written out here: through a shared helper
- * the compiler laid this out slower); with no open batch both hold h1 0 and no timer. */
+/* Whether the scalars of key equal pa's pipeline from t0 as mdl_view_key would see it,
+ * compared without building that view (measured: callgrind and bench_model allreduce,
+ * whose long messages are nearly all memo hits): the counts first, then the times, clamped
+ * as view_clamp clamps a key's (written out here: through a shared helper the compiler laid
+ * this out slower); with no open batch both hold h1 0 and no timer. Every time a key holds
+ * unclamped is within a factor of two of its t0 (a batch not yet reaped reports after t0,
+ * and a message's pipeline is short beside the time it starts at, or its shift would not
+ * be exact: mdl_shift_t), so each relative time is exact (Sterbenz) and equal keys mean
+ * pipelines that are exact shifts of each other. */
 static int same_head_at(const mdl_state_t *s, const mdl_path_t *pa, const mdl_view_t *key,
-                        double t0, double tol)
+                        double t0)
 {
     if (key->used != pa->used || key->count != pa->count || key->open_n != pa->open_n ||
         key->nmem != pa->nmem)
@@ -93,34 +142,29 @@ static int same_head_at(const mdl_state_t *s, const mdl_path_t *pa, const mdl_vi
     last = last > 0 ? last : 0;
     if (pa->count == 0 && pa->open_n == 0 && cpu < 0)
         cpu = 0;
-    if (!mdl_same_time(key->cpu_ns, cpu, tol) || !mdl_same_time(key->link_ns, link, tol) ||
-        !mdl_same_time(key->last_r_ns, last, tol))
+    if (key->cpu_ns != cpu || key->link_ns != link || key->last_r_ns != last)
         return 0;
     if (!pa->open_n)
         return 1;
     double timer = pa->timer_close_ns != HUGE_VAL ? pa->timer_close_ns - t0 : HUGE_VAL;
-    return mdl_same_time(key->h1_ns, pa->h1_ns - t0, tol) &&
-           mdl_same_time(key->timer_ns, timer, tol);
+    return key->h1_ns == pa->h1_ns - t0 && key->timer_ns == timer;
 }
 
-/* Whether any of n batches b differs from a key's close times ns (relative to t0, to
- * within tol, as mdl_same_time: the distance tested first, equality, which only HUGE_VAL
- * needs, after) and WR counts nwr. */
+/* Whether any of n batches b differs from a key's close times ns (relative to t0) and WR
+ * counts nwr. */
 static int batches_differ(const mdl_batch_t *b, const double *ns, const uint32_t *nwr,
-                          uint32_t n, double t0, double tol)
+                          uint32_t n, double t0)
 {
-    for (uint32_t j = 0; j < n; j++) {
-        double a = ns[j], c = b[j].close_ns - t0;
-        if (nwr[j] != b[j].nwr || (!(fabs(a - c) <= tol) && a != c))
+    for (uint32_t j = 0; j < n; j++)
+        if (nwr[j] != b[j].nwr || ns[j] != b[j].close_ns - t0)
             return 1;
-    }
     return 0;
 }
 
 /* Compared in place, batch by batch: building pa's key first cost as much as the
  * comparison (measured: callgrind, bench_model allreduce); where the ring does not wrap,
- * without a mask and distance first (measured: allreduce at hint 0, whose messages meet
- * some 20 batches, 4.7% fewer instructions). */
+ * without a mask (measured: allreduce at hint 0, whose messages meet some 20 batches, 4.7%
+ * fewer instructions). */
 int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t *msg,
                      double t0)
 {
@@ -128,23 +172,22 @@ int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t 
     const mdl_path_t *pa = msg->pa;
 
     if (!m->valid || m->size != msg->size || m->k != msg->k || m->pert != mdl_in_window(s, t0) ||
-        !(t0 + m->span_ns < mdl_next_edge(s, t0)))
+        !(t0 + m->span_ns < mdl_next_edge(s, t0)) || !mdl_shift_exact(&m->shift, t0))
         return 0;
-    double tol = mdl_time_tol(t0);
-    if (!same_head_at(s, pa, key, t0, tol))
+    if (!same_head_at(s, pa, key, t0))
         return 0;
     if (pa->head + key->count <= pa->mask + 1) { /* one run: no mask */
-        if (batches_differ(pa->ring + pa->head, key->ring_ns, key->ring_nwr, key->count, t0, tol))
+        if (batches_differ(pa->ring + pa->head, key->ring_ns, key->ring_nwr, key->count, t0))
             return 0;
     } else {
         for (uint32_t j = 0; j < key->count; j++) {
             const mdl_batch_t *b = &pa->ring[(pa->head + j) & pa->mask];
-            if (key->ring_nwr[j] != b->nwr || !mdl_same_time(key->ring_ns[j], b->close_ns - t0, tol))
+            if (key->ring_nwr[j] != b->nwr || key->ring_ns[j] != b->close_ns - t0)
                 return 0;
         }
     }
     for (uint32_t j = 0; j < key->nmem; j++)
-        if (!mdl_same_time(key->mem_hw_ns[j], pa->mem[j].hw_ns - t0, tol))
+        if (key->mem_hw_ns[j] != pa->mem[j].hw_ns - t0)
             return 0;
     return 1;
 }
@@ -188,6 +231,12 @@ void mdl_memo_keep(mdl_state_t *s, const mdl_seg_t *g, const mdl_view_t *key, md
     m->valid = 0;
     if (pa->nmem > 1 || !mdl_memo_edge_free(s, t0, g->t_last - t0) ||
         !mdl_view_out(s, pa, t0, &m->out))
+        return;
+    double mn = m->out.t_min, mx = m->out.t_max;
+    mdl_span_add(&mn, &mx, g->hw);
+    if (m->key.open_n)
+        mdl_span_add(&mn, &mx, g->entry_close);
+    if (!mdl_shift_keep(&m->shift, t0, mn, mx))
         return;
     m->valid = 1;
     m->size = g->m.size;

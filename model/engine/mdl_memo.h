@@ -5,8 +5,8 @@
  * (relative to the time it can start, t0) as an earlier message of the same size on the
  * same path leaves the same pipeline shifted by the difference of their t0s, with the same
  * costs. Applies to a segmented message whose size was the last one seen in its slot
- * (MDL_MEMO_SLOTS per path, by size: a size is kept from its second message in a row in
- * its slot on), when the kept replay's key matches the path seen from t0 to rounding, on
+ * (MDL_MEMO_SLOTS per path and last bit of t0, by size: a size is kept from its second
+ * message in a row in its slot on), when the kept replay's key matches the path seen from t0 to rounding, on
  * the same side of the perturbation window, with no window edge inside its span; it is
  * applied in O(ring) (MODEL.md section 3). A ring a steady commit left lazy is written
  * (mdl_steady_fill) before a view of it is taken. */
@@ -17,8 +17,17 @@
 
 #include "model/engine/mdl_state.h"
 
-/* The slot for a message of size bytes on path k (valid or not). */
-mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size);
+/* Keep in sh the span [mn, mx] of times relative to t0 (which it holds); 0 when they do not
+ * lie in t0's binade (then no shift of them is exact). */
+int mdl_shift_keep(mdl_shift_t *sh, double t0, double mn, double mx);
+/* Whether sh's times shift to t0 exactly. */
+static inline int mdl_shift_exact(const mdl_shift_t *sh, double t0)
+{
+    return t0 + sh->lo >= sh->bin_lo && t0 + sh->hi < sh->bin_hi && mdl_time_odd(t0) == sh->odd;
+}
+
+/* The slot for a message of size bytes on path k from t0 (valid or not). */
+mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size, double t0);
 /* View of pa from t0 for a key (link and, when nothing is queued, CPU and the latest report
  * clamped to t0: earlier values cannot matter); 0 when pa holds more than the view can. */
 int mdl_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);

@@ -164,7 +164,7 @@ static MDL_COLD void chunks_run(mdl_state_t *s, mdl_seg_t *g)
         g->entry_ok = 1;
         nwr -= (uint64_t)e->h * pa->batch;
         if (nwr > pa->batch)
-            mdl_skip_track(s, pa, &track, &st, &nwr);
+            mdl_skip_track(s, g, &track, &st, &nwr);
         mdl_run_get(&run);
         e = NULL;
     } else {
@@ -176,7 +176,7 @@ static MDL_COLD void chunks_run(mdl_state_t *s, mdl_seg_t *g)
             mdl_run_put(&run);
             if (e && !mdl_entry_snap(s, g, e, 1, &st, &track))
                 e = NULL;
-            mdl_skip_track(s, pa, &track, &st, &nwr); /* cannot jump yet */
+            mdl_skip_track(s, g, &track, &st, &nwr); /* cannot jump yet */
             mdl_run_get(&run);
         }
     }
@@ -193,7 +193,7 @@ static MDL_COLD void chunks_run(mdl_state_t *s, mdl_seg_t *g)
             if (__builtin_expect(e != NULL, 0) &&
                 !mdl_entry_snap(s, g, e, (uint32_t)((g->nwr - nwr) / pa->batch), &st, &track))
                 e = NULL;
-            if (mdl_skip_track(s, pa, &track, &st, &nwr) && e) {
+            if (mdl_skip_track(s, g, &track, &st, &nwr) && e) {
                 e->valid = 1; /* kept: the skip jumped after the h-th chunk */
                 e = NULL;
             }
@@ -241,7 +241,7 @@ static MDL_HOT int serial_try(mdl_state_t *s, mdl_seg_t *g)
  * comparison per message. */
 static mdl_memo_t *memo_lookup(mdl_state_t *s, mdl_seg_t *g, mdl_view_t *key, int *applied)
 {
-    mdl_memo_t *slot = mdl_memo_slot(s, g->m.k, g->m.size), *keep = NULL;
+    mdl_memo_t *slot = mdl_memo_slot(s, g->m.k, g->m.size, g->t0), *keep = NULL;
 
     *applied = 0;
     if (slot->seen == g->m.size) {

@@ -26,14 +26,13 @@ typedef struct {
 /* A full chunk posted at t_post closed its own batch of E_P WRs at hw (regular: the one
  * push of its mdl_batch_add; a full chunk always leaves no open batch) or not; extend or
  * restart the run of equally spaced batches. */
-static void track_batch(mdl_track_t *k, int regular, double hw, double t_post)
+static void track_batch(mdl_track_t *k, int regular, double hw)
 {
     if (!regular) {
         k->run = 0;
         return;
     }
-    if (k->run == 1 ||
-        (k->run >= 2 && !mdl_same_time(hw - k->close_ns, k->gap_ns, mdl_time_tol(t_post)))) {
+    if (k->run == 1 || (k->run >= 2 && hw - k->close_ns != k->gap_ns)) {
         k->gap_ns = hw - k->close_ns;
         k->run = 2;
     } else {
@@ -42,18 +41,66 @@ static void track_batch(mdl_track_t *k, int regular, double hw, double t_post)
     k->close_ns = hw;
 }
 
-/* How many of m further chunks, each lambda after the last (posted at t), post on the same
- * side of the perturbation window's edges as t does. */
-static uint64_t skip_limit(const mdl_state_t *s, double t, double lambda, uint64_t m)
+/* The edge the jump's times must stay below so that it moves them exactly: each time the
+ * steps read or write, and the previous step's post t_prev, lies in the binade
+ * [2^e, 2^(e+1)) of t's, where every + of a cost rounds alike (a multiple of that binade's
+ * ulp added to each), so each step repeats the last one's exactly, lambda later, and m
+ * lambda is exact. The latest of them (the CPU, the link, the ring's newest report)
+ * reaches that binade's end when t reaches the edge returned; -HUGE_VAL when the earliest
+ * (the previous post, the ring's oldest close) lies before it. */
+static double binade_edge(const mdl_state_t *s, const mdl_path_t *pa, double t, double t_prev)
 {
-    double edge = mdl_next_edge(s, t);
+    double lo = t_prev, hi = t, bin = mdl_binade(t);
 
-    if (edge == HUGE_VAL)
-        return m;
+    mdl_span_add(&lo, &hi, s->cpu_free_ns);
+    mdl_span_add(&lo, &hi, s->link_free_ns);
+    for (uint32_t b = 0; b < pa->count; b++)
+        mdl_span_add(&lo, &hi, pa->ring[(pa->head + b) & pa->mask].close_ns);
+    if (pa->count)
+        mdl_span_add(&lo, &hi, mdl_ring_tail(pa)->close_ns + pa->event_ns);
+    return lo < bin || !(hi < 2 * bin) ? -HUGE_VAL : t + (2 * bin - hi);
+}
+
+/* Whether a step of g's full chunks from t may add a cost that lands exactly halfway
+ * between two doubles of t's binade (a cost whose lowest bit is half that binade's ulp),
+ * which rounds to the even one: then a step an odd number of ulps later rounds it the
+ * other way. The switch perturbation's extra latency, a product, is taken to. */
+static int step_may_tie(const mdl_state_t *s, const mdl_seg_t *g, double t)
+{
+    const mdl_path_t *pa = g->m.pa;
+    const double cost[] = {g->full->post_ns, g->full->post_share_ns, g->full->ser_ns,
+                           g->full->ser_share_ns, g->z->dma_ns, g->z->lf_ns, pa->event_ns,
+                           pa->period_ns};
+    double ulp = mdl_binade(t) * 0x1p-52;
+
+    if (mdl_in_window(s, t) && s->pert_factor != 1)
+        return 1;
+    for (size_t j = 0; j < sizeof(cost) / sizeof(cost[0]); j++) {
+        double q = cost[j] / ulp; /* exact: a power of two */
+        if (q - floor(q) == 0.5)
+            return 1;
+    }
+    return 0;
+}
+
+/* How many of m further full chunks of g, each lambda after the last (posted at t), post on
+ * the same side of the perturbation window's edges as t does, with every time they move in
+ * t's binade (binade_edge), and by an even number of ulps in all where a step may meet a
+ * tie (step_may_tie). */
+static uint64_t skip_limit(const mdl_state_t *s, const mdl_seg_t *g, double t, double lambda,
+                           uint64_t m)
+{
+    double edge = mdl_next_edge(s, t), bin = binade_edge(s, g->m.pa, t, t - lambda);
+
+    edge = bin < edge ? bin : edge;
+    if (!(edge > t))
+        return 0;
     double fit = floor((edge - t) / lambda);
     uint64_t lim = fit < (double)m ? (uint64_t)(fit > 0 ? fit : 0) : m;
     while (lim > 0 && t + (double)lim * lambda >= edge)
         lim--;
+    if (lim & 1 && mdl_time_odd(t) != mdl_time_odd(t - lambda) && step_may_tie(s, g, t))
+        lim--; /* lambda an odd number of ulps */
     return lim;
 }
 
@@ -84,16 +131,16 @@ static MDL_COLD void skip_apply(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
     }
 }
 
-/* Batches from pa's head on, of nwr WRs each, lambda apart (to within tol) after the one
- * before the head closed at prev_ns: how many, at most lim. */
-static uint32_t head_run(const mdl_path_t *pa, double prev_ns, double lambda, double tol,
-                         uint32_t nwr, uint32_t lim)
+/* Batches from pa's head on, of nwr WRs each, lambda apart after the one before the head
+ * closed at prev_ns: how many, at most lim. */
+static uint32_t head_run(const mdl_path_t *pa, double prev_ns, double lambda, uint32_t nwr,
+                         uint32_t lim)
 {
     uint32_t r = 0;
 
     for (; r < pa->count && r < lim; r++) {
         const mdl_batch_t *b = &pa->ring[(pa->head + r) & pa->mask];
-        if (b->nwr != nwr || !mdl_same_time(b->close_ns - prev_ns, lambda, tol))
+        if (b->nwr != nwr || b->close_ns - prev_ns != lambda)
             break;
         prev_ns = b->close_ns;
     }
@@ -119,7 +166,7 @@ static MDL_COLD void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
     pa->head_r_ns = pa->ring[pa->head].close_ns + pa->event_ns;
     mdl_note_report(pa, close_ns + shift + pa->event_ns);
     /* the pushed batches continue the run at the tail when it is lambda apart */
-    if (!(k->run >= 2 && mdl_same_time(k->gap_ns, lambda, mdl_time_tol(*t_ns)))) {
+    if (!(k->run >= 2 && k->gap_ns == lambda)) {
         k->gap_ns = lambda;
         k->run = 1;
     }
@@ -129,29 +176,32 @@ static MDL_COLD void skip_roll(mdl_state_t *s, mdl_path_t *pa, double *t_ns,
 
 /* How many further full chunks (at most full_left) the roll may jump after the chunk
  * posted at t (lambda after the previous): the heads that continue the spacing. */
-static uint64_t roll_limit(const mdl_state_t *s, const mdl_path_t *pa, const mdl_track_t *k,
+static uint64_t roll_limit(const mdl_state_t *s, const mdl_seg_t *g, const mdl_track_t *k,
                            double t, double lambda, uint64_t full_left)
 {
-    double tol = mdl_time_tol(t);
+    const mdl_path_t *pa = g->m.pa;
+
     /* one push (regular) and an equal count: this chunk popped one batch, of E_P WRs
      * (equal slots), the previous one's head; each further step pops the next. If this
-     * chunk's reaping found that batch reported (a margin of tol), it also looked at the
-     * one after, and so does each further step: a run of r from the head allows r - 1
-     * steps; if not, the slot wait popped it and r */
-    uint32_t r = head_run(pa, k->head_ns, lambda, tol, pa->batch,
+     * chunk's reaping found that batch reported, it also looked at the one after, and so
+     * does each further step: a run of r from the head allows r - 1 steps; if not, the
+     * slot wait popped it and r */
+    uint32_t r = head_run(pa, k->head_ns, lambda, pa->batch,
                           full_left < pa->count ? (uint32_t)full_left + 1 : pa->count);
-    uint32_t waited = k->head_ns + pa->event_ns > k->reap_ns + tol;
+    uint32_t waited = k->head_ns + pa->event_ns > k->reap_ns;
     if (r + waited <= 1)
         return 0;
-    return skip_limit(s, t, lambda, r + waited - 1 < full_left ? r + waited - 1 : full_left);
+    return skip_limit(s, g, t, lambda,
+                      r + waited - 1 < full_left ? r + waited - 1 : full_left);
 }
 
 /* After a full chunk posted at *t_ns (its batch regular, full_left more full chunks before
  * the last): jump the full chunks that repeat its step (the two cases of the top comment).
  * Returns the chunks jumped. */
-static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64_t full_left,
-                            mdl_track_t *k)
+static uint64_t chunks_skip(mdl_state_t *s, const mdl_seg_t *g, double *t_ns,
+                            uint64_t full_left, mdl_track_t *k)
 {
+    mdl_path_t *pa = g->m.pa;
     double t = *t_ns, link = s->link_free_ns - t;
     double lambda = t - k->t_ns;
     uint64_t m = 0;
@@ -159,12 +209,11 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
 
     /* every batch in the ring holds E_P WRs (run > count), so equal slots held means an
      * equal count of batches */
-    double tol = mdl_time_tol(t);
-    if (k->valid && lambda > 0 && pa->used == k->used && mdl_same_time(link, k->link_ns, tol)) {
-        if (k->run > pa->count && mdl_same_time(k->gap_ns, lambda, tol)) {
-            m = skip_limit(s, t, lambda, full_left);
+    if (k->valid && lambda > 0 && pa->used == k->used && link == k->link_ns) {
+        if (k->run > pa->count && k->gap_ns == lambda) {
+            m = skip_limit(s, g, t, lambda, full_left);
         } else if (k->run && pa->count == k->count && pa->count) {
-            m = roll_limit(s, pa, k, t, lambda, full_left);
+            m = roll_limit(s, g, k, t, lambda, full_left);
             roll = 1;
         }
     }
@@ -185,11 +234,11 @@ static uint64_t chunks_skip(mdl_state_t *s, mdl_path_t *pa, double *t_ns, uint64
     return m;
 }
 
-MDL_ACCEL MDL_HOT uint64_t mdl_skip_track(mdl_state_t *s, mdl_path_t *pa, mdl_track_t *track,
-                                          mdl_step_t *st, uint64_t *nwr)
+MDL_ACCEL MDL_HOT uint64_t mdl_skip_track(mdl_state_t *s, const mdl_seg_t *g,
+                                          mdl_track_t *track, mdl_step_t *st, uint64_t *nwr)
 {
-    track_batch(track, st->regular, st->hw_ns, st->t_ns);
-    uint64_t m = chunks_skip(s, pa, &st->t_ns, (*nwr - 1) / pa->batch, track);
-    *nwr -= m * pa->batch;
+    track_batch(track, st->regular, st->hw_ns);
+    uint64_t m = chunks_skip(s, g, &st->t_ns, (*nwr - 1) / g->m.pa->batch, track);
+    *nwr -= m * g->m.pa->batch;
     return m;
 }

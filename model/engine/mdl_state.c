@@ -108,8 +108,8 @@ hs_status_t mdl_state_init(mdl_state_t *s, const trace_t *tr, const profile_t *p
     shared_init(s, &rules);
     s->route.cur = 0; /* replay_loop routes the first message */
     s->sizes = calloc(2 * MDL_SIZE_CACHE, sizeof(*s->sizes));
-    s->memo = calloc(2 * MDL_MEMO_SLOTS, sizeof(*s->memo));
-    s->entry = calloc(2, sizeof(*s->entry));
+    s->memo = calloc(2 * 2 * MDL_MEMO_SLOTS, sizeof(*s->memo));
+    s->entry = calloc(2 * 2, sizeof(*s->entry));
     st = s->sizes && s->memo && s->entry ? paths_init(s, &rules) : HS_ERR_NOMEM;
     if (st != HS_OK)
         mdl_state_release(s);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "model/model.h"
 #include "model/path_rules.h"
@@ -96,10 +97,54 @@ typedef struct {
      * not shifted (mdl_view_restore) */
     int last_is_tail;
     double h1_ns, timer_ns; /* the open batch's latest completion and timer close (HUGE_VAL) */
+    double t_min, t_max;    /* the earliest and the latest time it holds, t0 among them,
+                             * absolute (mdl_shift_keep; not in a key: mdl_view_key) */
     double ring_ns[MDL_MEMO_RING];
     uint32_t ring_nwr[MDL_MEMO_RING];
     double mem_hw_ns[MDL_MEMO_MEM]; /* the open batch's members' completions */
 } mdl_view_t;
+
+/* A shift of kept times to a new t0 that rounds nowhere: every kept time and the kept t0 lay
+ * in one binade [bin_lo, bin_hi) (so each time relative to t0 was exact, by Sterbenz), and
+ * the new t0 and every time it gives (t0 + lo to t0 + hi) lie in it too, so each t0 + rel is
+ * a multiple of that binade's ulp inside it: exact, and every tie among the kept times (a
+ * CPU free exactly at a batch's report) holds after the shift as it held before. The two
+ * t0s are an even number of ulps apart: a sum that lands exactly halfway between two times
+ * rounds to the even one, so an odd shift would round it the other way. */
+typedef struct {
+    double bin_lo, bin_hi; /* the binade; bin_lo 0 when nothing was kept */
+    double lo, hi;         /* the earliest and the latest kept time, relative (lo <= 0 <= hi) */
+    uint64_t odd;          /* the kept t0's last bit */
+} mdl_shift_t;
+
+/* The span [*mn, *mx] grown to hold t. */
+static inline void mdl_span_add(double *mn, double *mx, double t)
+{
+    *mn = t < *mn ? t : *mn;
+    *mx = t > *mx ? t : *mx;
+}
+
+/* The last bit of t's significand: two times of one binade are an even number of its ulps
+ * apart when theirs are equal. */
+static inline uint64_t mdl_time_odd(double t)
+{
+    uint64_t bits;
+
+    memcpy(&bits, &t, sizeof(bits));
+    return bits & 1;
+}
+
+/* The start 2^e of the binade [2^e, 2^(e+1)) of a positive finite t. */
+static inline double mdl_binade(double t)
+{
+    uint64_t bits;
+    double b;
+
+    memcpy(&bits, &t, sizeof(bits));
+    bits &= 0x7ff0000000000000ull; /* the exponent alone */
+    memcpy(&b, &bits, sizeof(b));
+    return b;
+}
 
 /* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
  * chunk's state relative to its post time, the run of equally spaced batches of this
@@ -135,6 +180,7 @@ typedef struct {
     uint64_t pushes;
     mdl_track_t track;      /* the skip's tracker before the test */
     mdl_view_t view;        /* the path, the CPU and the link then (mdl_view_out) */
+    mdl_shift_t shift;      /* its times' span: applied only where it shifts exactly */
 } mdl_entry_t;
 
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
@@ -144,6 +190,7 @@ typedef struct {
     uint64_t size;
     int k, pert, valid;
     mdl_view_t key, out;
+    mdl_shift_t shift;             /* the times it restores: applied only where exact */
     double span_ns;                /* its last chunk's post, relative */
     double entry_close_ns;         /* the open batch it met closed then (key.open_n > 0) */
     double self_close_ns, self_hw_ns; /* its own batch's close (out.nmem == 0), its hw */
@@ -195,9 +242,10 @@ typedef struct {
     mdl_size_t *sizes;      /* MDL_SIZE_CACHE entries per path, LL's first */
     unsigned off;           /* MODEL_ACCEL_* bits of the accelerators left off (pred_opts_t) */
     uint64_t chunks_skipped;
-    mdl_memo_t *memo;       /* MDL_MEMO_SLOTS per path, direct-mapped by size */
+    mdl_memo_t *memo;       /* 2 MDL_MEMO_SLOTS per path, direct-mapped by size and t0's
+                             * last bit (mdl_shift_t) */
     uint64_t memo_hits;
-    mdl_entry_t *entry;     /* one per path */
+    mdl_entry_t *entry;     /* two per path, by t0's last bit (mdl_shift_t) */
     uint64_t entry_hits;
     uint64_t bound_hits;    /* messages mdl_bound replayed */
     uint64_t steady_hits;   /* of those, by mdl_steady_walk */
