@@ -303,7 +303,8 @@ static trace_t *mk_distinct(size_t n, uint64_t gap_ns, size_t small_every, uint6
  * flight. Each message must agree with the chunk-by-chunk replay and take about 6 chunk
  * steps: the first two, then the roll over the batches before the shorter one, the chunk
  * that pops it, the next two (the second finds the ring one run: the plain skip) and the
- * last chunk. Measured 6.0; 7.0 when the roll stops one batch short (as it must when the
+ * last chunk, a few more where a jump stops at a binade's end or short of an odd shift
+ * (mdl_skip.c). Measured 6.4; 7.0 when the roll stops one batch short (as it must when the
  * reaping, not the slot wait, popped the batch), 7.9 when it does not carry the run of
  * equally spaced batches at the ring's tail over to the plain skip, 11.0 with no roll. */
 static void test_skip_roll_distinct_sizes(void **state)
@@ -325,7 +326,8 @@ static void test_skip_roll_distinct_sizes(void **state)
      * on; its steps are the first chunk, the jump over the previous message's equally
      * spaced batches, the chunk that pops the shorter one, the one that pops its own first
      * batch, the jump over the rest and the last chunk, of which the jumps are counted
-     * skipped (measured: 199 messages, 4.04 chunks not jumped per message) */
+     * skipped; but not for a message whose link time crosses into the next binade of time
+     * (mdl_link_step: the replay runs from 2^20 ns to past 2^24 ns, a few messages) */
     uint64_t bound0 = g_bound_hits, steady0 = g_steady_hits, lazy0 = g_lazy_hits;
     skipped = compare(tr, p, PRED_OPEN, 0);
     steps = (double)(chunks - skipped) / (double)n;
@@ -333,15 +335,14 @@ static void test_skip_roll_distinct_sizes(void **state)
                   "left), %.2f chunks not jumped per message\n",
                   (unsigned long long)(g_bound_hits - bound0),
                   (unsigned long long)(g_steady_hits - steady0), steps);
-    assert_int_equal(g_bound_hits - bound0, n - 1);
-    assert_true(steps < 4.5);
+    assert_true(g_bound_hits - bound0 > (n - 1) * 9 / 10);
+    assert_true(steps < 5);
     /* chunks_steady: the messages that meet the ring the previous closed-form one left (its
-     * own batches, its last chunk's batch open or closed); measured 198 of the 199 */
-    assert_true(g_steady_hits - steady0 > (n - 1) * 9 / 10);
-    /* and of those, every one after a chunks_steady one meets the ring it left unwritten
-     * (measured: 197 of the 198) */
+     * own batches, its last chunk's batch open or closed) */
+    assert_true(g_steady_hits - steady0 > (n - 1) * 8 / 10);
+    /* and of those, every one after a chunks_steady one meets the ring it left unwritten */
     print_message("on a ring left unwritten: %llu\n", (unsigned long long)(g_lazy_hits - lazy0));
-    assert_true(g_lazy_hits - lazy0 > (n - 1) * 9 / 10);
+    assert_true(g_lazy_hits - lazy0 > (n - 1) * 8 / 10);
     trace_free(tr);
     profile_free(p);
 }

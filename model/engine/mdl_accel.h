@@ -6,6 +6,8 @@
 #ifndef HS_MDL_ACCEL_H
 #define HS_MDL_ACCEL_H
 
+#include <float.h>
+
 #include "model/engine/mdl_core.h"
 
 /* The accelerators and the base replay compile as one unit (mdl_engine.c), so that their
@@ -20,6 +22,24 @@ typedef struct {
     double t_ns, hw_ns;
     int regular;
 } mdl_step_t;
+
+/* ---- shared by the skip and the serial form: a step repeated exactly ------------------ */
+
+/* Whether a step of g's full chunks from t may add a cost that lands exactly halfway
+ * between two doubles of t's binade (mdl_cost_tie_e), which rounds to the even one: then
+ * a step an odd number of ulps later rounds it the other way. The switch perturbation's
+ * extra latency, a product, is taken to. */
+static MDL_HOT int mdl_step_may_tie(const mdl_state_t *s, const mdl_seg_t *g, double t)
+{
+    uint64_t tb;
+
+    if (mdl_in_window(s, t) && s->pert_factor != 1)
+        return 1;
+    memcpy(&tb, &t, sizeof(tb));
+    int64_t e = (int64_t)(tb >> 52) - 1075; /* t's ulp (t positive, normal) */
+    return e < -64 || e >= 0 || (s->full[g->m.k].ties >> (e + 64) & 1) ||
+           mdl_cost_tie_e(g->z->dma_ns) == e || mdl_cost_tie_e(g->z->lf_ns) == e;
+}
 
 /* ---- mdl_skip.c: the steady-state skip over a message's full chunks ------------------ */
 
@@ -57,15 +77,34 @@ typedef struct {
     uint64_t jumped;        /* full chunks jumped */
 } mdl_bound_t;
 
-/* Whether a link-bound closed form can apply to g at all (its first chunk link-bound, no
- * own batch popped too early). */
-MDL_ACCEL MDL_HOT int mdl_bound_may(const mdl_state_t *s, const mdl_seg_t *g);
-/* g in closed form where every chunk is link-bound; 0, nothing changed, where not. */
+/* Whether a link-bound closed form can apply to g at all (the link's steps exact by
+ * formula, g->link_step set to them: mdl_link_step; its first chunk link-bound, no own
+ * batch popped too early). */
+MDL_ACCEL MDL_HOT int mdl_bound_may(const mdl_state_t *s, mdl_seg_t *g);
+/* g (mdl_bound_may holding) in closed form where every chunk is link-bound; 0, nothing
+ * changed, where not. */
 MDL_ACCEL MDL_COLD int mdl_bound(mdl_state_t *s, mdl_seg_t *g);
 /* Apply the walk b over g to the state; lazy: mdl_steady_walk's (the own batches left
  * unwritten, mdl_steady_t.lazy). */
 MDL_ACCEL MDL_HOT void mdl_bound_commit(mdl_state_t *s, mdl_seg_t *g, const mdl_bound_t *b,
                                         const int lazy);
+
+/* The link time a full chunk of link time ser adds on a saturated link free at L0, as the
+ * chunk-by-chunk replay adds it (L0 + ser rounded, less L0: exact). Inside L0's binade
+ * every such sum rounds alike, so the link frees exactly L0 + q S after q chunks while
+ * L0 + n S (n chunks) stays in it; 0 where it does not, or where ser lands exactly halfway
+ * between two doubles there (its lowest bit half the binade's ulp: such sums round to the
+ * even one, so alternately). */
+static MDL_HOT double mdl_link_step(double L0, double ser, uint64_t n)
+{
+    double bin = mdl_binade(L0), S = (L0 + ser) - L0;
+
+    /* ser rounded to the ulp: by half of it exactly only on a tie (S and ser within a
+     * factor of two: the difference is exact) */
+    if (!(L0 >= DBL_MIN && ser >= 2 * bin * 0x1p-52) || fabs(S - ser) == bin * 0x1p-53)
+        return 0;
+    return L0 + (double)n * S < 2 * bin ? S : 0;
+}
 
 /* Whether a chunk of costs cc posted at t on a link free at link is link-bound (starts
  * at link, ends S later; mdl_chunk_hw with no perturbation window). */
@@ -96,8 +135,9 @@ static MDL_HOT double mdl_wait_pop(double t_ch, double c, double ev, double *cpu
 
 /* ---- mdl_steady.c: the ring a link-bound message left, by formulas ------------------- */
 
-/* g by the formulas of the walk mdl_bound would take on the ring s->steady[k] kept (lazy:
- * that ring left unwritten); 0, nothing changed, where a test fails. */
+/* g (mdl_bound_may holding) by the formulas of the walk mdl_bound would take on the ring
+ * s->steady[k] kept (lazy: that ring left unwritten); 0, nothing changed, where a test
+ * fails. */
 MDL_ACCEL MDL_HOT int mdl_steady_walk(mdl_state_t *s, mdl_seg_t *g, const int lazy);
 /* Write the batches a steady commit left lazy in path k's ring: before anything but
  * mdl_steady_walk reads or moves that ring. */

@@ -89,7 +89,7 @@ static MDL_HOT int bound_next_fits(double r, double S, const mdl_cost_t *full, d
 static MDL_HOT uint64_t bound_run(const mdl_bound_t *b, const mdl_cost_t *full, double dma,
                                   double end_j, uint64_t want)
 {
-    double r = b->last_r, prev = r - b->ev, tol = mdl_time_tol(r);
+    double r = b->last_r, prev = r - b->ev;
     uint64_t k = 0;
 
     if (b->used + b->batch <= b->window || !bound_next_fits(r, b->S, full, dma, end_j))
@@ -100,7 +100,7 @@ static MDL_HOT uint64_t bound_run(const mdl_bound_t *b, const mdl_cost_t *full, 
             return want; /* own batches after an own one */
         uint32_t nwr;
         double c = bound_close(b, h, &nwr);
-        if (nwr != b->batch || !mdl_same_time(c - prev, b->S, tol))
+        if (nwr != b->batch || c - prev != b->S)
             break;
         prev = c;
         k++;
@@ -108,16 +108,18 @@ static MDL_HOT uint64_t bound_run(const mdl_bound_t *b, const mdl_cost_t *full, 
     return k;
 }
 
-MDL_ACCEL MDL_HOT int mdl_bound_may(const mdl_state_t *s, const mdl_seg_t *g)
+MDL_ACCEL MDL_HOT int mdl_bound_may(const mdl_state_t *s, mdl_seg_t *g)
 {
     const mdl_path_t *pa = g->m.pa;
     const mdl_cost_t *full = g->full;
     uint32_t B = pa->window / pa->batch;
     double dma = g->z->dma_ns;
 
-    return g->t0 + full->post_share_ns + dma <= s->link_free_ns &&
+    double S = g->link_step = mdl_link_step(s->link_free_ns, full->ser_ns, g->nfull);
+
+    return S > 0 && g->t0 + full->post_share_ns + dma <= s->link_free_ns &&
            (g->nfull <= B || g->z->lf_ns + pa->event_ns + full->post_share_ns +
-                                     dma <= (double)(B - 1) * full->ser_ns);
+                                     dma <= (double)(B - 1) * S);
 }
 
 /* Write own batches from q1 on (n of them) into pa's ring at index at, wrapping. */
@@ -194,7 +196,8 @@ static void bound_start(const mdl_state_t *s, const mdl_seg_t *g, mdl_bound_t *b
                        .nv = pa->count + open, .window = pa->window, .batch = pa->batch,
                        .open_nwr = pa->open_n, .ev = pa->event_ns,
                        .open_close = open ? pa->timer_close_ns : 0, .L0 = s->link_free_ns,
-                       .S = g->full->ser_ns, .lf = g->z->lf_ns,
+                       .S = g->link_step,
+                       .lf = g->z->lf_ns,
                        .cpu = s->cpu_free_ns, .last_r = -1, .used = pa->used};
 }
 
@@ -245,7 +248,7 @@ MDL_ACCEL MDL_COLD int mdl_bound(mdl_state_t *s, mdl_seg_t *g)
      * chunk in (one batch of both) */
     if (mdl_edge_ahead(s, g->t0) || (open && !(pa->period_ns > 0)))
         return 0;
-    bound_start(s, g, &b);
+    bound_start(s, g, &b); /* after mdl_bound_may: b.S > 0 */
     double t_ch = g->t0;
     if (!bound_walk_full(g, &b, &t_ch))
         return 0;

@@ -368,6 +368,19 @@ static MDL_HOT double mdl_chunk_hw(mdl_run_t *r, const mdl_path_t *pa, const mdl
     return hw;
 }
 
+/* The exponent e of the binade's ulp 2^e at which a cost c added to a time lands exactly
+ * halfway between two doubles (c's lowest bit is 2^(e - 1)); INT64_MIN for 0 or a
+ * subnormal c (below any time's half ulp). */
+static inline int64_t mdl_cost_tie_e(double c)
+{
+    uint64_t b;
+
+    memcpy(&b, &c, sizeof(b));
+    uint64_t frac = b & ((1ull << 52) - 1);
+    int64_t exp = (int64_t)((b >> 52) & 0x7ff);
+    return exp == 0 ? INT64_MIN : exp - 1075 + (frac ? __builtin_ctzll(frac) : 52) + 1;
+}
+
 /* ---- a segmented message's chunks (MODEL.md section 3) ------------------------------- */
 
 /* Plan g (g->nwr > batch WRs): nfull full chunks of a batch of WRs each, their costs kept
@@ -387,6 +400,13 @@ static MDL_HOT void mdl_chunks_plan(mdl_state_t *s, mdl_seg_t *g)
         mdl_chunk_cost(s, (double)full_bytes * g->z->npb_ns + mdl_npkt(s, full_bytes) * s->pkt_ns +
                               (double)pa->batch * s->wr_ns,
                        pa->batch, &fc->cost);
+        const double c[] = {fc->cost.post_ns, fc->cost.post_share_ns, fc->cost.ser_ns,
+                            fc->cost.ser_share_ns, pa->event_ns, pa->period_ns};
+        fc->ties = 0;
+        for (size_t j = 0; j < sizeof(c) / sizeof(c[0]); j++) {
+            int64_t e = mdl_cost_tie_e(c[j]);
+            fc->ties |= e >= -64 && e < 0 ? 1ull << (e + 64) : 0;
+        }
     }
     g->full = &fc->cost;
     g->nfull = nfull;

@@ -44,6 +44,13 @@ static int serial_middle(mdl_run_t *r, const mdl_seg_t *g, serial_full_t *f)
     if (!(hw1 >= t1 + P && hw1 + ev > t1 + P) || end1 > hw1 + ev + ps + dma)
         return 0;
     uint64_t m = g->nfull - 2;
+    /* each step repeats chunk 1's exactly (mdl_skip.c's binade_edge): every time from
+     * chunk 0's post to the last full chunk's report in t1's binade, and an even shift
+     * where a step may meet a tie */
+    double bin = mdl_binade(t1), last_r = hw1 + ev + (double)m * lambda;
+    if (!(t_first >= bin && last_r < 2 * bin && end1 + (double)m * lambda < 2 * bin) ||
+        (m & 1 && mdl_time_odd(t1) != mdl_time_odd(hw1 + ev) && mdl_step_may_tie(s, g, t1)))
+        return 0;
     f->jumped = m;
     f->t_ns = t1 + (double)m * lambda;
     f->hw_ns = hw1 + (double)m * lambda;

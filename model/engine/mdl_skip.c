@@ -61,32 +61,10 @@ static double binade_edge(const mdl_state_t *s, const mdl_path_t *pa, double t, 
     return lo < bin || !(hi < 2 * bin) ? -HUGE_VAL : t + (2 * bin - hi);
 }
 
-/* Whether a step of g's full chunks from t may add a cost that lands exactly halfway
- * between two doubles of t's binade (a cost whose lowest bit is half that binade's ulp),
- * which rounds to the even one: then a step an odd number of ulps later rounds it the
- * other way. The switch perturbation's extra latency, a product, is taken to. */
-static int step_may_tie(const mdl_state_t *s, const mdl_seg_t *g, double t)
-{
-    const mdl_path_t *pa = g->m.pa;
-    const double cost[] = {g->full->post_ns, g->full->post_share_ns, g->full->ser_ns,
-                           g->full->ser_share_ns, g->z->dma_ns, g->z->lf_ns, pa->event_ns,
-                           pa->period_ns};
-    double ulp = mdl_binade(t) * 0x1p-52;
-
-    if (mdl_in_window(s, t) && s->pert_factor != 1)
-        return 1;
-    for (size_t j = 0; j < sizeof(cost) / sizeof(cost[0]); j++) {
-        double q = cost[j] / ulp; /* exact: a power of two */
-        if (q - floor(q) == 0.5)
-            return 1;
-    }
-    return 0;
-}
-
 /* How many of m further full chunks of g, each lambda after the last (posted at t), post on
  * the same side of the perturbation window's edges as t does, with every time they move in
  * t's binade (binade_edge), and by an even number of ulps in all where a step may meet a
- * tie (step_may_tie). */
+ * tie (mdl_step_may_tie). */
 static uint64_t skip_limit(const mdl_state_t *s, const mdl_seg_t *g, double t, double lambda,
                            uint64_t m)
 {
@@ -99,7 +77,7 @@ static uint64_t skip_limit(const mdl_state_t *s, const mdl_seg_t *g, double t, d
     uint64_t lim = fit < (double)m ? (uint64_t)(fit > 0 ? fit : 0) : m;
     while (lim > 0 && t + (double)lim * lambda >= edge)
         lim--;
-    if (lim & 1 && mdl_time_odd(t) != mdl_time_odd(t - lambda) && step_may_tie(s, g, t))
+    if (lim & 1 && mdl_time_odd(t) != mdl_time_odd(t - lambda) && mdl_step_may_tie(s, g, t))
         lim--; /* lambda an odd number of ulps */
     return lim;
 }

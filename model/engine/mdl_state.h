@@ -84,6 +84,8 @@ typedef struct {
 typedef struct {
     double npb_ns; /* 0: none kept (a link ns per byte is > 0) */
     mdl_cost_t cost;
+    uint64_t ties; /* bit e + 64: the costs or the path's event or timer tie in the binade
+                    * of ulp 2^e (mdl_step_may_tie) */
 } mdl_full_t;
 
 /* A path's pipeline seen from a time t0 (every time relative to it): what a segmented
@@ -287,6 +289,7 @@ typedef struct {
     const mdl_cost_t *full; /* a full chunk's costs (s->full[k]) */
     mdl_cost_t last;        /* the last chunk's (the rest of the WRs) */
     uint64_t nfull;         /* full chunks before the last */
+    double link_step;       /* S on a saturated link from now on (mdl_bound_may) */
     /* what the replay did */
     int stalled;            /* a chunk waited for its slots */
     double q0, d0;          /* the queue and drain totals at its start */
@@ -337,19 +340,6 @@ static inline double mdl_next_edge(const mdl_state_t *s, double t)
 static inline int mdl_edge_ahead(const mdl_state_t *s, double t)
 {
     return t < s->pert_until_ns;
-}
-
-/* Rounding tolerance for times of magnitude ref (~45 ulps): the skip and the memo call two
- * pipeline states the same when their relative times agree to within it. */
-static inline double mdl_time_tol(double ref)
-{
-    return 1e-14 * (fabs(ref) > 1 ? fabs(ref) : 1);
-}
-
-/* Whether a and b are the same time to within tol (HUGE_VAL equals itself). */
-static inline int mdl_same_time(double a, double b, double tol)
-{
-    return a == b || fabs(a - b) <= tol;
 }
 
 #endif

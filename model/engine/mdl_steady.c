@@ -137,8 +137,7 @@ static MDL_HOT int steady_walk(mdl_state_t *s, mdl_seg_t *g, const walk_t *w, co
      * (kept S apart) is allowed and stops at the last batch */
     if (!(t + lead <= link0) || (kp->open && !(link0 + chunk_link + w->trip > last_close)) ||
         r != t || !(r + chunk_link + lead <= link0 + chunk_link) ||
-        (kp->last_nwr == batch &&
-         mdl_same_time(last_close - kp->tail_close, chunk_link, mdl_time_tol(r))))
+        (kp->last_nwr == batch && last_close - kp->tail_close == chunk_link))
         return 0;
     double t_ch = kp->tail_close + event + post; /* the jump: each posts at the report it popped */
     cpu = t_ch;
@@ -160,7 +159,7 @@ static MDL_HOT int steady_walk(mdl_state_t *s, mdl_seg_t *g, const walk_t *w, co
     if (!(t + lead <= link0 + (double)(int64_t)(nbatch - 1) * chunk_link))
         return 0;
     if (nfull > nbatch && last_r == t && last_r + chunk_link + lead <= end &&
-        mdl_same_time(own0_close - (last_r - event), chunk_link, mdl_time_tol(last_r)))
+        own0_close - (last_r - event) == chunk_link)
         return 0; /* mdl_bound jumps from here */
     t_ch = cpu = t + post;
 
@@ -213,13 +212,14 @@ MDL_ACCEL MDL_HOT int mdl_steady_walk(mdl_state_t *s, mdl_seg_t *g, const int la
     const mdl_path_t *pa = g->m.pa;
     const mdl_steady_t *st = &s->steady[g->m.k];
     walk_t w = {.full = *g->full, .last = g->last, .batch = pa->batch, .nbatch = st->B,
-                .chunk_link = g->full->ser_ns, .post = g->full->post_ns, .event = pa->event_ns,
-                .trip = g->z->lf_ns, .link0 = s->link_free_ns};
+                .chunk_link = g->link_step,
+                .post = g->full->post_ns, .event = pa->event_ns, .trip = g->z->lf_ns,
+                .link0 = s->link_free_ns};
     double chunk_link = w.chunk_link, dma = g->z->dma_ns;
     kept_t kp;
 
     w.lead = w.full.post_share_ns + dma;
-    double lead_cpu = w.full.post_ns + dma + w.full.ser_share_ns - chunk_link;
+    double lead_cpu = w.full.post_ns + dma + w.full.ser_share_ns - w.full.ser_ns;
     w.lead = lead_cpu > w.lead ? lead_cpu : w.lead;
     /* lazy: the ring as the last commit left it (the pushes are the same: nothing else
      * moved its head, closed or added to its open batch without writing the ring first) */
