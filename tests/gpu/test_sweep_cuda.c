@@ -4,7 +4,7 @@
  * Every sample trace x built-in profile x open and closed loop, HS_POINTS_N points each
  * (tests/hs_points.h: every profile parameter varied at random within its bounds, segments
  * and MTUs that are not powers of two among them, the size factors and the jitter.*
- * quantiles too (MODEL.md section 8: about a fifth of the points have jitter, counted and
+ * quantiles too (MODEL.md section 8: the points with jitter counted, a tenth at least
  * required), and hints from none to everything-LL). Each point is replayed on the GPU in
  * one batch and by model_engine_ops on the CPU: against the CPU's base replay
  * (pred_opts_t.every_chunk, what the GPU runs) every figure equal, bit for bit; against the
