@@ -173,7 +173,8 @@ MDL_ACCEL MDL_HOT void mdl_bound_commit(mdl_state_t *s, mdl_seg_t *g, const mdl_
                     : (lazy ? st->c0 : pa->ring[pa->head].close_ns) + b->ev;
     s->cpu_free_ns = b->cpu;
     s->link_free_ns = link + last->ser_ns;
-    s->cost_ns.queue += b->t_first - g->t0;
+    g->queue_ns = b->t_first - g->t0;
+    s->cost_ns.queue += g->queue_ns;
     s->chunks_skipped += b->jumped;
     s->stalls += (uint64_t)b->stalled;
     s->bound_hits++;

@@ -247,7 +247,7 @@ void mdl_memo_keep(mdl_state_t *s, const mdl_seg_t *g, const mdl_view_t *key, md
     m->entry_close_ns = g->entry_close - t0;
     m->self_hw_ns = g->hw - t0;
     m->self_close_ns = pa->nmem ? 0 : pa->ring[(pa->head + pa->count - 1) & pa->mask].close_ns - t0;
-    m->queue_ns = s->cost_ns.queue - g->q0;
+    m->queue_ns = g->queue_ns; /* added once, as the replay added it */
     m->drain_ns = s->cost_ns.drain - g->d0;
     m->stalls = (uint64_t)g->stalled;
     m->skipped = s->chunks_skipped - g->sk0;

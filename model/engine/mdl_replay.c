@@ -133,7 +133,8 @@ static MDL_HOT void chunk_first(mdl_run_t *r, mdl_seg_t *g, mdl_step_t *st)
     int had_open = pa->open_n > 0;
 
     chunk_step(r, g, g->full, g->t0, 0, st);
-    r->s->cost_ns.queue += st->t_ns - g->t0;
+    g->queue_ns = st->t_ns - g->t0;
+    r->s->cost_ns.queue += g->queue_ns;
     uint64_t pushed = pa->pushes - g->push0;
     g->entry_ok = !had_open || pushed <= pa->count;
     if (had_open && g->entry_ok)
@@ -300,7 +301,7 @@ static MDL_COLD void post_chunks(mdl_state_t *s, mdl_seg_t *g)
         if (applied)
             return;
     }
-    g->q0 = s->cost_ns.queue;
+    g->queue_ns = 0;
     g->d0 = s->cost_ns.drain;
     g->sk0 = s->chunks_skipped;
     g->push0 = g->m.pa->pushes;

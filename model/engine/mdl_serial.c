@@ -126,7 +126,8 @@ MDL_ACCEL MDL_COLD int mdl_serial(mdl_state_t *s, mdl_seg_t *g)
 
     mdl_run_put(&run);
     serial_commit(s, g, forced, c0, pop, f.hw_ns);
-    s->cost_ns.queue += t_first - t0;
+    g->queue_ns = t_first - t0;
+    s->cost_ns.queue += g->queue_ns;
     s->chunks_skipped += f.jumped;
     s->stalls += (uint64_t)stalled;
     s->serial_hits++;

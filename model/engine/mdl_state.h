@@ -292,7 +292,8 @@ typedef struct {
     double link_step;       /* S on a saturated link from now on (mdl_bound_may) */
     /* what the replay did */
     int stalled;            /* a chunk waited for its slots */
-    double q0, d0;          /* the queue and drain totals at its start */
+    double queue_ns;        /* its queue cost term (its first chunk's wait: one add) */
+    double d0;              /* the drain total at its start */
     uint64_t sk0, push0;    /* chunks skipped and pa's pushes at its start */
     int entry_ok;           /* entry_close is known */
     double entry_close;     /* when the open batch it met closed */
