@@ -4,12 +4,13 @@
  * Invariant: the replay is a chain of max and +, so a message that meets the same pipeline
  * (relative to the time it can start, t0) as an earlier message of the same size on the
  * same path leaves the same pipeline shifted by the difference of their t0s, with the same
- * costs. Applies to a segmented message whose size was the last one seen in its slot
- * (MDL_MEMO_SLOTS per path and last bit of t0, by size: a size is kept from its second
- * message in a row in its slot on), when the kept replay's key matches the path seen from t0 to rounding, on
- * the same side of the perturbation window, with no window edge inside its span; it is
- * applied in O(ring) (MODEL.md section 3). A ring a steady commit left lazy is written
- * (mdl_steady_fill) before a view of it is taken. */
+ * costs; in doubles, bit for bit where that shift is exact (mdl_shift_t). Applies to a
+ * segmented message whose size was the last one seen in its slot (MDL_MEMO_SLOTS per path
+ * and last bit of t0, by size: a size is kept from its second message in a row in its slot
+ * on), when the kept replay's key equals the path seen from t0 bit for bit, the shift is
+ * exact, on the same side of the perturbation window, with no window edge inside its span;
+ * it is applied in O(ring) (MODEL.md section 3). A ring a steady commit left lazy is
+ * written (mdl_steady_fill) before a view of it is taken. */
 #ifndef HS_MDL_MEMO_H
 #define HS_MDL_MEMO_H
 
@@ -32,8 +33,8 @@ mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size, double t0);
  * clamped to t0: earlier values cannot matter); 0 when pa holds more than the view can. */
 int mdl_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);
 /* Whether m was kept for message msg from t0: same size, path, perturbation side, key
- * (its path's, as mdl_view_key sees it, to rounding), and its span from t0 crosses no
- * perturbation edge. */
+ * (its path's, as mdl_view_key sees it, bit for bit), a shift to t0 that is exact, and its
+ * span from t0 crosses no perturbation edge. */
 int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t *msg,
                      double t0);
 /* Whether a message from t0 spanning span_ns crosses no perturbation-window edge. */
@@ -65,8 +66,8 @@ static inline void mdl_view_restore(mdl_state_t *s, mdl_path_t *pa, const mdl_vi
     pa->h1_ns = t0 + v->h1_ns;
     pa->timer_close_ns = t0 + v->timer_ns; /* HUGE_VAL stays */
     pa->timer_r_ns = pa->timer_close_ns + pa->event_ns;
-    /* the path's latest report may move back (a view within tolerance): the replay's
-     * latest keeps what it was (mdl_note_report) */
+    /* the path's latest report may move back (a key clamps one before t0 to t0): the
+     * replay's latest keeps what it was (mdl_note_report) */
     if (pa->last_r_ns > s->t_last_done_ns)
         s->t_last_done_ns = pa->last_r_ns;
     /* a report the newest batch gave stays its report: shifted apart, the two could round
