@@ -31,12 +31,9 @@ typedef struct {
  * extra latency, a product, is taken to. */
 static MDL_HOT int mdl_step_may_tie(const mdl_state_t *s, const mdl_seg_t *g, double t)
 {
-    uint64_t tb;
-
     if (mdl_in_window(s, t) && s->pert_factor != 1)
         return 1;
-    memcpy(&tb, &t, sizeof(tb));
-    int64_t e = (int64_t)(tb >> 52) - 1075; /* t's ulp (t positive, normal) */
+    int64_t e = mdl_ulp_e(t); /* t positive, normal */
     return e < -64 || e >= 0 || (s->full[g->m.k].ties >> (e + 64) & 1) ||
            mdl_cost_tie_e(g->z->dma_ns) == e || mdl_cost_tie_e(g->z->lf_ns) == e;
 }
@@ -99,8 +96,9 @@ static MDL_HOT double mdl_link_step(double L0, double ser, uint64_t n)
 {
     double bin = mdl_binade(L0), S = (L0 + ser) - L0;
 
-    /* ser rounded to the ulp: by half of it exactly only on a tie (S and ser within a
-     * factor of two: the difference is exact) */
+    /* the tie is mdl_cost_tie_e(ser) == mdl_ulp_e(L0), tested as ser rounded to the ulp
+     * by half of it exactly (S and ser within a factor of two: the difference is exact):
+     * 1.1% fewer instructions than the bit test (callgrind, a phased replay at hint 0) */
     if (!(L0 >= DBL_MIN && ser >= 2 * bin * 0x1p-52) || fabs(S - ser) == bin * 0x1p-53)
         return 0;
     return L0 + (double)n * S < 2 * bin ? S : 0;

@@ -115,11 +115,11 @@ MDL_ACCEL MDL_HOT int mdl_bound_may(const mdl_state_t *s, mdl_seg_t *g)
     uint32_t B = pa->window / pa->batch;
     double dma = g->z->dma_ns;
 
+    if (!(g->t0 + full->post_share_ns + dma <= s->link_free_ns))
+        return 0;
     double S = g->link_step = mdl_link_step(s->link_free_ns, full->ser_ns, g->nfull);
-
-    return S > 0 && g->t0 + full->post_share_ns + dma <= s->link_free_ns &&
-           (g->nfull <= B || g->z->lf_ns + pa->event_ns + full->post_share_ns +
-                                     dma <= (double)(B - 1) * S);
+    return S > 0 && (g->nfull <= B || g->z->lf_ns + pa->event_ns + full->post_share_ns + dma <=
+                                          (double)(B - 1) * S);
 }
 
 /* Write own batches from q1 on (n of them) into pa's ring at index at, wrapping. */

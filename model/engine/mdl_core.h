@@ -368,19 +368,6 @@ static MDL_HOT double mdl_chunk_hw(mdl_run_t *r, const mdl_path_t *pa, const mdl
     return hw;
 }
 
-/* The exponent e of the binade's ulp 2^e at which a cost c added to a time lands exactly
- * halfway between two doubles (c's lowest bit is 2^(e - 1)); INT64_MIN for 0 or a
- * subnormal c (below any time's half ulp). */
-static inline int64_t mdl_cost_tie_e(double c)
-{
-    uint64_t b;
-
-    memcpy(&b, &c, sizeof(b));
-    uint64_t frac = b & ((1ull << 52) - 1);
-    int64_t exp = (int64_t)((b >> 52) & 0x7ff);
-    return exp == 0 ? INT64_MIN : exp - 1075 + (frac ? __builtin_ctzll(frac) : 52) + 1;
-}
-
 /* ---- a segmented message's chunks (MODEL.md section 3) ------------------------------- */
 
 /* Plan g (g->nwr > batch WRs): nfull full chunks of a batch of WRs each, their costs kept

@@ -148,6 +148,28 @@ static inline double mdl_binade(double t)
     return b;
 }
 
+/* The exponent e of the ulp 2^e of a positive normal t's binade. */
+static inline int64_t mdl_ulp_e(double t)
+{
+    uint64_t bits;
+
+    memcpy(&bits, &t, sizeof(bits));
+    return (int64_t)(bits >> 52) - 1075;
+}
+
+/* The exponent e of the binade's ulp 2^e at which a cost c added to a time lands exactly
+ * halfway between two doubles (c's lowest bit is 2^(e - 1)), and so rounds to the even
+ * one; INT64_MIN for 0 or a subnormal c (below any time's half ulp). */
+static inline int64_t mdl_cost_tie_e(double c)
+{
+    uint64_t b;
+
+    memcpy(&b, &c, sizeof(b));
+    uint64_t frac = b & ((1ull << 52) - 1);
+    int64_t exp = (int64_t)((b >> 52) & 0x7ff);
+    return exp == 0 ? INT64_MIN : exp - 1075 + (frac ? __builtin_ctzll(frac) : 52) + 1;
+}
+
 /* What the skip tracks over a message's full chunks, in O(1) per chunk: the previous
  * chunk's state relative to its post time, the run of equally spaced batches of this
  * message's full chunks at the ring's tail (pa's whole ring when run > count), and for the
