@@ -653,7 +653,7 @@ struct scu_ctx {
     int device, nsm;
     size_t smem_sm; /* shared memory per multiprocessor, bytes */
     char name[256];
-    const trace_t *tr; /* the trace on the device, for mode and include_cold */
+    uint64_t print;    /* trace_print of the trace on the device */
     pred_mode_t mode;
     scu_rec_t *d_recs;
     size_t n;
@@ -722,7 +722,6 @@ static void trace_drop(scu_ctx_t *c)
 {
     cudaFree(c->d_recs);
     c->d_recs = NULL;
-    c->tr = NULL;
 }
 
 extern "C" void scu_close(scu_ctx_t *c)
@@ -733,14 +732,35 @@ extern "C" void scu_close(scu_ctx_t *c)
     free(c);
 }
 
+/* What the device's copy of a trace is made of (the fields trace_upload reads), word by
+ * word through a multiply-xorshift mix: a trace loaded again at the address of one freed,
+ * or changed in place, is not taken for the one on the device. */
+static uint64_t trace_print(const trace_t *tr)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ tr->n;
+
+    for (size_t i = 0; i < tr->n; i++) {
+        const trace_rec_t *r = &tr->recs[i];
+        const uint64_t w[3] = {r->size_bytes ^ ((uint64_t)r->flags << 48), r->t_post_ns,
+                               r->t_done_ns};
+        for (int k = 0; k < 3; k++) {
+            h = (h ^ w[k]) * 0xbf58476d1ce4e5b9ULL;
+            h ^= h >> 29;
+        }
+    }
+    return h;
+}
+
 /* The trace on the device: sizes with the cold flag, and per record the open-loop post time
- * from the first record's or the closed-loop think time (ready_time). */
+ * from the first record's or the closed-loop think time (ready_time). Uploaded again unless
+ * the one there has the same records (trace_print) and mode. */
 static hs_status_t trace_upload(scu_ctx_t *c, const trace_t *tr, pred_mode_t mode)
 {
     hs_status_t st = HS_OK;
     scu_rec_t *rec = NULL;
+    uint64_t print = trace_print(tr);
 
-    if (c->tr == tr && c->mode == mode)
+    if (c->d_recs && c->print == print && c->n == tr->n && c->mode == mode)
         return HS_OK;
     trace_drop(c);
     if (!(rec = (scu_rec_t *)malloc(tr->n * sizeof(*rec))))
@@ -756,7 +776,7 @@ static hs_status_t trace_upload(scu_ctx_t *c, const trace_t *tr, pred_mode_t mod
     CU_TRY(cudaMalloc(&c->d_recs, tr->n * sizeof(*rec)), "allocating the trace");
     CU_TRY(cudaMemcpy(c->d_recs, rec, tr->n * sizeof(*rec), cudaMemcpyHostToDevice),
            "copying the trace");
-    c->tr = tr;
+    c->print = print;
     c->mode = mode;
     c->n = tr->n;
 out:

@@ -169,6 +169,37 @@ static void test_batch_sizes(void **state)
     trace_free(tr);
 }
 
+/* A trace changed in place between two batches (the same address, length and mode): the
+ * second batch replays the changed records, not the copy the first left on the device. */
+static void test_trace_changed(void **state)
+{
+    trace_t *tr;
+    profile_t *p;
+    const profile_t *ps[1];
+    uint64_t hints[1] = {4096};
+    pred_result_t g0, g1, c;
+    pred_opts_t o;
+
+    (void)state;
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(trace_load_posts(hs_test_src("traces/samples/phased.hst"), 0, &tr), HS_OK);
+    assert_int_equal(profile_load("generic", &p), HS_OK);
+    ps[0] = p;
+    assert_int_equal(scu_replay_batch(g_cu, tr, PRED_OPEN, 0, ps, hints, 1, &g0, NULL), HS_OK);
+    for (size_t i = 0; i < tr->n; i++)
+        tr->recs[i].size_bytes = tr->recs[i].size_bytes * 3 + 1;
+    assert_int_equal(scu_replay_batch(g_cu, tr, PRED_OPEN, 0, ps, hints, 1, &g1, NULL), HS_OK);
+    assert_int_equal(pred_run(&(pred_ctx_t){&model_engine_ops, tr, p, &o}, hints[0], 0, &c),
+                     HS_OK);
+    assert_true(g1.mean_us != g0.mean_us);
+    assert_int_equal(differ("phased, sizes changed in place", 0, &g1, &c, 0, 1), 0);
+    pred_result_release(&g0);
+    pred_result_release(&g1);
+    pred_result_release(&c);
+    profile_free(p);
+    trace_free(tr);
+}
+
 /* Every warp shape the kernel has code for (a path is direct when its batch is one WR and it
  * has no timer): the generic profile (LL direct), both paths direct, BW direct with LL
  * batched, a direct LL path whose messages are split into chunks, and the first two with a
@@ -245,6 +276,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_sizes),
+        cmocka_unit_test(test_trace_changed),
         cmocka_unit_test(test_samples),
         cmocka_unit_test(test_shapes),
     };
