@@ -9,8 +9,10 @@
  * core the process may use, over C of the points spread over the grid (cpu_points; default
  * 2 per core, at least one per core, fewer only when P is: then the ratio is not judged; a
  * whole 4096-point CPU sweep of 10 M messages takes minutes); its rate is points x N /
- * wall. The GPU's answers on those C points are checked against the CPU's (every figure
- * within 1e-9 relative).
+ * wall, the wall the fastest of CPU_ROUNDS rounds (a round lasts about a second, so that a
+ * shared host's slow spell would otherwise move the ratio by half; the fastest flatters the
+ * CPU, not the GPU). The GPU's answers on those C points are checked against the CPU's
+ * (every figure within 1e-9 relative).
  * Prints the host line, the device, a table and the goals (>= 10 G message-evaluations/s,
  * >= 20x the CPU sweep); --results FILE writes the same table with the date, to paste.
  * Usage: bench_sweep_cuda [--results FILE] [N] [P] [C]
@@ -31,6 +33,7 @@
 
 #define GOAL_GEVALS 10.0
 #define GOAL_RATIO 20.0
+#define CPU_ROUNDS 3 /* the CPU sweep's rounds: its fastest is the rate the ratio is over */
 
 typedef struct {
     const trace_t *tr;
@@ -166,11 +169,22 @@ static size_t check(const pred_result_t *g, const pred_result_t *c, const size_t
     return bad;
 }
 
-static void print_table(FILE *f, const hs_host_t *h, const scu_stats_t *gs, size_t n, size_t np,
-                        double g_wall, size_t cp, int threads, double c_wall, size_t bad)
+/* What the table reports: the run's sizes and times. */
+typedef struct {
+    size_t n, np, cp;          /* messages, GPU points, CPU points */
+    int threads;               /* the CPU sweep's */
+    double g_wall;             /* the GPU's wall seconds */
+    double c_wall, c_slowest;  /* the CPU sweep's fastest and slowest round */
+    size_t bad;                /* CPU points whose GPU figures differ */
+} run_t;
+
+static void print_table(FILE *f, const hs_host_t *h, const scu_stats_t *gs, const run_t *r)
 {
     char date[64];
     time_t now = time(NULL);
+    size_t n = r->n, np = r->np, cp = r->cp;
+    int threads = r->threads;
+    double g_wall = r->g_wall, c_wall = r->c_wall;
     double g_rate = (double)n * (double)np / g_wall, c_rate = (double)n * (double)cp / c_wall;
     double k_rate = (double)n * (double)np / gs->kernel_s;
 
@@ -183,15 +197,16 @@ static void print_table(FILE *f, const hs_host_t *h, const scu_stats_t *gs, size
     fprintf(f, "| GPU (%zu per launch, %zu launches, %zu B per point) | %zu | %.3f (kernels %.3f) "
             "| %.2f (kernels %.2f) | %.5f |\n", gs->batch, gs->launches, gs->bytes_per_replay,
             np, g_wall, gs->kernel_s, g_rate * 1e-9, k_rate * 1e-9, g_wall / (double)np);
-    fprintf(f, "| CPU sweep, %d threads | %zu | %.3f | %.3f | %.4f |\n", threads, cp, c_wall,
-            c_rate * 1e-9, c_wall / (double)cp * (double)threads);
+    fprintf(f, "| CPU sweep, %d threads (fastest of %d rounds; slowest %.3f s) | %zu | %.3f | "
+            "%.3f | %.4f |\n", threads, CPU_ROUNDS, r->c_slowest, cp, c_wall, c_rate * 1e-9,
+            c_wall / (double)cp * (double)threads);
     fprintf(f, "GPU / CPU: %.1fx (goal >= %.0fx: %s); GPU %.2f G msg-evals/s (goal >= %.0f: "
             "%s); GPU figures on the CPU's %zu points: %zu differ beyond 1e-9\n",
             g_rate / c_rate, GOAL_RATIO,
             cp < (size_t)threads ? "not judged, fewer CPU points than cores"
                                  : g_rate / c_rate >= GOAL_RATIO ? "met" : "NOT met",
             g_rate * 1e-9, GOAL_GEVALS, g_rate * 1e-9 >= GOAL_GEVALS ? "met" : "NOT met", cp,
-            bad);
+            r->bad);
 }
 
 int main(int argc, char **argv)
@@ -239,19 +254,27 @@ int main(int argc, char **argv)
     double g_wall = (double)(hs_now_ns() - t0) * 1e-9;
     cpu_points(pts, cp, np);
     cpu_pool_t pool = {tr, ps, hints, pts, c, cp, 0, PTHREAD_MUTEX_INITIALIZER, HS_OK};
-    double c_wall = cpu_run(&pool, host.cores_allowed);
+    run_t run = {n, np, cp, host.cores_allowed, g_wall, HUGE_VAL, 0, 0};
+    for (int k = 0; k < CPU_ROUNDS && pool.st == HS_OK; k++) {
+        for (size_t i = 0; k > 0 && i < cp; i++)
+            pred_result_release(&c[i]);
+        pool.next = 0;
+        double w = cpu_run(&pool, host.cores_allowed);
+        run.c_wall = w < run.c_wall ? w : run.c_wall;
+        run.c_slowest = w > run.c_slowest ? w : run.c_slowest;
+    }
     if (pool.st != HS_OK)
         goto out;
-    size_t bad = check(g, c, pts, cp);
-    print_table(stdout, &host, &gs, n, np, g_wall, cp, host.cores_allowed, c_wall, bad);
+    run.bad = check(g, c, pts, cp);
+    print_table(stdout, &host, &gs, &run);
     if (results) {
         FILE *f = fopen(results, "w");
         if (f) {
-            print_table(f, &host, &gs, n, np, g_wall, cp, host.cores_allowed, c_wall, bad);
+            print_table(f, &host, &gs, &run);
             fclose(f);
         }
     }
-    rc = bad ? 1 : 0;
+    rc = run.bad ? 1 : 0;
 out:
     for (size_t i = 0; ps && i < np; i++) {
         profile_free(ps[i]);
