@@ -79,14 +79,47 @@ uint64_t hs_point_hint(uint64_t *rng)
     return (uint64_t)pick(hints, sizeof(hints) / sizeof(hints[0]), rng);
 }
 
-size_t hs_points_samples(void (*fn)(const char *path, const char *profile, pred_mode_t mode))
+profile_t *hs_point_draw(const hs_cell_t *c, uint64_t *rng, uint64_t *hint)
+{
+    profile_t *p;
+
+    do {
+        assert_non_null(p = hs_point_of(c->base, rng));
+        *hint = hs_point_hint(rng);
+    } while (pred_check_trace(c->tr, p, &c->o) != HS_OK && (profile_free(p), 1));
+    return p;
+}
+
+/* fn on the cells of the trace at path: each built-in profile, open and closed loop. */
+static void trace_cells(const char *path, void (*fn)(const hs_cell_t *c))
 {
     const char *const *names = profile_builtin_names();
+    trace_t *tr;
+
+    assert_int_equal(trace_load_posts(path, 0, &tr), HS_OK);
+    for (size_t k = 0; names[k]; k++) {
+        for (int mode = PRED_OPEN; mode <= PRED_CLOSED; mode++) {
+            hs_cell_t c = {tr, NULL, {.mode = (pred_mode_t)mode}, path, names[k]};
+            profile_t *base;
+            assert_int_equal(profile_load(names[k], &base), HS_OK);
+            c.base = base;
+            if (pred_check_trace(tr, base, &c.o) == HS_OK)
+                fn(&c);
+            profile_free(base);
+        }
+    }
+    trace_free(tr);
+}
+
+size_t hs_points_samples(void (*fn)(const hs_cell_t *c))
+{
     char dir[4096], path[4400];
     struct dirent *de;
     size_t ntraces = 0;
+    int quiet = hs_log_is_quiet();
     DIR *d;
 
+    hs_log_set_quiet(1);
     snprintf(dir, sizeof(dir), "%s", hs_test_src("traces/samples"));
     assert_non_null(d = opendir(dir));
     while ((de = readdir(d))) {
@@ -94,12 +127,10 @@ size_t hs_points_samples(void (*fn)(const char *path, const char *profile, pred_
         if (len < 5 || strcmp(de->d_name + len - 4, ".hst") != 0)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-        for (size_t k = 0; names[k]; k++) {
-            fn(path, names[k], PRED_OPEN);
-            fn(path, names[k], PRED_CLOSED);
-        }
+        trace_cells(path, fn);
         ntraces++;
     }
     closedir(d);
+    hs_log_set_quiet(quiet);
     return ntraces;
 }

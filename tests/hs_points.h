@@ -7,6 +7,7 @@
 
 #include "model/predict/predict.h"
 #include "model/profile/profile.h"
+#include "traces/trace.h"
 
 #define HS_POINTS_N 256 /* points per trace, profile and mode */
 
@@ -18,9 +19,24 @@
 profile_t *hs_point_of(const profile_t *base, uint64_t *rng);
 /* A hint from none to everything-LL. */
 uint64_t hs_point_hint(uint64_t *rng);
-/* fn on every sample trace (the .hst files of traces/samples, by path) x built-in
- * profile x open and closed loop, the profiles and modes of one trace in a row; returns
- * the traces. */
-size_t hs_points_samples(void (*fn)(const char *path, const char *profile, pred_mode_t mode));
+
+/* One cell of the grid: a sample trace, a built-in profile (the base of its points) and
+ * a mode, with their names for messages. */
+typedef struct {
+    const trace_t *tr;
+    const profile_t *base;
+    pred_opts_t o;           /* the mode, nothing else set */
+    const char *path, *profile;
+} hs_cell_t;
+
+/* A point of cell c (hs_point_of its base) that c's trace allows (pred_check_trace: its
+ * segments), and its hint (hs_point_hint), drawn again until one does; the caller frees
+ * it. */
+profile_t *hs_point_draw(const hs_cell_t *c, uint64_t *rng, uint64_t *hint);
+/* fn on every cell: each sample trace (the .hst files of traces/samples) x built-in
+ * profile x open and closed loop, the profiles and modes of one trace in a row, less the
+ * cells whose trace the base profile cannot replay in that mode (a closed loop without
+ * completions); logs quiet meanwhile. Returns the traces. */
+size_t hs_points_samples(void (*fn)(const hs_cell_t *c));
 
 #endif

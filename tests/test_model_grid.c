@@ -87,36 +87,23 @@ static void which_alone(const trace_t *tr, const profile_t *p, pred_opts_t o, ui
     }
 }
 
-static void run_grid(const char *path, const char *prof, pred_mode_t mode)
+static void run_grid(const hs_cell_t *c)
 {
-    trace_t *tr;
-    profile_t *base;
-    pred_opts_t o = {.mode = mode};
+    const trace_t *tr = c->tr;
+    pred_opts_t o = c->o;
     char msg[512];
 
-    assert_int_equal(trace_load_posts(path, 0, &tr), HS_OK);
-    assert_int_equal(profile_load(prof, &base), HS_OK);
-    hs_log_set_quiet(1);
-    if (pred_check_trace(tr, base, &o) != HS_OK) { /* closed loop without completions */
-        trace_free(tr);
-        profile_free(base);
-        return;
-    }
     for (size_t i = 0; i < HS_POINTS_N; i++) {
-        profile_t *p;
         uint64_t hint;
-        do {
-            assert_non_null(p = hs_point_of(base, &g_rng));
-            hint = hs_point_hint(&g_rng);
-        } while (pred_check_trace(tr, p, &o) != HS_OK && (profile_free(p), 1));
+        profile_t *p = hs_point_draw(c, &g_rng, &hint);
         pred_raw_t a, b;
-        pred_opts_t every = {.mode = mode, .every_chunk = 1};
+        pred_opts_t every = {.mode = o.mode, .every_chunk = 1};
         replay(tr, p, &every, hint, &a);
         replay(tr, p, &o, hint, &b);
         if (differ(tr, &a, &b, msg, sizeof(msg))) {
             which_alone(tr, p, o, hint, &a);
-            fail_msg("%s %s %s point %zu hint %llu: %s", strrchr(path, '/') + 1, prof,
-                     mode == PRED_OPEN ? "open" : "closed", i, (unsigned long long)hint, msg);
+            fail_msg("%s %s %s point %zu hint %llu: %s", strrchr(c->path, '/') + 1, c->profile,
+                     o.mode == PRED_OPEN ? "open" : "closed", i, (unsigned long long)hint, msg);
         }
         g_memo += b.memo_hits;
         g_skipped += b.chunks_skipped;
@@ -128,8 +115,6 @@ static void run_grid(const char *path, const char *prof, pred_mode_t mode)
         raw_free(&b);
         profile_free(p);
     }
-    profile_free(base);
-    trace_free(tr);
 }
 
 static void test_grid(void **state)

@@ -75,31 +75,18 @@ static int differ(const char *what, size_t i, const pred_result_t *g, const pred
     return n;
 }
 
-static void run_grid(const char *trace_path, const char *prof_name, pred_mode_t mode)
+static void run_grid(const hs_cell_t *cell)
 {
-    trace_t *tr;
-    profile_t *base, *pts[NPOINTS];
+    const trace_t *tr = cell->tr;
+    pred_mode_t mode = cell->o.mode;
+    profile_t *pts[NPOINTS];
     uint64_t hints[NPOINTS];
     pred_result_t gpu[NPOINTS];
-    pred_opts_t o;
+    pred_opts_t o = cell->o;
     char what[256];
-    memset(&o, 0, sizeof(o));
-    o.mode = mode;
-    assert_int_equal(trace_load_posts(trace_path, 0, &tr), HS_OK);
-    assert_int_equal(profile_load(prof_name, &base), HS_OK);
-    hs_log_set_quiet(1);
-    if (pred_check_trace(tr, base, &o) != HS_OK) { /* closed loop without completions */
-        trace_free(tr);
-        profile_free(base);
-        return;
-    }
-    for (size_t i = 0; i < NPOINTS; i++) {
-        do {
-            assert_non_null(pts[i] = hs_point_of(base, &g_rng));
-            hints[i] = hs_point_hint(&g_rng);
-        } while (pred_check_trace(tr, pts[i], &o) != HS_OK && (profile_free(pts[i]), 1));
-    }
-    snprintf(what, sizeof(what), "%s %s %s", trace_path, prof_name,
+    for (size_t i = 0; i < NPOINTS; i++)
+        pts[i] = hs_point_draw(cell, &g_rng, &hints[i]);
+    snprintf(what, sizeof(what), "%s %s %s", cell->path, cell->profile,
              mode == PRED_OPEN ? "open" : "closed");
     assert_int_equal(scu_replay_batch(g_cu, tr, mode, pred_all_cold(tr),
                                       (const profile_t *const *)pts, hints, NPOINTS, gpu, NULL),
@@ -120,8 +107,6 @@ static void run_grid(const char *trace_path, const char *prof_name, pred_mode_t 
         pred_result_release(&gpu[i]);
         profile_free(pts[i]);
     }
-    profile_free(base);
-    trace_free(tr);
 }
 
 static void test_samples(void **state)
