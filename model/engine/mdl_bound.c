@@ -197,8 +197,7 @@ static void bound_start(const mdl_state_t *s, const mdl_seg_t *g, mdl_bound_t *b
                        .nv = pa->count + open, .window = pa->window, .batch = pa->batch,
                        .open_nwr = pa->open_n, .ev = pa->event_ns,
                        .open_close = open ? pa->timer_close_ns : 0, .L0 = s->link_free_ns,
-                       .S = g->link_step,
-                       .lf = g->z->lf_ns,
+                       .S = g->link_step, .lf = g->z->lf_ns,
                        .cpu = s->cpu_free_ns, .last_r = -1, .used = pa->used};
 }
 
