@@ -48,6 +48,10 @@ extern "C" {
  * code compiled for it (template parameter SHAPE, one bit per path): the same operations
  * less those that never apply (the timer, the open batch, its members). */
 #define SCU_DIRECT(k) (1u << (k))
+/* A path whose segment holds every message of the trace (no segmenting, or the largest
+ * message no larger than the segment) takes one WR per message: its code has no WR count to
+ * work out, no split cost, no chunk shares (the same doubles: x * 1 and x / 1 are x). */
+#define SCU_ONEWR(k) (4u << (k))
 
 /* What a replay needs, filled on the host (prules_init and the arena layout). */
 typedef struct {
@@ -59,7 +63,7 @@ typedef struct {
     uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
     size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
     size_t mem_off[2];
-    unsigned shape;          /* SCU_DIRECT(k) for each direct path */
+    unsigned shape;          /* SCU_DIRECT(k), SCU_ONEWR(k) for each path that is so */
 } scu_param_t;
 
 /* What a replay leaves, read back by the host. */
@@ -391,8 +395,8 @@ __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, co
 }
 
 /* post_message with every_chunk: one chunk (post_w1, post_one_chunk) or chunks
- * (post_chunks, chunks_plan, chunks_run). */
-template <int K, int D>
+ * (post_chunks, chunks_plan, chunks_run); O: path K takes one WR per message (SCU_ONEWR). */
+template <int K, int D, int O>
 __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, double t_ns, double tref_ns,
                                     uint64_t ic)
 {
@@ -406,7 +410,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
         lat *= prules_lat_factor(s->prof, size);
     }
     double lf = lat + pa->c.fixed_ns;
-    uint64_t nwr = prules_nwr(pa->c.seg_bytes, pa->c.seg_shift, size);
+    uint64_t nwr = O ? 1 : prules_nwr(pa->c.seg_bytes, pa->c.seg_shift, size);
     double dma = size <= pa->c.inline_bytes ? 0 : s->R.dma_ns;
     if (nwr <= pa->c.batch) {
         dcost_t cc;
@@ -530,9 +534,11 @@ __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size
     int k = s->hint == 0 ? 1 : route<SHAPE>(s, size, &tt);
 
     if (k)
-        post_message<1, (SHAPE & SCU_DIRECT(1)) != 0>(s, size, tt, ready, i | cold);
+        post_message<1, (SHAPE & SCU_DIRECT(1)) != 0, (SHAPE & SCU_ONEWR(1)) != 0>(s, size, tt,
+                                                                                ready, i | cold);
     else
-        post_message<0, (SHAPE & SCU_DIRECT(0)) != 0>(s, size, tt, ready, i | cold);
+        post_message<0, (SHAPE & SCU_DIRECT(0)) != 0, (SHAPE & SCU_ONEWR(0)) != 0>(s, size, tt,
+                                                                                ready, i | cold);
     if (CLOSED) {
         if (k)
             force_close_k<1, SHAPE>(s);
@@ -577,6 +583,25 @@ __device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec
     }
 }
 
+/* replay_all for a warp of direct paths D (a constant) and of shape shape: code for both paths
+ * taking one WR per message, for the LL path alone taking one (a path that is not segmented,
+ * as LL paths mostly are), or the general code. */
+template <int CLOSED, unsigned D>
+__device__ __forceinline__ static void replay_one_wr(dstate_t *s, int live,
+                                                     scu_rec_t (*buf)[SCU_STAGE],
+                                                     const scu_rec_t *recs, size_t n,
+                                                     unsigned shape)
+{
+    unsigned o = shape & (SCU_ONEWR(0) | SCU_ONEWR(1));
+
+    if (o == (SCU_ONEWR(0) | SCU_ONEWR(1)))
+        replay_all<CLOSED, D | SCU_ONEWR(0) | SCU_ONEWR(1)>(s, live, buf, recs, n);
+    else if (o == SCU_ONEWR(0))
+        replay_all<CLOSED, D | SCU_ONEWR(0)>(s, live, buf, recs, n);
+    else
+        replay_all<CLOSED, D>(s, live, buf, recs, n);
+}
+
 /* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
  * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
  * the replays step through this one, so that no step waits for device memory. The warp's
@@ -602,14 +627,17 @@ __global__ void __launch_bounds__(SCU_THREADS, 1)
         state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS,
                    recs, CLOSED, include_cold, JIT);
     unsigned shape = __reduce_and_sync(__activemask(), live ? params[id].shape : ~0u);
-    if (JIT || shape == 0)
+    unsigned direct = shape & (SCU_DIRECT(0) | SCU_DIRECT(1));
+    if (JIT)
         replay_all<CLOSED, 0>(&s, live, buf, recs, n);
-    else if (shape == SCU_DIRECT(0))
-        replay_all<CLOSED, SCU_DIRECT(0)>(&s, live, buf, recs, n);
-    else if (shape == SCU_DIRECT(1))
-        replay_all<CLOSED, SCU_DIRECT(1)>(&s, live, buf, recs, n);
+    else if (direct == 0)
+        replay_one_wr<CLOSED, 0>(&s, live, buf, recs, n, shape);
+    else if (direct == SCU_DIRECT(0))
+        replay_one_wr<CLOSED, SCU_DIRECT(0)>(&s, live, buf, recs, n, shape);
+    else if (direct == SCU_DIRECT(1))
+        replay_one_wr<CLOSED, SCU_DIRECT(1)>(&s, live, buf, recs, n, shape);
     else
-        replay_all<CLOSED, SCU_DIRECT(0) | SCU_DIRECT(1)>(&s, live, buf, recs, n);
+        replay_one_wr<CLOSED, SCU_DIRECT(0) | SCU_DIRECT(1)>(&s, live, buf, recs, n, shape);
     if (!live)
         return;
     scu_out_t *o = &out[id];
@@ -657,6 +685,7 @@ struct scu_ctx {
     pred_mode_t mode;
     scu_rec_t *d_recs;
     size_t n;
+    uint64_t max_size; /* its largest message, bytes (SCU_ONEWR) */
 };
 
 static hs_status_t cuda_fail(cudaError_t e, const char *what)
@@ -765,8 +794,10 @@ static hs_status_t trace_upload(scu_ctx_t *c, const trace_t *tr, pred_mode_t mod
     trace_drop(c);
     if (!(rec = (scu_rec_t *)malloc(tr->n * sizeof(*rec))))
         return HS_ERR_NOMEM;
+    c->max_size = 0;
     for (size_t i = 0; i < tr->n; i++) {
         const trace_rec_t *r = &tr->recs[i];
+        c->max_size = r->size_bytes > c->max_size ? r->size_bytes : c->max_size;
         rec[i].size = r->size_bytes | ((r->flags & TRACE_F_COLD) ? SCU_COLD : 0);
         if (mode == PRED_OPEN)
             rec[i].t = (double)(r->t_post_ns - tr->recs[0].t_post_ns);
@@ -791,8 +822,10 @@ static size_t align16(size_t v)
     return (v + 15) & ~(size_t)15;
 }
 
-/* Replay i's constants and arena layout; its arena bytes into *bytes. */
-static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *par, size_t *bytes)
+/* Replay i's constants and arena layout for a trace whose largest message is max_size bytes;
+ * its arena bytes into *bytes. */
+static hs_status_t param_fill(const profile_t *p, uint64_t hint, uint64_t max_size,
+                              scu_param_t *par, size_t *bytes)
 {
     hs_status_t st;
     size_t off = 0;
@@ -818,6 +851,8 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, scu_param_t *pa
         off = align16(off + par->r.path[k].batch * sizeof(dmember_t));
         if (par->r.path[k].batch == 1 && !(par->r.path[k].period_ns > 0))
             par->shape |= SCU_DIRECT(k);
+        if (prules_nwr(par->r.path[k].seg_bytes, par->r.path[k].seg_shift, max_size) == 1)
+            par->shape |= SCU_ONEWR(k); /* and so every smaller message (prules_nwr) */
     }
     *bytes = off;
     return HS_OK;
@@ -1014,7 +1049,7 @@ extern "C" hs_status_t scu_replay_batch(scu_ctx_t *c, const trace_t *tr, pred_mo
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        if ((st = param_fill(profiles[i], hints[i], &par[i], &bytes)) != HS_OK)
+        if ((st = param_fill(profiles[i], hints[i], c->max_size, &par[i], &bytes)) != HS_OK)
             goto out;
         stride = bytes > stride ? bytes : stride;
         ord[i] = scu_order_t{par[i].has_jit, par[i].shape, hints[i], par[i].r.path[1].window, par[i].r.path[0].window,

@@ -189,8 +189,10 @@ static void test_trace_changed(void **state)
  * has no timer): the generic profile (LL direct), both paths direct, BW direct with LL
  * batched, a direct LL path whose messages are split into chunks, and the first two with a
  * switch's perturbation; one point per shape and hint, so each launch's warps hold one
- * replay and run that shape's code. Every figure equals the CPU's base replay bit for bit,
- * open and closed loop. */
+ * replay and run that shape's code. Each on two traces: pingpong's 8 B messages take one WR
+ * on both paths everywhere (SCU_ONEWR on both), phased's up to 2 MB are segmented on the BW
+ * path (64 KB) and, with ll.seg_bytes, on the LL path (one WR on LL alone, or on neither).
+ * Every figure equals the CPU's base replay bit for bit, open and closed loop. */
 static void test_shapes(void **state)
 {
     static const char *const sets[][5] = {
@@ -219,6 +221,13 @@ static void test_shapes(void **state)
             o.mode = (pred_mode_t)mode;
             o.every_chunk = 1;
             assert_int_equal(trace_load_posts(hs_test_src(traces[t]), 0, &tr), HS_OK);
+            uint64_t max_size = 0;
+            for (size_t i = 0; i < tr->n; i++)
+                max_size = tr->recs[i].size_bytes > max_size ? tr->recs[i].size_bytes : max_size;
+            if (t == 0) /* the premises above */
+                assert_true(max_size > 65536);
+            else
+                assert_true(max_size <= 1024);
             for (size_t k = 0; k < NS * NH; k++) {
                 assert_int_equal(profile_load("generic", &ps[k]), HS_OK);
                 for (int j = 0; j < 5 && sets[k / NH][j]; j++)
