@@ -52,6 +52,10 @@ extern "C" {
  * message no larger than the segment) takes one WR per message: its code has no WR count to
  * work out, no split cost, no chunk shares (the same doubles: x * 1 and x / 1 are x). */
 #define SCU_ONEWR(k) (4u << (k))
+/* A point whose profile has no size factors and no perturbation (no window, or a factor of
+ * 1: the term it adds is then +0 or -0, which leaves every sum's bits as they are) runs code
+ * without them. */
+#define SCU_PLAIN 16u
 
 /* What a replay needs, filled on the host (prules_init and the arena layout). */
 typedef struct {
@@ -63,7 +67,7 @@ typedef struct {
     uint32_t cap[2];         /* ring capacity per path (a power of two >= window + 2) */
     size_t ring_off[2];      /* byte offsets of the rings and member arrays in the arena */
     size_t mem_off[2];
-    unsigned shape;          /* SCU_DIRECT(k), SCU_ONEWR(k) for each path that is so */
+    unsigned shape;          /* SCU_DIRECT(k), SCU_ONEWR(k) for each path that is so; SCU_PLAIN */
 } scu_param_t;
 
 /* What a replay leaves, read back by the host. */
@@ -359,7 +363,9 @@ __device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_
     cc->ser_share_ns = c == 1 ? ser_ns : ser_ns / c; /* x / 1 is x: no double division */
 }
 
-/* chunk_hw_p; lf: the size's latency plus the path's fixed cost (mdl_size_t.lf_ns) */
+/* chunk_hw_p; lf: the size's latency plus the path's fixed cost (mdl_size_t.lf_ns); PLAIN:
+ * the point has no perturbation (SCU_PLAIN) */
+template <int PLAIN>
 __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa, const dcost_t *cc, double dma,
                                   double lf, double split, double t_post)
 {
@@ -375,6 +381,8 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     end = cc->nwr > 1 && e2 > end ? e2 : end;
     s->link_free_ns = end;
     double hw = end + lf + split;
+    if (PLAIN)
+        return hw;
     int pert = t_post >= s->pert_from_ns && t_post < s->pert_until_ns;
     double extra = pert ? (s->R.perturb_factor - 1) * (hw - t_post - (start - nic)) : 0.0;
     hw += extra;
@@ -383,29 +391,31 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
 }
 
 /* One chunk posted from t0 on (chunk_step): slot wait, link, batch. */
-template <int K, int D>
+template <int K, int D, int PLAIN>
 __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, const dcost_t *cc, double dma,
                                     double lf, double split, double t0, int is_last,
                                     double tref_ns, uint64_t ic, int *stalled, double *t_post)
 {
     *t_post = slots_acquire<K, D>(s, pa, cc->nwr, t0, stalled);
-    double hw = chunk_hw(s, pa, cc, dma, lf, split, *t_post);
+    double hw = chunk_hw<PLAIN>(s, pa, cc, dma, lf, split, *t_post);
     batch_add<K, D>(s, pa, cc->nwr, hw, is_last, tref_ns, ic);
     return hw;
 }
 
 /* post_message with every_chunk: one chunk (post_w1, post_one_chunk) or chunks
- * (post_chunks, chunks_plan, chunks_run); O: path K takes one WR per message (SCU_ONEWR). */
-template <int K, int D, int O>
+ * (post_chunks, chunks_plan, chunks_run), for a warp of shape SHAPE. */
+template <int K, unsigned SHAPE>
 __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, double t_ns, double tref_ns,
                                     uint64_t ic)
 {
+    constexpr int D = (SHAPE & SCU_DIRECT(K)) != 0, O = (SHAPE & SCU_ONEWR(K)) != 0;
+    constexpr int PLAIN = (SHAPE & SCU_PLAIN) != 0;
     dpath_t *pa = &s->path[K];
     double npb = s->R.ns_per_byte, lat = s->R.wire2_ns;
     int stalled = 0;
     double t_post;
 
-    if (s->nfactors) {
+    if (!PLAIN && s->nfactors) {
         npb = prules_per_byte(s->prof, npb, size);
         lat *= prules_lat_factor(s->prof, size);
     }
@@ -420,7 +430,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                    (uint32_t)nwr, &cc);
         s->l1 += (double)nwr * s->R.l1x_ns;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K, D>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
+        chunk_step<K, D, PLAIN>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
@@ -442,16 +452,16 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                       prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, lb) * s->R.pkt_ns +
                       (double)last_nwr * s->R.wr_ns,
                last_nwr, &last);
-    chunk_step<K, D>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K, D, PLAIN>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
     s->queue += t_post - t0;
     nwr -= pa->c.batch;
     while (nwr > pa->c.batch) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-        chunk_step<K, D>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
+        chunk_step<K, D, PLAIN>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
         nwr -= pa->c.batch;
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K, D>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K, D, PLAIN>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 
@@ -534,11 +544,9 @@ __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size
     int k = s->hint == 0 ? 1 : route<SHAPE>(s, size, &tt);
 
     if (k)
-        post_message<1, (SHAPE & SCU_DIRECT(1)) != 0, (SHAPE & SCU_ONEWR(1)) != 0>(s, size, tt,
-                                                                                ready, i | cold);
+        post_message<1, SHAPE>(s, size, tt, ready, i | cold);
     else
-        post_message<0, (SHAPE & SCU_DIRECT(0)) != 0, (SHAPE & SCU_ONEWR(0)) != 0>(s, size, tt,
-                                                                                ready, i | cold);
+        post_message<0, SHAPE>(s, size, tt, ready, i | cold);
     if (CLOSED) {
         if (k)
             force_close_k<1, SHAPE>(s);
@@ -583,6 +591,20 @@ __device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec
     }
 }
 
+/* replay_all for a warp of shape bits S (a constant) and of shape shape: with SCU_PLAIN's
+ * code or the general code. */
+template <int CLOSED, unsigned S>
+__device__ __forceinline__ static void replay_plain(dstate_t *s, int live,
+                                                    scu_rec_t (*buf)[SCU_STAGE],
+                                                    const scu_rec_t *recs, size_t n,
+                                                    unsigned shape)
+{
+    if (shape & SCU_PLAIN)
+        replay_all<CLOSED, S | SCU_PLAIN>(s, live, buf, recs, n);
+    else
+        replay_all<CLOSED, S>(s, live, buf, recs, n);
+}
+
 /* replay_all for a warp of direct paths D (a constant) and of shape shape: code for both paths
  * taking one WR per message, for the LL path alone taking one (a path that is not segmented,
  * as LL paths mostly are), or the general code. */
@@ -595,11 +617,11 @@ __device__ __forceinline__ static void replay_one_wr(dstate_t *s, int live,
     unsigned o = shape & (SCU_ONEWR(0) | SCU_ONEWR(1));
 
     if (o == (SCU_ONEWR(0) | SCU_ONEWR(1)))
-        replay_all<CLOSED, D | SCU_ONEWR(0) | SCU_ONEWR(1)>(s, live, buf, recs, n);
+        replay_plain<CLOSED, D | SCU_ONEWR(0) | SCU_ONEWR(1)>(s, live, buf, recs, n, shape);
     else if (o == SCU_ONEWR(0))
-        replay_all<CLOSED, D | SCU_ONEWR(0)>(s, live, buf, recs, n);
+        replay_plain<CLOSED, D | SCU_ONEWR(0)>(s, live, buf, recs, n, shape);
     else
-        replay_all<CLOSED, D>(s, live, buf, recs, n);
+        replay_plain<CLOSED, D>(s, live, buf, recs, n, shape);
 }
 
 /* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
@@ -854,6 +876,8 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, uint64_t max_si
         if (prules_nwr(par->r.path[k].seg_bytes, par->r.path[k].seg_shift, max_size) == 1)
             par->shape |= SCU_ONEWR(k); /* and so every smaller message (prules_nwr) */
     }
+    if (p->nfactors == 0 && (par->r.perturb_window_ns == 0 || par->r.perturb_factor == 1))
+        par->shape |= SCU_PLAIN;
     *bytes = off;
     return HS_OK;
 }

@@ -187,12 +187,14 @@ static void test_trace_changed(void **state)
 
 /* Every warp shape the kernel has code for (a path is direct when its batch is one WR and it
  * has no timer): the generic profile (LL direct), both paths direct, BW direct with LL
- * batched, a direct LL path whose messages are split into chunks, and the first two with a
- * switch's perturbation; one point per shape and hint, so each launch's warps hold one
- * replay and run that shape's code. Each on two traces: pingpong's 8 B messages take one WR
- * on both paths everywhere (SCU_ONEWR on both), phased's up to 2 MB are segmented on the BW
- * path (64 KB) and, with ll.seg_bytes, on the LL path (one WR on LL alone, or on neither).
- * Every figure equals the CPU's base replay bit for bit, open and closed loop. */
+ * batched, a direct LL path whose messages are split into chunks, the first two with a
+ * switch's perturbation, and the first with a perturbation window of factor 1 (the plain
+ * code, SCU_PLAIN, as with no window: its term is 0); one point per shape and hint, so
+ * each launch's warps hold one replay and run that shape's code. Each on two traces:
+ * pingpong's 8 B messages take one WR on both paths everywhere (SCU_ONEWR on both),
+ * phased's up to 2 MB are segmented on the BW path (64 KB) and, with ll.seg_bytes, on the
+ * LL path (one WR on LL alone, or on neither). Every figure equals the CPU's base replay bit
+ * for bit, open and closed loop. */
 static void test_shapes(void **state)
 {
     static const char *const sets[][5] = {
@@ -203,6 +205,7 @@ static void test_shapes(void **state)
         {"switch.perturb_window_us=20", "switch.perturb_factor=1.5", NULL},
         {"bw.coal_count=1", "bw.signal_every=1", "bw.coal_period_us=0",
          "switch.perturb_window_us=20", "switch.perturb_factor=1.5"},
+        {"switch.perturb_window_us=20", "switch.perturb_factor=1", NULL},
     };
     static const uint64_t hint_set[] = {0, 256, 4096, 65536, 1000000000000ull};
     enum { NS = sizeof(sets) / sizeof(sets[0]), NH = sizeof(hint_set) / sizeof(hint_set[0]) };
