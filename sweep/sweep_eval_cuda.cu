@@ -12,9 +12,10 @@
  * chain of dependent steps, so a launch is latency-bound: W is the smallest that leaves
  * about 8 warps per multiprocessor (more registers than that would not be resident at
  * once), so that small batches still give each multiprocessor several warps to switch
- * between; replays that branch alike share a warp (scu_order_t), a warp whose replays share
- * their direct paths runs code compiled for them (SCU_DIRECT), and a replay's constants are
- * copied into its registers before its first message.
+ * between; replays that branch alike share a warp (scu_order_t), a warp runs the kernel
+ * compiled for the shape its replays share (SCU_DIRECT, SCU_ONEWR, SCU_PLAIN: shape_code),
+ * each run of warps of one shape a launch of its own on one of SCU_STREAMS streams, and a
+ * replay's constants are copied into its registers before its first message.
  */
 /* the project's C headers, with C linkage (their guards make later includes no-ops) */
 extern "C" {
@@ -42,6 +43,7 @@ extern "C" {
 #define SCU_STAGE 128         /* records per stage of the trace in shared memory */
 #define SCU_THREADS 32        /* the most replays per block (one warp) */
 #define SCU_WARPS_PER_SM 8    /* the warps per multiprocessor a launch aims at */
+#define SCU_STREAMS 8         /* streams a launch's kernels (one per shape) share out */
 
 /* A path whose batch is one WR and that has no timer is direct: each chunk is reported as it
  * completes and no batch is ever left open. A warp whose replays all have path k direct runs
@@ -591,47 +593,16 @@ __device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec
     }
 }
 
-/* replay_all for a warp of shape bits S (a constant) and of shape shape: with SCU_PLAIN's
- * code or the general code. */
-template <int CLOSED, unsigned S>
-__device__ __forceinline__ static void replay_plain(dstate_t *s, int live,
-                                                    scu_rec_t (*buf)[SCU_STAGE],
-                                                    const scu_rec_t *recs, size_t n,
-                                                    unsigned shape)
-{
-    if (shape & SCU_PLAIN)
-        replay_all<CLOSED, S | SCU_PLAIN>(s, live, buf, recs, n);
-    else
-        replay_all<CLOSED, S>(s, live, buf, recs, n);
-}
-
-/* replay_all for a warp of direct paths D (a constant) and of shape shape: code for both paths
- * taking one WR per message, for the LL path alone taking one (a path that is not segmented,
- * as LL paths mostly are), or the general code. */
-template <int CLOSED, unsigned D>
-__device__ __forceinline__ static void replay_one_wr(dstate_t *s, int live,
-                                                     scu_rec_t (*buf)[SCU_STAGE],
-                                                     const scu_rec_t *recs, size_t n,
-                                                     unsigned shape)
-{
-    unsigned o = shape & (SCU_ONEWR(0) | SCU_ONEWR(1));
-
-    if (o == (SCU_ONEWR(0) | SCU_ONEWR(1)))
-        replay_plain<CLOSED, D | SCU_ONEWR(0) | SCU_ONEWR(1)>(s, live, buf, recs, n, shape);
-    else if (o == SCU_ONEWR(0))
-        replay_plain<CLOSED, D | SCU_ONEWR(0)>(s, live, buf, recs, n, shape);
-    else
-        replay_plain<CLOSED, D>(s, live, buf, recs, n, shape);
-}
-
 /* One block: blockDim.x replays (one warp at most) walking the trace in step. The trace
  * comes through shared memory in stages of SCU_STAGE records, the next stage copied while
- * the replays step through this one, so that no step waits for device memory. The warp's
- * shape is what all its replays share (the kernel with jitter has the general code only).
+ * the replays step through this one, so that no step waits for device memory. SHAPE is what
+ * all the block's replays share (shape_code; the kernel with jitter has the general code
+ * only): a kernel per shape, each compiled apart (one kernel holding every shape's loop
+ * took ptxas minutes).
  * Built with -DSCU_TIMING (CMAKE_CUDA_FLAGS), each replay prints a line "T <cycles> ..."
  * (clock64 over its whole replay) with its point's hint, link, windows, switches and stalls:
  * which points hold a launch. */
-template <int CLOSED, int JIT>
+template <int CLOSED, int JIT, unsigned SHAPE>
 __global__ void __launch_bounds__(SCU_THREADS, 1)
     scu_replay_kernel(const scu_rec_t *__restrict__ recs, size_t n,
                       const scu_param_t *params, char *arena, size_t arena_stride,
@@ -648,18 +619,7 @@ __global__ void __launch_bounds__(SCU_THREADS, 1)
     if (live)
         state_init(&s, &params[id], arena + id * arena_stride, bins + id * LAT_HIST_NBINS,
                    recs, CLOSED, include_cold, JIT);
-    unsigned shape = __reduce_and_sync(__activemask(), live ? params[id].shape : ~0u);
-    unsigned direct = shape & (SCU_DIRECT(0) | SCU_DIRECT(1));
-    if (JIT)
-        replay_all<CLOSED, 0>(&s, live, buf, recs, n);
-    else if (direct == 0)
-        replay_one_wr<CLOSED, 0>(&s, live, buf, recs, n, shape);
-    else if (direct == SCU_DIRECT(0))
-        replay_one_wr<CLOSED, SCU_DIRECT(0)>(&s, live, buf, recs, n, shape);
-    else if (direct == SCU_DIRECT(1))
-        replay_one_wr<CLOSED, SCU_DIRECT(1)>(&s, live, buf, recs, n, shape);
-    else
-        replay_one_wr<CLOSED, SCU_DIRECT(0) | SCU_DIRECT(1)>(&s, live, buf, recs, n, shape);
+    replay_all<CLOSED, SHAPE>(&s, live, buf, recs, n);
     if (!live)
         return;
     scu_out_t *o = &out[id];
@@ -708,6 +668,7 @@ struct scu_ctx {
     scu_rec_t *d_recs;
     size_t n;
     uint64_t max_size; /* its largest message, bytes (SCU_ONEWR) */
+    cudaStream_t streams[SCU_STREAMS];
 };
 
 static hs_status_t cuda_fail(cudaError_t e, const char *what)
@@ -765,6 +726,14 @@ extern "C" hs_status_t scu_open(int device, scu_ctx_t **out)
     c->nsm = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     c->smem_sm = prop.sharedMemPerMultiprocessor > 0 ? prop.sharedMemPerMultiprocessor : 1;
     snprintf(c->name, sizeof(c->name), "%s", prop.name);
+    for (int k = 0; k < SCU_STREAMS; k++) {
+        /* blocking: ordered after the default stream's work before them, and before its
+         * work after them (the events, the summary kernel) */
+        if ((e = cudaStreamCreate(&c->streams[k])) != cudaSuccess) {
+            scu_close(c);
+            return cuda_fail(e, "creating streams");
+        }
+    }
     *out = c;
     return HS_OK;
 }
@@ -780,6 +749,9 @@ extern "C" void scu_close(scu_ctx_t *c)
     if (!c)
         return;
     trace_drop(c);
+    for (int k = 0; k < SCU_STREAMS; k++)
+        if (c->streams[k])
+            cudaStreamDestroy(c->streams[k]);
     free(c);
 }
 
@@ -916,10 +888,11 @@ static hs_status_t result_fill(const scu_out_t *o, const profile_t *p, uint64_t 
     return HS_OK;
 }
 
-/* The shared memory of kern: enough for its trace stages at the most blocks per
- * multiprocessor its registers allow, the rest left to L1, which holds the replays' rings and
- * open batches. */
-static void carveout_set(const void *kern, const scu_ctx_t *c)
+/* The shared memory of kern: enough for its trace stages at the blocks per multiprocessor
+ * the launch places (want) or its registers allow, whichever is fewer, the rest left to L1,
+ * which holds the replays' rings and open batches (a kernel of few registers would otherwise
+ * take shared memory for blocks the launch never places there, out of the rings' L1). */
+static void carveout_set(const void *kern, const scu_ctx_t *c, int want)
 {
     cudaFuncAttributes fa;
     int blocks = 0;
@@ -927,12 +900,48 @@ static void carveout_set(const void *kern, const scu_ctx_t *c)
     if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kern, SCU_THREADS, 0) != cudaSuccess)
         return;
+    blocks = want < blocks ? want : blocks;
     size_t need = (size_t)blocks * (fa.sharedSizeBytes + 1024);
     int pct = (int)((need * 100 + c->smem_sm - 1) / c->smem_sm);
     cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, pct > 100 ? 100 : pct);
 }
 
-/* One launch over reps [0, n), with jitter (jit) or none: params in, summaries out. */
+/* The code a block of replays runs: the shape bits all of them have (shape, the AND over the
+ * block) reduced to a shape there is a kernel for: its direct paths, one WR on both paths or
+ * on the LL path alone (on BW alone: the general code), plain. */
+static unsigned shape_code(unsigned shape)
+{
+    unsigned o = shape & (SCU_ONEWR(0) | SCU_ONEWR(1));
+
+    return (shape & (SCU_DIRECT(0) | SCU_DIRECT(1) | SCU_PLAIN)) | (o == SCU_ONEWR(1) ? 0 : o);
+}
+
+/* The replay kernels without jitter by mode (open, closed) and shape code (NULL: none). */
+#define SCU_K(CL, S) (const void *)scu_replay_kernel<CL, 0, S>
+#define SCU_K4(CL, S) SCU_K(CL, S), SCU_K(CL, (S) | 1), SCU_K(CL, (S) | 2), SCU_K(CL, (S) | 3)
+#define SCU_KO(CL, P)                                                                           \
+    SCU_K4(CL, P), SCU_K4(CL, (P) | SCU_ONEWR(0)), NULL, NULL, NULL, NULL,                      \
+        SCU_K4(CL, (P) | SCU_ONEWR(0) | SCU_ONEWR(1))
+static const void *const scu_kernels[2][32] = {
+    {SCU_KO(0, 0), SCU_KO(0, SCU_PLAIN)},
+    {SCU_KO(1, 0), SCU_KO(1, SCU_PLAIN)},
+};
+#undef SCU_KO
+#undef SCU_K4
+#undef SCU_K
+
+/* The shape code of block b (replays [b w, (b + 1) w) of n). */
+static unsigned block_code(const scu_param_t *par, size_t b, unsigned w, size_t n)
+{
+    unsigned shape = ~0u;
+
+    for (size_t i = b * w; i < (b + 1) * w && i < n; i++)
+        shape &= par[i].shape;
+    return shape_code(shape);
+}
+
+/* One launch over reps [0, n), with jitter (jit) or none: params in, summaries out. Each run
+ * of blocks of one shape code is a kernel of its own, on streams side by side. */
 static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold, int jit,
                           const scu_param_t *par, size_t stride, size_t n, scu_out_t *host_out,
                           double *gpu_s)
@@ -958,21 +967,24 @@ static hs_status_t launch(scu_ctx_t *c, pred_mode_t mode, int include_cold, int 
     CU_TRY(cudaEventCreate(&e0), "creating events");
     CU_TRY(cudaEventCreate(&e1), "creating events");
     CU_TRY(cudaEventRecord(e0), "recording an event");
-#define SCU_LAUNCH(CL, JIT)                                                                    \
-    do {                                                                                       \
-        carveout_set((const void *)scu_replay_kernel<CL, JIT>, c);                             \
-        scu_replay_kernel<CL, JIT><<<blocks, width>>>(c->d_recs, c->n, d_par, d_arena, stride, \
-                                                      d_bins, d_out, n, include_cold);         \
-    } while (0)
-    if (mode == PRED_CLOSED && jit)
-        SCU_LAUNCH(1, 1);
-    else if (mode == PRED_CLOSED)
-        SCU_LAUNCH(1, 0);
-    else if (jit)
-        SCU_LAUNCH(0, 1);
-    else
-        SCU_LAUNCH(0, 0);
-#undef SCU_LAUNCH
+    for (size_t b0 = 0, b1, g = 0; b0 < blocks; b0 = b1, g++) {
+        unsigned code = jit ? 0 : block_code(par, b0, width, n);
+        for (b1 = b0 + 1; b1 < blocks && (jit ? 0 : block_code(par, b1, width, n)) == code; b1++)
+            ;
+        const void *k = !jit ? scu_kernels[mode == PRED_CLOSED][code]
+                        : mode == PRED_CLOSED ? (const void *)scu_replay_kernel<1, 1, 0>
+                                              : (const void *)scu_replay_kernel<0, 1, 0>;
+        size_t r0 = b0 * width, gn = (b1 * width < n ? b1 * width : n) - r0;
+        const scu_param_t *gp = d_par + r0;
+        char *ga = d_arena + r0 * stride;
+        uint32_t *gb = d_bins + r0 * LAT_HIST_NBINS;
+        scu_out_t *go = d_out + r0;
+        void *args[] = {&c->d_recs, &c->n, &gp, &ga, &stride, &gb, &go, &gn, &include_cold};
+        carveout_set(k, c, (int)((blocks + c->nsm - 1) / c->nsm));
+        CU_TRY(cudaLaunchKernel(k, dim3((unsigned)(b1 - b0)), dim3(width), args, 0,
+                                c->streams[g % SCU_STREAMS]),
+               "launching the replay kernel");
+    }
     CU_TRY(cudaGetLastError(), "launching the replay kernel");
     scu_pct_kernel<<<(unsigned)((n + 127) / 128), 128>>>(d_bins, d_out, n);
     CU_TRY(cudaGetLastError(), "launching the summary kernel");
