@@ -25,6 +25,7 @@
 #include "model/predict/predict.h"
 #include "model/profile/profile.h"
 #include "sweep/sweep_eval_cuda.h"
+#include "traces/trace_stats.h"
 
 #define NPOINTS HS_POINTS_N
 #define REL 1e-9
@@ -224,13 +225,12 @@ static void test_shapes(void **state)
             o.mode = (pred_mode_t)mode;
             o.every_chunk = 1;
             assert_int_equal(trace_load_posts(hs_test_src(traces[t]), 0, &tr), HS_OK);
-            uint64_t max_size = 0;
-            for (size_t i = 0; i < tr->n; i++)
-                max_size = tr->recs[i].size_bytes > max_size ? tr->recs[i].size_bytes : max_size;
+            trace_stats_t ts;
+            assert_int_equal(trace_stats_compute(tr, &ts), HS_OK);
             if (t == 0) /* the premises above */
-                assert_true(max_size > 65536);
+                assert_true(ts.size_max > 65536);
             else
-                assert_true(max_size <= 1024);
+                assert_true(ts.size_max <= 1024);
             for (size_t k = 0; k < NS * NH; k++) {
                 assert_int_equal(profile_load("generic", &ps[k]), HS_OK);
                 for (int j = 0; j < 5 && sets[k / NH][j]; j++)
