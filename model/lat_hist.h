@@ -34,16 +34,19 @@
  * for latencies in LAT_HIST_MIN_US .. 2^54 us. */
 #define LAT_HIST_REL_ERR (0.5 / LAT_HIST_BINS_PER_OCTAVE)
 
-/* The bin of a latency of us microseconds (0 for anything at or below LAT_HIST_MIN_US, NaN
- * too; LAT_HIST_NBINS - 1 above the range). */
-LAT_HIST_HD static inline size_t lat_hist_bin(double us)
+/* The bin of a latency of us microseconds, held as a float as every summary holds it (0 for
+ * anything at or below LAT_HIST_MIN_US, NaN too; LAT_HIST_NBINS - 1 above the range): us
+ * scaled by 2^10 is exact in a float. A double's bin is its float's: rounding commutes with
+ * that scaling, and a double just above LAT_HIST_MIN_US whose float is the bound falls in
+ * bin 0 either way. */
+LAT_HIST_HD static inline size_t lat_hist_bin(float us)
 {
     float f;
     uint32_t b, idx;
 
-    if (!(us > LAT_HIST_MIN_US))
+    if (!(us > (float)LAT_HIST_MIN_US))
         return 0;
-    f = (float)(us * (1.0 / LAT_HIST_MIN_US));
+    f = us * (float)(1.0 / LAT_HIST_MIN_US);
     memcpy(&b, &f, sizeof(b));
     idx = (b >> 16) - (127u << 7);
     return idx >= LAT_HIST_NBINS - 1 ? LAT_HIST_NBINS - 1 : idx;

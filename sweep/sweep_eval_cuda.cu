@@ -132,10 +132,12 @@ typedef struct {
     prules_router_t route;
     const scu_rec_t *recs;  /* the trace (closed loop: each record's think time, for the jitter) */
     int prev_path, include_cold, has_jit, closed;
-    /* the summary (predict.c's summarize_walk, in message order) */
+    /* the summary (predict.c's summarize_walk, in message order); the extremes of the
+     * float latencies as floats (one instruction each; widened exactly at the end) */
     uint32_t *bins;
     unsigned long long hn, nll;
-    double hsum, hmin, hmax;
+    double hsum;
+    float hmin, hmax;
 } dstate_t;
 
 /* ---- batches (model.c) ------------------------------------------------------------------ */
@@ -196,12 +198,11 @@ __device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, 
         uint64_t i = ic & ~SCU_COLD;
         lat_us = (float)(lat_us + jitter_of(s, jitter_u(i), lat_us, i));
     }
-    double us = lat_us;
-    atomicAdd(&s->bins[lat_hist_bin(us)], 1u);
+    atomicAdd(&s->bins[lat_hist_bin(lat_us)], 1u);
     s->hn++;
-    s->hsum += us;
-    s->hmin = us < s->hmin ? us : s->hmin;
-    s->hmax = us > s->hmax ? us : s->hmax;
+    s->hsum += (double)lat_us;
+    s->hmin = lat_us < s->hmin ? lat_us : s->hmin;
+    s->hmax = lat_us > s->hmax ? lat_us : s->hmax;
     s->nll += k == PRULES_LL;
 }
 
@@ -532,7 +533,7 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
     s->closed = closed;
     s->bins = bins;
     s->include_cold = include_cold;
-    s->hmin = HUGE_VAL;
+    s->hmin = INFINITY;
 }
 
 /* One message: replay_mode's body (open: t is the post time from the first record's; closed:

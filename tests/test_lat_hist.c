@@ -43,7 +43,7 @@ static void hist_fill(hist_t *h, const double *v, size_t n)
     h->min = INFINITY;
     h->max = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        h->bins[lat_hist_bin(v[i])]++;
+        h->bins[lat_hist_bin((float)v[i])]++;
         h->min = fmin(h->min, v[i]);
         h->max = fmax(h->max, v[i]);
     }
@@ -240,9 +240,43 @@ static void test_summarize_classes(void **state)
     free(cls);
 }
 
+/* The bin as lat_hist.h defines it, written from the definition: the float of the latency
+ * in units of LAT_HIST_MIN_US, its exponent and top 7 mantissa bits. */
+static size_t bin_ref(double us)
+{
+    if (!(us > LAT_HIST_MIN_US))
+        return 0;
+    int e;
+    double m = frexp((double)(float)(us / LAT_HIST_MIN_US), &e); /* in [0.5, 1) */
+    if (isinf(m) || e - 1 >= LAT_HIST_OCTAVES)
+        return LAT_HIST_NBINS - 1;
+    return (size_t)(e - 1) * LAT_HIST_BINS_PER_OCTAVE +
+           (size_t)((m * 2 - 1) * LAT_HIST_BINS_PER_OCTAVE);
+}
+
+/* lat_hist_bin gives the definition's bin for a float, and for a double through its float
+ * (what a caller holding a double bins): at the edges (NaN, 0, the bound and its neighbours,
+ * the top of the range, infinity) and for latencies at random over the whole range, doubles
+ * that are not floats included. */
+static void test_bin_float(void **state)
+{
+    (void)state;
+    const double edges[] = {NAN, -1.0, 0.0, LAT_HIST_MIN_US, nextafter(LAT_HIST_MIN_US, 1.0),
+                            (double)nextafterf((float)LAT_HIST_MIN_US, 1.0f), 1.0, 3.0e16,
+                            ldexp(1.0, 54), ldexp(1.0, 54) * 0.999, 1e30, 1e39, INFINITY};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+        assert_int_equal(lat_hist_bin((float)edges[i]), bin_ref(edges[i]));
+    for (int i = 0; i < 1000000; i++) {
+        double us = LAT_HIST_MIN_US * 0.5 * exp2(uniform01() * 70.0);
+        assert_int_equal(lat_hist_bin((float)us), bin_ref(us));
+        assert_int_equal(lat_hist_bin((float)us), bin_ref((float)us));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bin_float),
         cmocka_unit_test(test_decades),
         cmocka_unit_test(test_tail_and_ties),
         cmocka_unit_test(test_summarize),

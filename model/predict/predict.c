@@ -61,9 +61,11 @@ static inline void hist_put(lat_hist_t *h, size_t bin, double us)
     hist_span(h, us, us);
 }
 
-static void hist_add(lat_hist_t *h, double us)
+static void hist_add(lat_hist_t *h, float f)
 {
-    hist_put(h, lat_hist_bin(us), us);
+    double us = f;
+
+    hist_put(h, lat_hist_bin(f), us);
     h->n++;
     h->sum_us += us;
 }
@@ -187,13 +189,13 @@ summarize_walk(const trace_t *tr, int include_cold, const pred_raw_t *raw, pred_
         if (!pred_in_figures(&recs[i], f, include_cold)) {
             if (hist_open(&w->cold))
                 return -1;
-            hist_add(&w->cold, us);
+            hist_add(&w->cold, f);
             continue;
         }
         lat_hist_t *h = &w->cls[hs_size_class(recs[i].size_bytes)];
         if (hist_open(h))
             return -1;
-        hist_put(h, lat_hist_bin(us), us);
+        hist_put(h, lat_hist_bin(f), us);
         sum_us += us;
         bytes += (double)recs[i].size_bytes;
         if (has_path)
