@@ -581,10 +581,13 @@ __device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec
         __pipeline_wait_prior(1);
         __syncwarp();
         int cnt = n - base < SCU_STAGE ? (int)(n - base) : SCU_STAGE;
+        /* each record read one message ahead: its load is off the next message's chain */
+        scu_rec_t r = buf[b][0];
 #pragma unroll 1
         for (int q = 0; live && q < cnt; q++) {
-            const scu_rec_t r = buf[b][q];
+            const scu_rec_t nx = buf[b][q + 1 < cnt ? q + 1 : q];
             step<CLOSED, SHAPE>(s, base + (size_t)q, r.size & ~SCU_COLD, r.t, r.size & SCU_COLD);
+            r = nx;
         }
         __syncwarp(); /* every thread is done with buf[b] before it is refilled */
     }
