@@ -192,18 +192,20 @@ __device__ __forceinline__ static double jitter_u(uint64_t i)
  * reduction the replay does not wait for); only this thread adds to these bins. */
 __device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, int k, uint64_t ic)
 {
-    if ((ic & SCU_COLD) && !s->include_cold)
-        return;
+    /* a cold-start message left out by selects, not a branch: it adds 0 to the counts and
+     * +0 to the sum (which only grows from +0: its bits as they are) */
+    uint32_t keep = !(ic & SCU_COLD) || s->include_cold;
     if (s->has_jit) {
         uint64_t i = ic & ~SCU_COLD;
         lat_us = (float)(lat_us + jitter_of(s, jitter_u(i), lat_us, i));
     }
-    atomicAdd(&s->bins[lat_hist_bin(lat_us)], 1u);
-    s->hn++;
-    s->hsum += (double)lat_us;
-    s->hmin = lat_us < s->hmin ? lat_us : s->hmin;
-    s->hmax = lat_us > s->hmax ? lat_us : s->hmax;
-    s->nll += k == PRULES_LL;
+    if (keep)
+        atomicAdd(&s->bins[lat_hist_bin(lat_us)], 1u);
+    s->hn += keep;
+    s->hsum += keep ? (double)lat_us : 0.0;
+    s->hmin = keep && lat_us < s->hmin ? lat_us : s->hmin;
+    s->hmax = keep && lat_us > s->hmax ? lat_us : s->hmax;
+    s->nll += keep & (k == PRULES_LL);
 }
 
 /* One member of a batch closed at close_ns and reported at r_ns. */
@@ -367,8 +369,9 @@ __device__ __forceinline__ static void chunk_cost(const dstate_t *s, double ser_
 }
 
 /* chunk_hw_p; lf: the size's latency plus the path's fixed cost (mdl_size_t.lf_ns); PLAIN:
- * the point has no perturbation (SCU_PLAIN) */
-template <int PLAIN>
+ * the point has no perturbation (SCU_PLAIN); O: one WR a message, so split is 0 (a time
+ * plus +0 is that time: no time is -0) */
+template <int PLAIN, int O>
 __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa, const dcost_t *cc, double dma,
                                   double lf, double split, double t_post)
 {
@@ -383,7 +386,7 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
     double e2 = s->cpu_free_ns + dma + cc->ser_share_ns;
     end = cc->nwr > 1 && e2 > end ? e2 : end;
     s->link_free_ns = end;
-    double hw = end + lf + split;
+    double hw = O ? end + lf : end + lf + split;
     if (PLAIN)
         return hw;
     int pert = t_post >= s->pert_from_ns && t_post < s->pert_until_ns;
@@ -394,13 +397,13 @@ __device__ __forceinline__ static double chunk_hw(dstate_t *s, const dpath_t *pa
 }
 
 /* One chunk posted from t0 on (chunk_step): slot wait, link, batch. */
-template <int K, int D, int PLAIN>
+template <int K, int D, int PLAIN, int O>
 __device__ __forceinline__ static double chunk_step(dstate_t *s, dpath_t *pa, const dcost_t *cc, double dma,
                                     double lf, double split, double t0, int is_last,
                                     double tref_ns, uint64_t ic, int *stalled, double *t_post)
 {
     *t_post = slots_acquire<K, D>(s, pa, cc->nwr, t0, stalled);
-    double hw = chunk_hw<PLAIN>(s, pa, cc, dma, lf, split, *t_post);
+    double hw = chunk_hw<PLAIN, O>(s, pa, cc, dma, lf, split, *t_post);
     batch_add<K, D>(s, pa, cc->nwr, hw, is_last, tref_ns, ic);
     return hw;
 }
@@ -425,7 +428,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
     double lf = lat + pa->c.fixed_ns;
     uint64_t nwr = O ? 1 : prules_nwr(pa->c.seg_bytes, pa->c.seg_shift, size);
     double dma = size <= pa->c.inline_bytes ? 0 : s->R.dma_ns;
-    if (nwr <= pa->c.batch) {
+    if (O || nwr <= pa->c.batch) { /* O: one WR, and a batch is >= 1 (param_fill) */
         dcost_t cc;
         chunk_cost(s, (double)(int64_t)size * npb +
                           prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, size) * s->R.pkt_ns +
@@ -433,7 +436,7 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                    (uint32_t)nwr, &cc);
         s->l1 += (double)nwr * s->R.l1x_ns;
         double t0 = t_ns > s->cpu_free_ns ? t_ns : s->cpu_free_ns;
-        chunk_step<K, D, PLAIN>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
+        chunk_step<K, D, PLAIN, O>(s, pa, &cc, dma, lf, nwr > 1 ? pa->c.split_ns : 0, t0, 1, tref_ns, ic,
                       &stalled, &t_post);
         s->queue += t_post - t0;
         s->stalls += (unsigned long long)stalled;
@@ -455,16 +458,16 @@ __device__ __forceinline__ static void post_message(dstate_t *s, uint64_t size, 
                       prules_npkt(s->R.mtu_bytes, s->R.mtu_shift, lb) * s->R.pkt_ns +
                       (double)last_nwr * s->R.wr_ns,
                last_nwr, &last);
-    chunk_step<K, D, PLAIN>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K, D, PLAIN, 0>(s, pa, &full, dma, lf, 0, t0, 0, tref_ns, ic, &stalled, &t_post);
     s->queue += t_post - t0;
     nwr -= pa->c.batch;
     while (nwr > pa->c.batch) {
         double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-        chunk_step<K, D, PLAIN>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
+        chunk_step<K, D, PLAIN, 0>(s, pa, &full, dma, lf, 0, t_ch, 0, tref_ns, ic, &stalled, &t_post);
         nwr -= pa->c.batch;
     }
     double t_ch = t_post > s->cpu_free_ns ? t_post : s->cpu_free_ns;
-    chunk_step<K, D, PLAIN>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
+    chunk_step<K, D, PLAIN, 0>(s, pa, &last, dma, lf, pa->c.split_ns, t_ch, 1, tref_ns, ic, &stalled, &t_post);
     s->stalls += (unsigned long long)stalled;
 }
 
@@ -478,7 +481,7 @@ __device__ __forceinline__ static void force_close_k(dstate_t *s)
 template <unsigned SHAPE>
 __device__ __forceinline__ static int route(dstate_t *s, uint64_t size, double *t_ns)
 {
-    int cls = size > s->hint, from = s->route.cur;
+    int cls = prules_class(s->hint, size), from = s->route.cur;
 
     if (prules_route(&s->route, cls)) {
         double t0 = *t_ns > s->cpu_free_ns ? *t_ns : s->cpu_free_ns;
@@ -544,7 +547,7 @@ __device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size
     double prev_r = s->prev_path ? s->path[1].last_r_ns : s->path[0].last_r_ns;
     double ready = !CLOSED ? t : i == 0 ? 0 : prev_r + t;
     double tt = ready;
-    int k = s->hint == 0 ? 1 : route<SHAPE>(s, size, &tt);
+    int k = route<SHAPE>(s, size, &tt); /* hint 0: BW from the first message on, no switch */
 
     if (k)
         post_message<1, SHAPE>(s, size, tt, ready, i | cold);
@@ -849,7 +852,8 @@ static hs_status_t param_fill(const profile_t *p, uint64_t hint, uint64_t max_si
         off = align16(off + par->r.path[k].batch * sizeof(dmember_t));
         if (par->r.path[k].batch == 1 && !(par->r.path[k].period_ns > 0))
             par->shape |= SCU_DIRECT(k);
-        if (prules_nwr(par->r.path[k].seg_bytes, par->r.path[k].seg_shift, max_size) == 1)
+        if (par->r.path[k].batch >= 1 &&
+            prules_nwr(par->r.path[k].seg_bytes, par->r.path[k].seg_shift, max_size) == 1)
             par->shape |= SCU_ONEWR(k); /* and so every smaller message (prules_nwr) */
     }
     if (p->nfactors == 0 && (par->r.perturb_window_ns == 0 || par->r.perturb_factor == 1))
