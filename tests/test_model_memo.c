@@ -83,14 +83,14 @@ static void keep(fix_t *f, mdl_memo_t *m)
     m->span_ns = 1000;
 }
 
-static int match_msg(fix_t *f, const mdl_memo_t *m, uint64_t size, int k, double shift)
+static int match_msg(fix_t *f, mdl_memo_t *m, uint64_t size, int k, double shift)
 {
     mdl_msg_t msg = {.pa = &f->s.path[1], .k = k, .size = size};
 
     return mdl_memo_matches(&f->s, m, &msg, T0 + shift);
 }
 
-static int matches(fix_t *f, const mdl_memo_t *m, double shift)
+static int matches(fix_t *f, mdl_memo_t *m, double shift)
 {
     return match_msg(f, m, SIZE, 1, shift);
 }

@@ -10,13 +10,6 @@
 
 #include "model/engine/mdl_core.h"
 
-mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size, double t0)
-{
-    int j = k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61);
-
-    return &s->memo[2 * j + (int)mdl_time_odd(t0)];
-}
-
 /* pa's pipeline from t0 without its batches and members: the view's scalars (span: and
  * the span of its times, t_min and t_max, which only a view that is restored needs). */
 static inline void view_head(const mdl_state_t *s, const mdl_path_t *pa, double t0,
@@ -161,12 +154,62 @@ static int batches_differ(const mdl_batch_t *b, const double *ns, const uint32_t
     return 0;
 }
 
+/* Whether a - b is d exactly (TwoSum: d the rounded difference, its error 0). */
+static int diff_exact(double a, double b, double d)
+{
+    double nb = -b, s = a + nb, bv = s - a, err = (a - (s - bv)) + (nb - bv);
+
+    return s == d && err == 0;
+}
+
+/* Set rel to the relation of key to r's out view (mdl_memo_rel_t): whether the key's
+ * batches are out's last ones, each with its WRs and later by one d, exactly. */
+static void ring_relate(mdl_memo_rel_t *rel, const mdl_view_t *key, const mdl_memo_t *r)
+{
+    const mdl_view_t *out = &r->out;
+
+    rel->from = r;
+    rel->from_gen = r->gen;
+    rel->shift = 0;
+    if (key->count == 0 || out->count < key->count)
+        return;
+    uint32_t p = out->count - key->count;
+    double d = out->ring_ns[p] - key->ring_ns[0];
+    for (uint32_t j = 0; j < key->count; j++)
+        if (out->ring_nwr[p + j] != key->ring_nwr[j] ||
+            !diff_exact(out->ring_ns[p + j], key->ring_ns[j], d))
+            return;
+    rel->shift = 1;
+    rel->d = d;
+}
+
+/* Whether pa's ring (as many batches as m's key: checked before), seen from t0, holds m's
+ * key's batches because the memo r that restored it last relates to m's key by a shift d
+ * (mdl_memo_t): each close is then c = applied_t0 + out exactly (r's shift was exact), t0 -
+ * applied_t0 is exact (within a factor of two: Sterbenz) and d, so c - t0 = out - d = the
+ * key's, exactly. A ring for which this does not hold is compared batch by batch (it may
+ * still match). */
+static int ring_shifted(const mdl_state_t *s, mdl_memo_t *m, const mdl_path_t *pa, int k,
+                        double t0)
+{
+    const mdl_memo_t *r = s->restored[k];
+
+    if (!r || pa->pushes != r->applied_pushes)
+        return 0;
+    mdl_memo_rel_t *rel = &m->rel[(r - s->memo) & 1];
+    if (rel->from != r || rel->from_gen != r->gen || rel->gen != m->gen) {
+        rel->gen = m->gen;
+        ring_relate(rel, &m->key, r);
+    }
+    double t = r->applied_t0;
+    return rel->shift && t <= t0 && t0 <= 2 * t && t0 - t == rel->d;
+}
+
 /* Compared in place, batch by batch: building pa's key first cost as much as the
  * comparison (measured: callgrind, bench_model allreduce); where the ring does not wrap,
  * without a mask (measured: allreduce at hint 0, whose messages meet some 20 batches, 4.7%
  * fewer instructions). */
-int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t *msg,
-                     double t0)
+int mdl_memo_matches(const mdl_state_t *s, mdl_memo_t *m, const mdl_msg_t *msg, double t0)
 {
     const mdl_view_t *key = &m->key;
     const mdl_path_t *pa = msg->pa;
@@ -176,7 +219,9 @@ int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t 
         return 0;
     if (!same_head_at(s, pa, key, t0))
         return 0;
-    if (pa->head + key->count <= pa->mask + 1) { /* one run: no mask */
+    if (key->count && ring_shifted(s, m, pa, msg->k, t0)) {
+        /* the batches match: ring_shifted's reason */
+    } else if (pa->head + key->count <= pa->mask + 1) { /* one run: no mask */
         if (batches_differ(pa->ring + pa->head, key->ring_ns, key->ring_nwr, key->count, t0))
             return 0;
     } else {
@@ -199,7 +244,7 @@ static void report(mdl_state_t *s, const mdl_path_t *pa, const mdl_member_t *mb,
     mdl_member_report(s, mb->idx, mb->tref_ns, mb->hw_ns, close_ns, close_ns + pa->event_ns);
 }
 
-void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, const mdl_memo_t *m)
+void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, mdl_memo_t *m)
 {
     const mdl_view_t *o = &m->out;
     mdl_path_t *pa = g->m.pa;
@@ -216,6 +261,9 @@ void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, const mdl_memo_t *m)
         report(s, pa, &self, t0 + m->self_close_ns);
     mdl_view_restore(s, pa, o, t0);
     pa->pushes += m->pushes;
+    s->restored[g->m.k] = m;
+    m->applied_t0 = t0;
+    m->applied_pushes = pa->pushes;
     s->cost_ns.queue += m->queue_ns;
     s->cost_ns.drain += m->drain_ns;
     s->stalls += m->stalls;
@@ -229,6 +277,8 @@ void mdl_memo_keep(mdl_state_t *s, const mdl_seg_t *g, const mdl_view_t *key, md
     double t0 = g->t0;
 
     m->valid = 0;
+    m->gen++; /* its relations to the memos (mdl_memo_rel_t) are to be computed again */
+    m->applied_pushes = UINT64_MAX; /* a ring it restored is not its new out's */
     if (pa->nmem > 1 || !mdl_memo_edge_free(s, t0, g->t_last - t0) ||
         !mdl_view_out(s, pa, t0, &m->out))
         return;

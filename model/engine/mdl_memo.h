@@ -27,21 +27,26 @@ static inline int mdl_shift_exact(const mdl_shift_t *sh, double t0)
     return t0 + sh->lo >= sh->bin_lo && t0 + sh->hi < sh->bin_hi && mdl_time_odd(t0) == sh->odd;
 }
 
-/* The slot for a message of size bytes on path k from t0 (valid or not). */
-mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size, double t0);
+/* The slot for a message of size bytes on path k from t0 (valid or not). Inline: one
+ * multiply and a shift, on every segmented message's way to the memo. */
+static inline mdl_memo_t *mdl_memo_slot(mdl_state_t *s, int k, uint64_t size, double t0)
+{
+    int j = k * MDL_MEMO_SLOTS + (int)((size * 0x9E3779B97F4A7C15ull) >> 61);
+
+    return &s->memo[2 * j + (int)mdl_time_odd(t0)];
+}
 /* View of pa from t0 for a key (link and, when nothing is queued, CPU and the latest report
  * clamped to t0: earlier values cannot matter); 0 when pa holds more than the view can. */
 int mdl_view_key(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view_t *v);
 /* Whether m was kept for message msg from t0: same size, path, perturbation side, key
  * (its path's, as mdl_view_key sees it, bit for bit), a shift to t0 that is exact, and its
  * span from t0 crosses no perturbation edge. */
-int mdl_memo_matches(const mdl_state_t *s, const mdl_memo_t *m, const mdl_msg_t *msg,
-                     double t0);
+int mdl_memo_matches(const mdl_state_t *s, mdl_memo_t *m, const mdl_msg_t *msg, double t0);
 /* Whether a message from t0 spanning span_ns crosses no perturbation-window edge. */
 int mdl_memo_edge_free(const mdl_state_t *s, double t0, double span_ns);
 /* Set g's path and the shared state to what m's message left, shifted to g->t0; report
  * the open batch's members m's message closed and, if it did, g's message. */
-void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, const mdl_memo_t *m);
+void mdl_memo_apply(mdl_state_t *s, const mdl_seg_t *g, mdl_memo_t *m);
 /* Keep in m what g's replay did, met from key (not kept when it cannot be replayed
  * shifted: a batch of several members left open, a perturbation edge crossed, a ring
  * larger than a view). */
@@ -56,6 +61,7 @@ int mdl_view_out(const mdl_state_t *s, const mdl_path_t *pa, double t0, mdl_view
 static inline void mdl_view_restore(mdl_state_t *s, mdl_path_t *pa, const mdl_view_t *v,
                                     double t0)
 {
+    s->restored[pa == &s->path[1]] = NULL; /* mdl_memo_apply sets it when it restores */
     pa->head = 0;
     pa->count = v->count;
     for (uint32_t j = 0; j < v->count; j++)

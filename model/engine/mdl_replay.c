@@ -236,11 +236,11 @@ static MDL_HOT int serial_try(mdl_state_t *s, mdl_seg_t *g)
     return mdl_serial(s, g);
 }
 
-/* The memo for g: applies a kept replay (returns 1), or returns the slot to keep this
- * message's replay in, its key in *key (NULL: none). A size is looked up and kept from its
- * second message in a row in its slot on, so that traces of ever-different sizes pay one
- * comparison per message. */
-static mdl_memo_t *memo_lookup(mdl_state_t *s, mdl_seg_t *g, mdl_view_t *key, int *applied)
+/* The memo for g: applies a kept replay (sets *applied), or returns the slot to keep this
+ * message's replay in (NULL: none). A size is looked up and kept from its second message in
+ * a row in its slot on, so that traces of ever-different sizes pay one comparison per
+ * message. */
+static MDL_HOT mdl_memo_t *memo_lookup(mdl_state_t *s, mdl_seg_t *g, int *applied)
 {
     mdl_memo_t *slot = mdl_memo_slot(s, g->m.k, g->m.size, g->t0), *keep = NULL;
 
@@ -251,8 +251,7 @@ static mdl_memo_t *memo_lookup(mdl_state_t *s, mdl_seg_t *g, mdl_view_t *key, in
             *applied = 1;
             return NULL;
         }
-        if (mdl_view_key(s, g->m.pa, g->t0, key))
-            keep = slot;
+        keep = slot;
     }
     slot->seen = g->m.size;
     return keep;
@@ -274,13 +273,35 @@ static MDL_HOT void seg_init(mdl_seg_t *g, const mdl_msg_t *m, const mdl_size_t 
     g->nwr = z->nwr;
 }
 
+/* post_chunks's replay of g where neither the serial form nor the memo applied: the other
+ * closed forms, or chunk by chunk; kept in slot (NULL: none) when its key fits a view. Apart
+ * from post_chunks, so that a memo hit does not set up this frame, which holds the key
+ * (measured: callgrind, bench_model allreduce). */
+static MDL_COLD void chunks_replay(mdl_state_t *s, mdl_seg_t *g, mdl_memo_t *slot)
+{
+    mdl_view_t key;
+
+    if (slot && !mdl_view_key(s, g->m.pa, g->t0, &key))
+        slot = NULL;
+    g->queue_ns = 0;
+    g->d0 = s->cost_ns.drain;
+    g->sk0 = s->chunks_skipped;
+    g->push0 = g->m.pa->pushes;
+    mdl_chunks_plan(s, g);
+    if (!chunks_closed(s, g))
+        chunks_run(s, g);
+    if (slot && g->entry_ok) {
+        if (s->steady[g->m.k].lazy) /* a steady commit: the memo reads the ring it left */
+            mdl_steady_fill(s, g->m.k);
+        mdl_memo_keep(s, g, &key, slot);
+    }
+}
+
 /* Post segmented message g (nwr > batch WRs; seg_init): the serial closed form, the memo,
- * the other closed forms, or chunk by chunk; the replay then kept for the memo. */
+ * or chunks_replay; the replay then kept for the memo. */
 static MDL_COLD void post_chunks(mdl_state_t *s, mdl_seg_t *g)
 {
-    mdl_memo_t *memo = NULL;
-    mdl_view_t key;
-    int applied;
+    mdl_memo_t *slot = NULL;
 
     s->cost_ns.l1 += (double)(int64_t)g->nwr * s->l1x_ns;
     g->t0 = g->m.t_ns > s->cpu_free_ns ? g->m.t_ns : s->cpu_free_ns;
@@ -297,22 +318,12 @@ static MDL_COLD void post_chunks(mdl_state_t *s, mdl_seg_t *g)
     if (serial_try(s, g))
         return;
     if (!(s->off & MODEL_ACCEL_MEMO)) {
-        memo = memo_lookup(s, g, &key, &applied);
+        int applied;
+        slot = memo_lookup(s, g, &applied);
         if (applied)
             return;
     }
-    g->queue_ns = 0;
-    g->d0 = s->cost_ns.drain;
-    g->sk0 = s->chunks_skipped;
-    g->push0 = g->m.pa->pushes;
-    mdl_chunks_plan(s, g);
-    if (!chunks_closed(s, g))
-        chunks_run(s, g);
-    if (memo && g->entry_ok) {
-        if (s->steady[g->m.k].lazy) /* a steady commit: the memo reads the ring it left */
-            mdl_steady_fill(s, g->m.k);
-        mdl_memo_keep(s, g, &key, memo);
-    }
+    chunks_replay(s, g, slot);
 }
 
 /* Segmented message g (seg_init) in closed form before post_chunks and its memo (a formula

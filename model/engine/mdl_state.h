@@ -207,6 +207,15 @@ typedef struct {
     mdl_shift_t shift;      /* its times' span: applied only where it shifts exactly */
 } mdl_entry_t;
 
+/* The relation of a memo's key to the out view of the memo `from` (mdl_memo_t), at the keeps
+ * of each (gen); shift: the key's batches are that out's last ones, each later by d exactly. */
+typedef struct {
+    const void *from;
+    uint64_t from_gen, gen;
+    int shift;
+    double d;
+} mdl_memo_rel_t;
+
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
  * (key) and left (out), and what happened in between (MODEL.md section 3). */
 typedef struct {
@@ -220,6 +229,14 @@ typedef struct {
     double self_close_ns, self_hw_ns; /* its own batch's close (out.nmem == 0), its hw */
     double queue_ns, drain_ns;     /* the cost terms it added */
     uint64_t stalls, skipped, pushes;
+    /* A ring that a memo r restored last (mdl_state_t.restored), popped but pushed nothing
+     * since (r's applied_pushes), holds this memo's key batches, seen from t0, where they
+     * are r's out ones' last, each later by one exact d, and t0 lies d after r's applied_t0:
+     * mdl_memo_matches then need not compare them (mdl_memo.c, ring_shifted). */
+    uint64_t gen;             /* bumped by each keep */
+    double applied_t0;        /* where it was last applied (restored) */
+    uint64_t applied_pushes;  /* the path's pushes after that; UINT64_MAX since a keep */
+    mdl_memo_rel_t rel[2];    /* that relation to r, by r's slot (t0's last bit) */
 } mdl_memo_t;
 #define MDL_MEMO_SLOTS 8
 
@@ -269,6 +286,8 @@ typedef struct {
     mdl_memo_t *memo;       /* 2 MDL_MEMO_SLOTS per path, direct-mapped by size and t0's
                              * last bit (mdl_shift_t) */
     uint64_t memo_hits;
+    const mdl_memo_t *restored[2]; /* the memo path k's ring was last restored from by
+                                    * mdl_memo_apply; NULL after any other restore */
     mdl_entry_t *entry;     /* two per path, by t0's last bit (mdl_shift_t) */
     uint64_t entry_hits;
     uint64_t bound_hits;    /* messages mdl_bound replayed */
