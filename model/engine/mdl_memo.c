@@ -143,6 +143,22 @@ static int same_head_at(const mdl_state_t *s, const mdl_path_t *pa, const mdl_vi
     return key->h1_ns == pa->h1_ns - t0 && key->timer_ns == timer;
 }
 
+/* Whether pa from t0 is what a key of every term 0 (mdl_memo_t.key_idle) holds, as
+ * same_head_at, the batches and the members would find: nothing held, queued or open, and
+ * the CPU, the link and the latest report at or before t0 (their clamped terms 0). */
+static int idle_at(const mdl_state_t *s, const mdl_path_t *pa, double t0)
+{
+    return (pa->used | pa->count | pa->open_n | pa->nmem) == 0 && s->cpu_free_ns <= t0 &&
+           s->link_free_ns <= t0 && pa->last_r_ns <= t0;
+}
+
+/* Whether key has every term 0 (idle_at's key). */
+static int key_is_idle(const mdl_view_t *key)
+{
+    return (key->used | key->count | key->open_n | key->nmem) == 0 && key->cpu_ns == 0 &&
+           key->link_ns == 0 && key->last_r_ns == 0;
+}
+
 /* Whether any of n batches b differs from a key's close times ns (relative to t0) and WR
  * counts nwr. */
 static int batches_differ(const mdl_batch_t *b, const double *ns, const uint32_t *nwr,
@@ -217,6 +233,8 @@ int mdl_memo_matches(const mdl_state_t *s, mdl_memo_t *m, const mdl_msg_t *msg, 
     if (!m->valid || m->size != msg->size || m->k != msg->k || m->pert != mdl_in_window(s, t0) ||
         !(t0 + m->span_ns < mdl_next_edge(s, t0)) || !mdl_shift_exact(&m->shift, t0))
         return 0;
+    if (m->key_idle)
+        return idle_at(s, pa, t0);
     if (!same_head_at(s, pa, key, t0))
         return 0;
     if (key->count && ring_shifted(s, m, pa, msg->k, t0)) {
@@ -293,6 +311,7 @@ void mdl_memo_keep(mdl_state_t *s, const mdl_seg_t *g, const mdl_view_t *key, md
     m->k = g->m.k;
     m->pert = mdl_in_window(s, t0);
     mdl_view_copy(&m->key, key);
+    m->key_idle = key_is_idle(key);
     m->span_ns = g->t_last - t0;
     m->entry_close_ns = g->entry_close - t0;
     m->self_hw_ns = g->hw - t0;

@@ -222,6 +222,8 @@ typedef struct {
     uint64_t seen; /* the size of the last message that came to this slot */
     uint64_t size;
     int k, pert, valid;
+    int key_idle; /* the key is a path holding nothing, the CPU, the link and the latest
+                   * report at or before t0 (every term 0): mdl_memo_matches tests that */
     mdl_view_t key, out;
     mdl_shift_t shift;             /* the times it restores: applied only where exact */
     double span_ns;                /* its last chunk's post, relative */
