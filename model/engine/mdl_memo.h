@@ -10,7 +10,9 @@
  * on), when the kept replay's key equals the path seen from t0 bit for bit, the shift is
  * exact, on the same side of the perturbation window, with no window edge inside its span;
  * it is applied in O(ring) (MODEL.md section 3). A ring a steady commit left lazy is
- * written (mdl_steady_fill) before a view of it is taken. */
+ * written (mdl_steady_fill) before a view of it is taken. The key is compared in O(1)
+ * where its batches are those a memo restored, popped since but not pushed, shifted by
+ * one exact d (mdl_memo_rel_t), or where it holds nothing (mdl_memo_t.key_idle). */
 #ifndef HS_MDL_MEMO_H
 #define HS_MDL_MEMO_H
 
