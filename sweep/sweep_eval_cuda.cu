@@ -41,6 +41,7 @@ extern "C" {
 
 #define SCU_COLD (1ull << 63) /* a record's size word: cold-start flag (sizes < 2^41) */
 #define SCU_STAGE 128         /* records per stage of the trace in shared memory */
+static_assert((SCU_STAGE & (SCU_STAGE - 1)) == 0, "a stage index wraps by a mask");
 #define SCU_THREADS 32        /* the most replays per block (one warp) */
 #define SCU_WARPS_PER_SM 8    /* the warps per multiprocessor a launch aims at */
 #define SCU_STREAMS 8         /* streams a launch's kernels (one per shape) share out */
@@ -192,15 +193,14 @@ __device__ __forceinline__ static double jitter_u(uint64_t i)
  * reduction the replay does not wait for); only this thread adds to these bins. */
 __device__ __forceinline__ static void summarize_one(dstate_t *s, float lat_us, int k, uint64_t ic)
 {
-    /* a cold-start message left out by selects, not a branch: it adds 0 to the counts and
-     * +0 to the sum (which only grows from +0: its bits as they are) */
+    /* a cold-start message left out by selects, not a branch: it adds 0 to the counts (its
+     * bin's too) and +0 to the sum (which only grows from +0: its bits as they are) */
     uint32_t keep = !(ic & SCU_COLD) || s->include_cold;
     if (s->has_jit) {
         uint64_t i = ic & ~SCU_COLD;
         lat_us = (float)(lat_us + jitter_of(s, jitter_u(i), lat_us, i));
     }
-    if (keep)
-        atomicAdd(&s->bins[lat_hist_bin(lat_us)], 1u);
+    atomicAdd(&s->bins[lat_hist_bin(lat_us)], keep);
     s->hn += keep;
     s->hsum += keep ? (double)lat_us : 0.0;
     s->hmin = keep && lat_us < s->hmin ? lat_us : s->hmin;
@@ -572,6 +572,28 @@ __device__ __forceinline__ static void stage_load(scu_rec_t *buf, const scu_rec_
     __pipeline_commit();
 }
 
+/* Records [0, cnt) of a stage (base: the first one's index in the trace), two messages a
+ * turn: each record is read one message ahead into the registers of the one just replayed,
+ * so the read is off the next message's chain and no record is copied between registers.
+ * A read past the records (past the buffer's end it wraps to the first) is not replayed. */
+template <int CLOSED, unsigned SHAPE>
+__device__ __forceinline__ static void replay_stage(dstate_t *s, const scu_rec_t *buf,
+                                                    size_t base, int cnt)
+{
+    scu_rec_t a = buf[0];
+    int q = 0;
+
+#pragma unroll 1
+    for (; q + 2 <= cnt; q += 2) {
+        const scu_rec_t b = buf[q + 1];
+        step<CLOSED, SHAPE>(s, base + (size_t)q, a.size & ~SCU_COLD, a.t, a.size & SCU_COLD);
+        a = buf[(q + 2) & (SCU_STAGE - 1)];
+        step<CLOSED, SHAPE>(s, base + (size_t)q + 1, b.size & ~SCU_COLD, b.t, b.size & SCU_COLD);
+    }
+    if (q < cnt)
+        step<CLOSED, SHAPE>(s, base + (size_t)q, a.size & ~SCU_COLD, a.t, a.size & SCU_COLD);
+}
+
 /* The trace from the first record to the last through shared memory, for replays whose warp
  * has the shape SHAPE, then the open batches closed. */
 template <int CLOSED, unsigned SHAPE>
@@ -583,15 +605,9 @@ __device__ __forceinline__ static void replay_all(dstate_t *s, int live, scu_rec
         stage_load(buf[b ^ 1], recs, base + SCU_STAGE, n); /* an empty batch past the end */
         __pipeline_wait_prior(1);
         __syncwarp();
-        int cnt = n - base < SCU_STAGE ? (int)(n - base) : SCU_STAGE;
-        /* each record read one message ahead: its load is off the next message's chain */
-        scu_rec_t r = buf[b][0];
-#pragma unroll 1
-        for (int q = 0; live && q < cnt; q++) {
-            const scu_rec_t nx = buf[b][q + 1 < cnt ? q + 1 : q];
-            step<CLOSED, SHAPE>(s, base + (size_t)q, r.size & ~SCU_COLD, r.t, r.size & SCU_COLD);
-            r = nx;
-        }
+        if (live)
+            replay_stage<CLOSED, SHAPE>(s, buf[b], base,
+                                        n - base < SCU_STAGE ? (int)(n - base) : SCU_STAGE);
         __syncwarp(); /* every thread is done with buf[b] before it is refilled */
     }
     if (live) {
