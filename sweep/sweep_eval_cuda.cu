@@ -539,11 +539,13 @@ __device__ __forceinline__ static void state_init(dstate_t *s, const scu_param_t
     s->hmin = INFINITY;
 }
 
-/* One message: replay_mode's body (open: t is the post time from the first record's; closed:
- * the think time after the previous record's completion). */
+/* Message i, record r: replay_mode's body (open: r.t is the post time from the first
+ * record's; closed: the think time after the previous record's completion). */
 template <int CLOSED, unsigned SHAPE>
-__device__ __forceinline__ static void step(dstate_t *s, size_t i, uint64_t size, double t, uint64_t cold)
+__device__ __forceinline__ static void step(dstate_t *s, size_t i, const scu_rec_t r)
 {
+    uint64_t size = r.size & ~SCU_COLD, cold = r.size & SCU_COLD;
+    double t = r.t;
     double prev_r = s->prev_path ? s->path[1].last_r_ns : s->path[0].last_r_ns;
     double ready = !CLOSED ? t : i == 0 ? 0 : prev_r + t;
     double tt = ready;
@@ -586,12 +588,12 @@ __device__ __forceinline__ static void replay_stage(dstate_t *s, const scu_rec_t
 #pragma unroll 1
     for (; q + 2 <= cnt; q += 2) {
         const scu_rec_t b = buf[q + 1];
-        step<CLOSED, SHAPE>(s, base + (size_t)q, a.size & ~SCU_COLD, a.t, a.size & SCU_COLD);
+        step<CLOSED, SHAPE>(s, base + (size_t)q, a);
         a = buf[(q + 2) & (SCU_STAGE - 1)];
-        step<CLOSED, SHAPE>(s, base + (size_t)q + 1, b.size & ~SCU_COLD, b.t, b.size & SCU_COLD);
+        step<CLOSED, SHAPE>(s, base + (size_t)q + 1, b);
     }
     if (q < cnt)
-        step<CLOSED, SHAPE>(s, base + (size_t)q, a.size & ~SCU_COLD, a.t, a.size & SCU_COLD);
+        step<CLOSED, SHAPE>(s, base + (size_t)q, a);
 }
 
 /* The trace from the first record to the last through shared memory, for replays whose warp
