@@ -207,10 +207,12 @@ typedef struct {
     mdl_shift_t shift;      /* its times' span: applied only where it shifts exactly */
 } mdl_entry_t;
 
-/* The relation of a memo's key to the out view of the memo `from` (mdl_memo_t), at the keeps
- * of each (gen); shift: the key's batches are that out's last ones, each later by d exactly. */
+typedef struct mdl_memo mdl_memo_t;
+
+/* The relation of a memo's key to the out view of the memo `from`, at the keeps of each
+ * (gen); shift: the key's batches are that out's last ones, each later by d exactly. */
 typedef struct {
-    const void *from;
+    const mdl_memo_t *from;
     uint64_t from_gen, gen;
     int shift;
     double d;
@@ -218,7 +220,7 @@ typedef struct {
 
 /* One segmented message's replay, kept to be replayed again shifted: the pipeline it met
  * (key) and left (out), and what happened in between (MODEL.md section 3). */
-typedef struct {
+struct mdl_memo {
     uint64_t seen; /* the size of the last message that came to this slot */
     uint64_t size;
     int k, pert, valid;
@@ -239,7 +241,7 @@ typedef struct {
     double applied_t0;        /* where it was last applied (restored) */
     uint64_t applied_pushes;  /* the path's pushes after that; UINT64_MAX since a keep */
     mdl_memo_rel_t rel[2];    /* that relation to r, by r's slot (t0's last bit) */
-} mdl_memo_t;
+};
 #define MDL_MEMO_SLOTS 8
 
 /* A path's ring as a link-bound segmented message left it (mdl_steady.c, mdl_steady_note): its own
