@@ -474,25 +474,33 @@ static void idle_path(fix_t *f)
     pa->last_r_ns = T0 - 10;
 }
 
-/* Keep in m, through mdl_memo_keep, a message from T0 that met f's BW path as it is and
- * left it with one more batch queued (closed at T0 + 800); the path is then put back. */
-static void keep_met(fix_t *f, mdl_memo_t *m)
+/* Keep in m (zeroed first), through mdl_memo_keep, a message from t0 that met f's BW path as
+ * it is, closed the batch it found open at entry_close (when there was one) and left the
+ * path with one more batch queued (closed at t0 + 800); the path is then put back. Returns
+ * whether m was kept. */
+static int keep_met_at(fix_t *f, mdl_memo_t *m, double t0, double entry_close)
 {
     mdl_state_t *s = &f->s;
     mdl_path_t *pa = &s->path[1], met;
     mdl_view_t key;
-    mdl_seg_t g = {.m = {.pa = pa, .k = 1, .size = SIZE}, .t0 = T0, .t_last = T0 + 700,
-                   .hw = T0 + 750, .d0 = s->cost_ns.drain, .sk0 = s->chunks_skipped,
-                   .push0 = pa->pushes};
+    mdl_seg_t g = {.m = {.pa = pa, .k = 1, .size = SIZE}, .t0 = t0, .t_last = t0 + 700,
+                   .hw = t0 + 750, .d0 = s->cost_ns.drain, .sk0 = s->chunks_skipped,
+                   .push0 = pa->pushes, .entry_close = entry_close, .entry_ok = 1};
 
     memset(m, 0, sizeof(*m));
-    assert_true(mdl_view_key(s, pa, T0, &key));
+    assert_true(mdl_view_key(s, pa, t0, &key));
     met = *pa;
     pa->open_n = pa->nmem = 0;
-    push(pa, T0 + 800);
+    push(pa, t0 + 800);
     mdl_memo_keep(s, &g, &key, m);
     *pa = met;
-    assert_true(m->valid);
+    return m->valid;
+}
+
+/* keep_met_at from T0; a batch it found open closed at T0. */
+static void keep_met(fix_t *f, mdl_memo_t *m)
+{
+    assert_true(keep_met_at(f, m, T0, T0));
 }
 
 /* m from t0 as matched, asserted equal to the full comparison (the key read term by term). */
@@ -554,6 +562,29 @@ static void test_idle_key(void **state)
     teardown(&f);
 }
 
+/* A message that found a batch open restores that batch's close (the members' report,
+ * mdl_memo_apply) shifted, so the close is one of the times that must lie in t0's binade:
+ * kept where it does (just above the binade's floor 2^22, t0 16 ns above it), not where it
+ * lies just below (a close 2 ns before the floor, an ulp of 2^-31 ns finer than t0's: its
+ * shift to a later t0 could round). The memo's previous key had no open batch (a memset
+ * memo): the new key decides. */
+static void test_keep_entry_close_span(void **state)
+{
+    (void)state;
+    fix_t f;
+    mdl_memo_t m;
+    const double floor = 0x1p22, t0 = floor + 16;
+
+    setup(&f, t0 - T0);
+    assert_true(f.s.path[1].open_n > 0);
+    assert_true(keep_met_at(&f, &m, t0, floor + 2));
+    assert_true(m.key.open_n > 0);
+    assert_true(m.entry_close_ns == 2 - 16);
+    if (keep_met_at(&f, &m, t0, floor - 2))
+        fail_msg("kept a replay whose entry close lies below t0's binade");
+    teardown(&f);
+}
+
 /* A key with any one term not 0 (the path kept from holds one thing, or one time after t0)
  * is not idle, and does not match a path holding nothing. */
 static void test_not_idle_key(void **state)
@@ -587,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_ring_shifted_guards),
         cmocka_unit_test(test_idle_key),
         cmocka_unit_test(test_not_idle_key),
+        cmocka_unit_test(test_keep_entry_close_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -302,7 +302,7 @@ void mdl_memo_keep(mdl_state_t *s, const mdl_seg_t *g, const mdl_view_t *key, md
         return;
     double mn = m->out.t_min, mx = m->out.t_max;
     mdl_span_add(&mn, &mx, g->hw);
-    if (m->key.open_n)
+    if (key->open_n) /* the key kept now (m->key is the last one until copied below) */
         mdl_span_add(&mn, &mx, g->entry_close);
     if (!mdl_shift_keep(&m->shift, t0, mn, mx))
         return;
