@@ -8,6 +8,7 @@
  * Usage: bench_model [--once HINT | --rounds R] [N] [profile] [workload[:KEY=VALUE...]...]
  * (default: 3 rounds; mixed, cycle and every workload with its defaults; --once: one
  * replay of each at HINT, for profilers). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
