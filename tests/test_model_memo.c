@@ -88,16 +88,23 @@ static void keep(fix_t *f, mdl_memo_t *m)
     m->span_ns = 1000;
 }
 
-static int match_msg(fix_t *f, mdl_memo_t *m, uint64_t size, int k, double shift)
+/* m matched for a message of size on path k (f's BW path's state) from t0 (absolute). */
+static int match_msg(fix_t *f, mdl_memo_t *m, uint64_t size, int k, double t0)
 {
     mdl_msg_t msg = {.pa = &f->s.path[1], .k = k, .size = size};
 
-    return mdl_memo_matches(&f->s, m, &msg, T0 + shift);
+    return mdl_memo_matches(&f->s, m, &msg, t0);
+}
+
+/* m matched against f's BW path from t0 (absolute). */
+static int match_at(fix_t *f, mdl_memo_t *m, double t0)
+{
+    return match_msg(f, m, SIZE, 1, t0);
 }
 
 static int matches(fix_t *f, mdl_memo_t *m, double shift)
 {
-    return match_msg(f, m, SIZE, 1, shift);
+    return match_at(f, m, T0 + shift);
 }
 
 static void test_same_and_shifted_match(void **state)
@@ -109,8 +116,8 @@ static void test_same_and_shifted_match(void **state)
     setup(&f, 0);
     keep(&f, &m);
     assert_true(matches(&f, &m, 0));
-    assert_false(match_msg(&f, &m, SIZE + 1, 1, 0)); /* another size */
-    assert_false(match_msg(&f, &m, SIZE, 0, 0));     /* the other path */
+    assert_false(match_msg(&f, &m, SIZE + 1, 1, T0)); /* another size */
+    assert_false(match_msg(&f, &m, SIZE, 0, T0));     /* the other path */
     m.valid = 0;
     assert_false(matches(&f, &m, 0));
     teardown(&f);
@@ -228,14 +235,6 @@ static void test_perturbation(void **state)
 }
 
 /* ---- ring_shifted: a ring a memo restored, compared by one exact shift -------------- */
-
-/* m matched against f's BW path from t0 (absolute). */
-static int match_at(fix_t *f, mdl_memo_t *m, double t0)
-{
-    mdl_msg_t msg = {.pa = &f->s.path[1], .k = 1, .size = SIZE};
-
-    return mdl_memo_matches(&f->s, m, &msg, t0);
-}
 
 /* The same, with no memo noted as the ring's last restore: every batch compared. */
 static int match_full(fix_t *f, mdl_memo_t *m, double t0)
