@@ -15,7 +15,9 @@
  * between; replays that branch alike share a warp (scu_order_t), a warp runs the kernel
  * compiled for the shape its replays share (SCU_DIRECT, SCU_ONEWR, SCU_PLAIN: shape_code),
  * each run of warps of one shape a launch of its own on one of SCU_STREAMS streams, and a
- * replay's constants are copied into its registers before its first message.
+ * replay's constants are copied into its registers before its first message. The later of
+ * two times is a compare and two selects (a > b ? a : b), not fmax: sm_90 has no double
+ * max instruction, and fmax compiles to DSETP.MAX and moves (bench_sweep_cuda: 7% slower).
  */
 /* the project's C headers, with C linkage (their guards make later includes no-ops) */
 extern "C" {
