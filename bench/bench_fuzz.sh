@@ -7,7 +7,8 @@
 # line first: HINTSIM doctor's.
 set -euo pipefail
 secs=${1:?usage: bench_fuzz.sh SECONDS BUILD_TESTS_DIR SOURCE_DIR HINTSIM}
-bin=${2:?}
+# absolute: each target runs from its own work folder
+bin=$(cd "${2:?}" && pwd)
 src=${3:?}
 hintsim=${4:?}
 work=$(mktemp -d "${TMPDIR:-/tmp}/hintsim-bench-fuzz.XXXXXX")

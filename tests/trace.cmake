@@ -74,6 +74,15 @@ if(HS_CLANG)
   hs_add_fuzz(fuzz_trace_text 5 traces/*.c)
   hs_add_fuzz(fuzz_profile_json 5 model/profile/profile*.c model/path_rules.c)
   hs_add_fuzz(fuzz_sweep_grid 5 sweep/sweep_grid.c)
+  # bench/bench_fuzz.sh as a user runs it by hand, the tests folder named relative to the
+  # working folder (each target runs from a work folder of its own): a second a target, and
+  # the script's exit status says whether any failed to run or found anything
+  add_test(NAME bench_fuzz_script
+    COMMAND bash ${PROJECT_SOURCE_DIR}/bench/bench_fuzz.sh 1 . ${PROJECT_SOURCE_DIR}
+            $<TARGET_FILE:hintsim>
+    WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(bench_fuzz_script PROPERTIES LABELS fuzz TIMEOUT 300
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1")
 else()
   message(STATUS "hintsim: clang not found, fuzz_trace_reader not built")
 endif()
