@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,6 +597,96 @@ static void test_sigkill_salvage(void **state)
     free(dir);
 }
 
+/* A thread's ring after its destructor ran: the writer frees a dead ring once drained, so a
+ * destructor of a key made later (one that destroys a QP, say) must get a ring of its own,
+ * not the dead one (a use after free once the writer had swept it). */
+static pthread_key_t late_key;
+
+typedef struct {
+    hcap_ring_t *first, *late;
+    int first_dead, rounds;
+} late_t;
+
+static void late_dtor(void *arg)
+{
+    late_t *l = arg;
+
+    if (!atomic_load(&l->first->dead) && ++l->rounds < 4) { /* libhintcap's has not run */
+        pthread_setspecific(late_key, l);
+        return;
+    }
+    l->first_dead = atomic_load(&l->first->dead);
+    l->late = hcap_ring_get(&hcap_g);
+}
+
+static void *late_thread(void *arg)
+{
+    late_t *l = arg;
+
+    l->first = hcap_ring_get(&hcap_g);
+    pthread_setspecific(late_key, l);
+    return NULL;
+}
+
+static void test_ring_after_thread_exit(void **state)
+{
+    late_t l = {0};
+    pthread_t t;
+    (void)state;
+
+    assert_int_equal(pthread_key_create(&late_key, late_dtor), 0);
+    assert_int_equal(pthread_create(&t, NULL, late_thread, &l), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_non_null(l.first);
+    assert_int_equal(l.first_dead, 1);
+    assert_non_null(l.late);
+    assert_ptr_not_equal(l.late, l.first);
+    pthread_key_delete(late_key);
+}
+
+/* A child forked while a capture runs has no writer thread: a fatal signal there goes at
+ * once (it waited 3 s for a flush by the parent's writer, which never comes). The capture
+ * runs in a child of its own (its signal handlers stay out of the suite's process), which
+ * exits 0 when its own child died of the signal within 2 s. */
+static void test_fork_child_signal(void **state)
+{
+    char *tmp = hs_test_tmpdir(), dir[1024], cmd[1200];
+    int status = 0;
+    pid_t pid;
+    (void)state;
+
+    snprintf(dir, sizeof(dir), "%s", tmp);
+    free(tmp); /* the children hold nothing of the test's own (valgrind's leak check) */
+    pid = fork();
+    if (pid == 0) { /* no cmocka asserts here: a failure must not run the suite twice */
+        atomic_store(&hcap_g.state, HCAP_OFF); /* fork disabled it: this child starts anew */
+        setenv("HINTCAP_DIR", dir, 1);
+        hcap_start(&hcap_g, &test_real, NULL, NULL);
+        if (!hcap_running(&hcap_g))
+            _exit(3);
+        uint64_t t0 = hs_now_ns();
+        pid_t c = fork();
+        if (c == 0) {
+            raise(SIGTERM);
+            _exit(0);
+        }
+        int cs = 0;
+        if (c < 0 || waitpid(c, &cs, 0) != c)
+            _exit(4);
+        double s = (double)(hs_now_ns() - t0) * 1e-9;
+        hcap_stop(&hcap_g, 1);
+        if (!WIFSIGNALED(cs) || WTERMSIG(cs) != SIGTERM)
+            _exit(5);
+        _exit(s < 2.0 ? 0 : 6);
+    }
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Provider-direct posting: completions polled through the hooks for a tracked QP that
  * posted nothing through them, and for a QP number no hook ever saw, are counted apart
  * (not as dropped) with their QP numbers; receive completions are not. */
@@ -665,6 +756,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_destroy_pending, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_ring_after_thread_exit, fx_setup, fx_teardown),
+        cmocka_unit_test(test_fork_child_signal),
         cmocka_unit_test(test_trace_file),
         cmocka_unit_test(test_writer_cpu),
         cmocka_unit_test(test_overflow_counted),

@@ -235,6 +235,35 @@ static void test_config_precedence(void **state)
     free(dir);
 }
 
+/* HINTCAP_FLUSH_US: at most 1 s (warned), and always a sleep nanosleep takes: a period of
+ * 1 s or more once made tv_nsec 1e9, so every nanosleep failed at once and the writer spun. */
+static void test_config_flush(void **state)
+{
+    static const struct {
+        const char *env;
+        uint64_t us;
+        int warned;
+    } c[] = {{"0", 1, 0}, {"250", 250, 0}, {"999999", 999999, 0}, {"1000000", 1000000, 0},
+             {"5000000", HCAP_MAX_FLUSH_US, 1}, {"18446744073709551615", HCAP_MAX_FLUSH_US, 1}};
+    hcap_config_t cfg;
+    char warn[512];
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        setenv("HINTCAP_FLUSH_US", c[i].env, 1);
+        hcap_config_load(&cfg, warn, sizeof(warn));
+        assert_int_equal(cfg.flush_us, c[i].us);
+        assert_int_equal(strstr(warn, "HINTCAP_FLUSH_US") != NULL, c[i].warned);
+        struct timespec ts = hcap_config_flush_ts(&cfg);
+        assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+        assert_int_equal((uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000, c[i].us);
+    }
+    cfg.flush_us = 1; /* the kernel takes it: 0, not EINVAL */
+    struct timespec ts = hcap_config_flush_ts(&cfg);
+    assert_int_equal(nanosleep(&ts, NULL), 0);
+    unsetenv("HINTCAP_FLUSH_US");
+}
+
 static void test_rank_and_name(void **state)
 {
     char buf[256];
@@ -273,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_ring_drops),
         cmocka_unit_test(test_map),
         cmocka_unit_test(test_config_precedence),
+        cmocka_unit_test(test_config_flush),
         cmocka_unit_test(test_rank_and_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -180,9 +180,20 @@ void hcap_config_load(hcap_config_t *cfg, char *warn, size_t warn_len)
     cfg->flush_us = env_u64("HINTCAP_FLUSH_US", HCAP_DEFAULT_FLUSH_US, 0, warn, warn_len);
     if (cfg->flush_us == 0)
         cfg->flush_us = 1;
+    if (cfg->flush_us > HCAP_MAX_FLUSH_US) {
+        warn_add(warn, warn_len, "HINTCAP_FLUSH_US=%llu is above %u (1 s): using %u",
+                 (unsigned long long)cfg->flush_us, HCAP_MAX_FLUSH_US, HCAP_MAX_FLUSH_US);
+        cfg->flush_us = HCAP_MAX_FLUSH_US;
+    }
     cfg->writer_cpu = writer_cpu_of(warn, warn_len);
     hint_env_load(cfg, warn, warn_len);
     config_file_load(cfg, warn, warn_len);
+}
+
+struct timespec hcap_config_flush_ts(const hcap_config_t *cfg)
+{
+    return (struct timespec){(time_t)(cfg->flush_us / 1000000),
+                             (long)(cfg->flush_us % 1000000) * 1000};
 }
 
 void hcap_config_note_code(hcap_config_t *cfg)

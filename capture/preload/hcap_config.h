@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "common/hs_util.h"
 #include "traces/trace.h"
@@ -22,6 +23,7 @@
 #define HCAP_DEFAULT_COLD 100
 #define HCAP_DEFAULT_RING_EVENTS 262144
 #define HCAP_DEFAULT_FLUSH_US 1000
+#define HCAP_MAX_FLUSH_US 1000000 /* 1 s: a longer idle period only fills the rings */
 
 /* One source of a hint: set, its value, or a parse problem. */
 typedef struct {
@@ -35,7 +37,7 @@ typedef struct {
     uint64_t cold_n;         /* HINTCAP_COLD: WRs per QP flagged cold-start */
     unsigned ring_order;     /* log2 of HINTCAP_RING_EVENTS, events per thread buffer */
     int blocking;            /* HINTCAP_BLOCK=1: wait for room instead of dropping */
-    uint64_t flush_us;       /* HINTCAP_FLUSH_US: writer's idle poll period */
+    uint64_t flush_us;       /* HINTCAP_FLUSH_US: writer's idle poll period, 1..1 s */
     int writer_cpu;          /* HINTCAP_WRITER_CPU: the writer thread's CPU; -1: any the
                               * process may use */
     char config_path[1024];  /* the hint configuration file consulted */
@@ -58,6 +60,8 @@ static inline int hcap_cpu_parse(const char *v)
  * numbers, unreadable or malformed configuration file) are described in warn (one line,
  * "" when none) and the offending value is ignored. */
 void hcap_config_load(hcap_config_t *cfg, char *warn, size_t warn_len);
+/* The writer's idle sleep, cfg->flush_us as a timespec nanosleep accepts (tv_nsec < 1e9). */
+struct timespec hcap_config_flush_ts(const hcap_config_t *cfg);
 
 /* Parse a hint configuration file's text: lines "RDMA_LOW_LATENCY_HINT = 64K" (also
  * "low_latency_hint"), '#' comments, blank lines. Returns 0 and sets *out (unset if the

@@ -45,10 +45,15 @@ static void hcap_warn(const char *fmt, ...)
 
 /* ---- rings ---------------------------------------------------------------------- */
 
+/* The thread's ring is dead once marked: the writer frees it when it has drained it, so the
+ * thread lets go of it first. A destructor that runs after this one (a key made later, say
+ * one that destroys a QP) and posts or detaches gets a new ring, made dead in its turn. */
 static void ring_thread_exit(void *arg)
 {
     hcap_ring_t *r = arg;
 
+    if (hcap_t_ring == r)
+        hcap_t_ring = NULL;
     atomic_store_explicit(&r->dead, 1, memory_order_release);
 }
 
@@ -327,7 +332,7 @@ static size_t drain_all(hcap_t *h)
 static void *writer_main(void *arg)
 {
     hcap_t *h = arg;
-    struct timespec ts = {0, (long)h->cfg.flush_us * 1000};
+    struct timespec ts = hcap_config_flush_ts(&h->cfg);
     hcap_ring_t *r;
 
     /* Sleep unless a full batch was waiting: draining event by event would bounce the
@@ -453,8 +458,10 @@ static void install_signals(hcap_t *h)
 
 static void on_fork_child(void)
 {
-    /* The writer thread does not exist in the child: record nothing there. */
+    /* The writer thread does not exist in the child: record nothing there, and let a fatal
+     * signal there go at once (stop_from_signal would wait for that writer's flush). */
     atomic_store(&hcap_g.state, HCAP_DISABLED);
+    hcap_g.writer_started = 0;
 }
 
 /* Allocate what the capture needs; called with h->lock held. */
