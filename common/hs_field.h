@@ -9,6 +9,7 @@
 #define HS_FIELD_H
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 
 #define HS_FIELD_CTYPE_F64 double
@@ -19,10 +20,13 @@
 #define HS_FIELD_FMT_F64 "%.17g"
 #define HS_FIELD_FMT_U64 "%" PRIu64
 
-/* A JSON number read back into a field: an F64 takes any number (NaN when written as null,
- * as cJSON writes a non-finite one); a U64 needs a number >= 0. 0 when it cannot. */
+/* A JSON number read back into a field: an F64 takes a finite number (a figure is one: a
+ * non-finite one is written as null, and a file holding one is damaged); a U64 needs a
+ * number >= 0. 0 when it cannot. */
 static inline int hs_field_from_F64(double v, double *out)
 {
+    if (!isfinite(v))
+        return 0;
     *out = v;
     return 1;
 }

@@ -153,6 +153,25 @@ out:
     return st;
 }
 
+/* The first figure of r that is not finite (its name), or NULL: a point file holds finite
+ * figures only, so that no NaN is merged, ranked or printed. */
+static const char *result_nonfinite(const sweep_result_t *r)
+{
+    if (!isfinite(r->value))
+        return "value";
+#define SWEEP_NONFINITE_F64_(member) if (!isfinite(r->member)) return #member;
+#define SWEEP_NONFINITE_U64_(member)
+#define SWEEP_NONFINITE_(member, kind) SWEEP_NONFINITE_##kind##_(member)
+    SWEEP_RESULT_FIGURES(SWEEP_NONFINITE_)
+#undef SWEEP_NONFINITE_
+#undef SWEEP_NONFINITE_U64_
+#undef SWEEP_NONFINITE_F64_
+#define SWEEP_NONFINITE_COST_(member, key) if (!isfinite(r->costs.member)) return key;
+    PRED_COSTS(SWEEP_NONFINITE_COST_)
+#undef SWEEP_NONFINITE_COST_
+    return NULL;
+}
+
 hs_status_t sweep_point_run(const sweep_grid_t *g, const sweep_point_t *pt,
                             const sweep_eval_t *ev, const char *dir)
 {
@@ -168,6 +187,13 @@ hs_status_t sweep_point_run(const sweep_grid_t *g, const sweep_point_t *pt,
                      g->traces[pt->trace].label, g->profiles[pt->profile], hs_status_str(st));
         return st;
     }
+    const char *bad = result_nonfinite(&r);
+    if (bad) {
+        hs_log_error("sweep point %zu (trace %s, profile %s): its %s is not a finite number; "
+                     "nothing kept", pt->index, g->traces[pt->trace].label,
+                     g->profiles[pt->profile], bad);
+        return HS_ERR_INVALID;
+    }
     sweep_point_path(dir, pt->key, path, sizeof(path));
     return point_write(path, g, pt, &r, hs_now_ns() - t0);
 }
@@ -176,11 +202,7 @@ static int get_num(const cJSON *o, const char *name, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 
-    if (cJSON_IsNull(v)) {
-        *out = NAN;
-        return 1;
-    }
-    if (!cJSON_IsNumber(v))
+    if (!cJSON_IsNumber(v)) /* null too: what cJSON writes for a non-finite number */
         return 0;
     *out = v->valuedouble;
     return 1;
@@ -191,7 +213,7 @@ static hs_status_t result_parse(const cJSON *o, sweep_result_t *r)
     double v;
 
     if (!cJSON_IsObject(o) || !get_num(o, "hint", &v) || !hs_field_from_U64(v, &r->hint_bytes) ||
-        !get_num(o, "value", &r->value))
+        !get_num(o, "value", &v) || !hs_field_from_F64(v, &r->value))
         return HS_ERR_INVALID;
 #define SWEEP_PARSE_(member, kind)                                                          \
     if (!get_num(o, #member, &v) || !hs_field_from_##kind(v, &r->member))                   \

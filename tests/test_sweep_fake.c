@@ -57,7 +57,7 @@ static hs_status_t fake_eval(void *ctx, const sweep_grid_t *g, const sweep_point
     f->evals++;
     memset(out, 0, sizeof(*out));
     out->hint_bytes = h->is_auto ? 4096 : h->bytes;
-    out->value = test_sweep_fake_value(g, pt);
+    out->value = pt->index + 1 == f->nan_index1 ? NAN : test_sweep_fake_value(g, pt);
     out->p50_us = out->value / 2;
     out->p99_us = out->value;
     out->mean_us = out->value * 0.6;

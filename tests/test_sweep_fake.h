@@ -10,6 +10,7 @@ typedef struct {
     unsigned delay_us;   /* sleep per point (to interrupt a sweep midway) */
     unsigned evals;      /* points evaluated by this process */
     size_t fail_index;   /* a point index whose evaluation fails; SIZE_MAX for none */
+    size_t nan_index1;   /* 1 + a point index whose value comes out NaN; 0 for none */
 } test_sweep_fake_t;
 
 extern const sweep_eval_ops_t test_sweep_fake_ops;

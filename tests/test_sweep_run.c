@@ -4,6 +4,8 @@
  * process merges (4 local workers: the parent, once; a slice: none; a failed run: none),
  * the generated Slurm script passes `bash -n` and runs its slice or merge step, and a
  * failing point stops the run with its error. */
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,6 +375,53 @@ static void test_failing_point(void **state)
     sweep_stats_release(&s);
 }
 
+/* A point whose evaluation gives a non-finite figure fails, and keeps no file: a NaN would
+ * be merged, ranked (never better, so a first row of NaN stayed the best) and printed. */
+static void test_nonfinite_point(void **state)
+{
+    rfix_t *f = *state;
+    char out[4200];
+    sweep_run_opts_t ro = {.dir = out, .jobs = 2};
+    sweep_result_t r;
+    sweep_stats_t s;
+
+    snprintf(out, sizeof(out), "%s/nan", f->dir);
+    f->fake.nan_index1 = 7 + 1;
+    assert_int_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_ERR_INVALID);
+    assert_int_equal(sweep_point_load(out, f->plan->pts[7].key, &r), HS_ERR_IO);
+    f->fake.nan_index1 = 0;
+    assert_int_equal(sweep_run(f->g, f->plan, &f->ev, &ro, &s), HS_OK);
+    assert_int_equal(count_points(out, NULL, NULL), f->plan->n);
+    assert_int_equal(sweep_point_load(out, f->plan->pts[7].key, &r), HS_OK);
+    assert_true(isfinite(r.value));
+    sweep_stats_release(&s);
+}
+
+/* A point's result file with one figure of its "result" replaced by a JSON text: null (as
+ * cJSON writes NaN) or a number that parses to infinity (1e999). */
+static void point_figure_set(const char *dir, uint64_t key, const char *name, const char *json)
+{
+    static const char mark[] = "123456789.5";
+    char path[4400], *text = NULL, *fixed, *at;
+    cJSON *root, *res;
+
+    sweep_point_path(dir, key, path, sizeof(path));
+    assert_int_equal(hs_read_file(path, &text, NULL), HS_OK);
+    root = cJSON_Parse(text);
+    free(text);
+    res = cJSON_GetObjectItemCaseSensitive(root, "result");
+    assert_non_null(res);
+    assert_true(cJSON_ReplaceItemInObjectCaseSensitive(res, name, cJSON_CreateNumber(123456789.5)));
+    text = cJSON_Print(root);
+    assert_non_null(at = strstr(text, mark));
+    fixed = malloc(strlen(text) + strlen(json) + 1);
+    sprintf(fixed, "%.*s%s%s", (int)(at - text), text, json, at + strlen(mark));
+    assert_int_equal(test_sweep_write(path, fixed), 0);
+    free(fixed);
+    free(text);
+    cJSON_Delete(root);
+}
+
 /* A point file that is damaged is recomputed, not trusted. */
 static void test_damaged_point(void **state)
 {
@@ -391,6 +440,14 @@ static void test_damaged_point(void **state)
     assert_int_equal(s.computed, 1);
     assert_int_equal(s.done_idx[0], 4);
     sweep_stats_release(&s);
+    /* well-formed JSON whose figure is not finite: damaged too (it merged as NaN, exit 0) */
+    point_figure_set(out, f->plan->pts[5].key, "value", "null");
+    point_figure_set(out, f->plan->pts[9].key, "p99_us", "1e999");
+    assert_int_equal(sweep_point_load(out, f->plan->pts[5].key, &r), HS_ERR_INVALID);
+    assert_int_equal(sweep_point_load(out, f->plan->pts[9].key, &r), HS_ERR_INVALID);
+    free(run_and_merge(f, "damaged", 1, &s)); /* checks every value against the fake's */
+    assert_int_equal(s.computed, 2);
+    sweep_stats_release(&s);
 }
 
 int main(void)
@@ -405,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_slice_parse),
         cmocka_unit_test_setup_teardown(test_failing_point, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nonfinite_point, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
