@@ -495,6 +495,13 @@ hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_o
                          (unsigned long long)tr->recs[i - 1].t_post_ns);
             return HS_ERR_INVALID;
         }
+        if (!closed && r->t_post_ns - tr->recs[0].t_post_ns > PRED_MAX_SPAN_NS) {
+            hs_log_error("%s: record %zu: posted %llu ns after the first record: an open-loop "
+                         "replay takes traces of up to 2^50 ns (13 days) from first post to "
+                         "last (its times are doubles of ns)", name, fi,
+                         (unsigned long long)(r->t_post_ns - tr->recs[0].t_post_ns));
+            return HS_ERR_INVALID;
+        }
         if (closed && i + 1 < tr->n && r->t_done_ns == TRACE_TIME_UNKNOWN) {
             hs_log_error("%s: closed-loop replay needs completion times: record %zu has none "
                          "(use --mode open)", name, fi);
