@@ -19,6 +19,9 @@
 #include "traces/trace_convert.h"
 #include "traces/trace_format.h"
 
+/* The producer of a merged trace: a trace of an earlier audit in DIR is not a process's. */
+#define AUDIT_PRODUCER "hintsim trace audit"
+
 struct audit_opts {
     const char *out;
     int json;
@@ -72,6 +75,29 @@ static void audit_set_free(audit_set_t *s)
     free(s->v);
 }
 
+/* Leave out the traces an earlier audit merged into DIR (audited again, a merge counted
+ * every process twice); an error when nothing else is left. */
+static hs_status_t audit_drop_merged(const char *dir, audit_set_t *s)
+{
+    size_t i, kept = 0;
+
+    for (i = 0; i < s->n; i++) {
+        if (strcmp(s->v[i].tr->hdr.producer, AUDIT_PRODUCER) == 0) {
+            hs_log_warn("%s: left out: a merged trace of an earlier audit", s->v[i].path);
+            free(s->v[i].path);
+            trace_free(s->v[i].tr);
+            continue;
+        }
+        s->v[kept++] = s->v[i];
+    }
+    s->n = kept;
+    if (kept == 0) {
+        hs_log_error("%s: no .hst traces of a process, only merged ones", dir);
+        return HS_ERR_INVALID;
+    }
+    return HS_OK;
+}
+
 /* Load every DIR/ *.hst, sorted by name. Errors are logged (trace_load names the file). */
 static hs_status_t audit_load(const char *dir, audit_set_t *s)
 {
@@ -110,7 +136,7 @@ static hs_status_t audit_load(const char *dir, audit_set_t *s)
     for (i = 0; i < s->n; i++)
         if ((st = trace_load(s->v[i].path, &s->v[i].tr)) != HS_OK)
             return st;
-    return HS_OK;
+    return audit_drop_merged(dir, s);
 }
 
 /* The hint most processes use (ties: the smallest). */
@@ -133,6 +159,13 @@ static uint64_t majority_hint(const audit_set_t *s)
     return best;
 }
 
+/* s made plain (hs_fputs_plain), then spaces to width columns. */
+static void put_col(FILE *fp, const char *s, size_t width)
+{
+    for (size_t n = hs_fputs_plain(fp, s); n < width; n++)
+        fputc(' ', fp);
+}
+
 static void print_text(FILE *fp, const audit_set_t *s, uint64_t major, int differ)
 {
     size_t i;
@@ -145,9 +178,11 @@ static void print_text(FILE *fp, const audit_set_t *s, uint64_t major, int diffe
         char hint[32];
 
         hs_format_size(h->hint_bytes, hint, sizeof(hint));
-        fprintf(fp, "%-40s %8lld %5d %-10s %10s %-7s %10zu %8llu%s\n",
-                base ? base + 1 : s->v[i].path, (long long)h->pid, (int)h->rank,
-                h->device[0] ? h->device : "-", hint, trace_hint_src_str(h->hint_source),
+        /* the file's name and its header's device made plain: either can hold escapes */
+        put_col(fp, base ? base + 1 : s->v[i].path, 40);
+        fprintf(fp, " %8lld %5d ", (long long)h->pid, (int)h->rank);
+        put_col(fp, h->device[0] ? h->device : "-", 10);
+        fprintf(fp, " %10s %-7s %10zu %8llu%s\n", hint, trace_hint_src_str(h->hint_source),
                 s->v[i].tr->n, (unsigned long long)h->dropped,
                 h->hint_bytes != major ? "  <- differs" : "");
     }
@@ -205,7 +240,7 @@ static int cmp_rec(const void *a, const void *b)
 static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char *path)
 {
     trace_t *m = NULL;
-    uint32_t qp_base = 0;
+    uint64_t qp_base = 0; /* QP indices are 32-bit: every process's must fit past the last's */
     hs_status_t st = trace_new(&m);
     size_t i, j;
 
@@ -213,13 +248,20 @@ static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char 
         goto no_memory;
     for (i = 0; i < s->n; i++) {
         const trace_t *t = s->v[i].tr;
-        uint32_t max_qp = 0;
+        uint64_t max_qp = 0;
 
+        for (j = 0; j < t->n; j++)
+            max_qp = (uint64_t)t->recs[j].qp + 1 > max_qp ? (uint64_t)t->recs[j].qp + 1 : max_qp;
+        if (qp_base + max_qp > (uint64_t)UINT32_MAX + 1) {
+            hs_log_error("%s: QP index %llu: the processes' QPs, numbered one after another, "
+                         "do not fit 32 bits", s->v[i].path, (unsigned long long)(max_qp - 1));
+            trace_free(m);
+            return HS_ERR_INVALID;
+        }
         for (j = 0; j < t->n; j++) {
             trace_rec_t r = t->recs[j];
 
-            max_qp = r.qp + 1 > max_qp ? r.qp + 1 : max_qp;
-            r.qp += qp_base;
+            r.qp += (uint32_t)qp_base;
             if ((st = trace_push(m, &r)) != HS_OK)
                 goto no_memory;
         }
@@ -228,7 +270,7 @@ static hs_status_t audit_merge(const audit_set_t *s, uint64_t major, const char 
     }
     if (m->n > 1)
         qsort(m->recs, m->n, sizeof(*m->recs), cmp_rec);
-    snprintf(m->hdr.producer, sizeof(m->hdr.producer), "hintsim trace audit");
+    snprintf(m->hdr.producer, sizeof(m->hdr.producer), AUDIT_PRODUCER);
     m->hdr.mode = TRACE_MODE_PRELOAD;
     snprintf(m->hdr.host, sizeof(m->hdr.host), "%s", s->v[0].tr->hdr.host);
     snprintf(m->hdr.device, sizeof(m->hdr.device), "%s", s->v[0].tr->hdr.device);

@@ -130,6 +130,25 @@ void hs_size_class_bounds(unsigned k, uint64_t *lo, uint64_t *hi)
     *hi = k == 0 ? 1 : k >= 64 ? UINT64_MAX : 1ULL << k;
 }
 
+size_t hs_fputs_plain(FILE *fp, const char *s)
+{
+    size_t n = 0;
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(fp, "\\x%02x", *p);
+            n += 4;
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            fprintf(fp, "\\xc2\\x%02x", *++p);
+            n += 8;
+        } else {
+            fputc(*p, fp);
+            n++;
+        }
+    }
+    return n;
+}
+
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen)
 {
     static const char units[] = "BKMGT";

@@ -27,6 +27,11 @@ hs_status_t hs_parse_u64(const char *text, uint64_t *out);
 /* Format a byte count for people: 8 -> "8B", 16384 -> "16K", 1572864 -> "1.5M". */
 void hs_format_size(uint64_t bytes, char *buf, size_t buflen);
 
+/* Write s for a terminal: control characters (C0, DEL, and C1 as UTF-8 encodes them) as
+ * \xNN, so a string read from a file cannot move the cursor, retitle the window or hide
+ * text. Returns the bytes written (for padding a column). */
+size_t hs_fputs_plain(FILE *fp, const char *s);
+
 /* The next value of a splitmix64 generator (Steele, Lea, Flood; any state *s, 0 included):
  * seeding a larger generator, or a short stream of well-mixed values from a seed. */
 static inline uint64_t hs_splitmix64(uint64_t *s)

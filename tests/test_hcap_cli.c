@@ -22,6 +22,26 @@
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
 #define CALL(fn, ...) fn(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
 
+/* Run fn with stdout captured into *out (malloc'ed). */
+static int with_stdout(char **out, int (*fn)(int, char **), int argc, char **argv)
+{
+    char path[] = "/tmp/hcap-cli-stdout.XXXXXX";
+    int fd = mkstemp(path), saved, rc;
+
+    assert_true(fd >= 0);
+    fflush(stdout);
+    saved = dup(STDOUT_FILENO);
+    assert_true(saved >= 0 && dup2(fd, STDOUT_FILENO) >= 0);
+    rc = fn(argc, argv);
+    fflush(stdout);
+    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+    close(saved);
+    close(fd);
+    assert_int_equal(hs_read_file(path, out, NULL), HS_OK);
+    remove(path);
+    return rc;
+}
+
 /* Run fn with stderr captured into *err (malloc'ed). */
 static int with_stderr(char **err, int (*fn)(int, char **), int argc, char **argv)
 {
@@ -277,7 +297,37 @@ static void test_audit(void **state)
     for (i = 0; i < m->n; i++)
         assert_true(m->recs[i].qp < 6); /* 3 processes x 2 QPs, renumbered */
     trace_free(m);
+    /* audited again, the merged trace in DIR is left out (it counted every process twice) */
+    assert_int_equal(with_stderr(&out, cmd_trace_audit, 4, ARGV("audit", dir, "-o", merged)), 1);
+    assert_non_null(strstr(out, "merged.out.hst: left out"));
+    free(out);
+    assert_int_equal(trace_load(merged, &m), HS_OK);
+    assert_int_equal(m->n, 20);
+    trace_free(m);
     remove(merged);
+    /* a header's device is printed plain: no escape reaches the terminal */
+    trace_t *t;
+    snprintf(p, sizeof(p), "%s/n1-4-r3.hst", dir);
+    assert_int_equal(trace_new(&t), HS_OK);
+    t->hdr.hint_bytes = 4096;
+    snprintf(t->hdr.device, sizeof(t->hdr.device), "\x1b]0;owned\x07\x1b[2J");
+    trace_rec_t r1 = {.t_post_ns = 1, .t_done_ns = 2, .size_bytes = 64, .qp = 0};
+    assert_int_equal(trace_push(t, &r1), HS_OK);
+    assert_int_equal(trace_save(p, t), HS_OK);
+    assert_int_equal(with_stdout(&out, cmd_trace_audit, 2, ARGV("audit", dir)), 1);
+    assert_null(strchr(out, 0x1b));
+    assert_null(strchr(out, 0x07));
+    assert_non_null(strstr(out, "\\x1b]0;owned\\x07\\x1b[2J"));
+    free(out);
+    /* QP indices past 32 bits once renumbered: refused (the index wrapped, QPs collided) */
+    t->recs[0].qp = UINT32_MAX;
+    assert_int_equal(trace_save(p, t), HS_OK);
+    trace_free(t);
+    assert_int_equal(with_stderr(&out, cmd_trace_audit, 4, ARGV("audit", dir, "-o", merged)), 1);
+    assert_non_null(strstr(out, "do not fit 32 bits"));
+    assert_int_not_equal(access(merged, F_OK), 0);
+    free(out);
+    remove(p);
     /* Bad input: a damaged trace is named; an empty directory is an error. */
     snprintf(p, sizeof(p), "%s/junk.hst", dir);
     assert_int_equal(hs_write_file_atomic(p, "not a trace"), HS_OK);

@@ -72,25 +72,11 @@ static double span_us(const trace_stats_t *s)
     return s->records ? (double)(end - s->t_first_post_ns) / 1000.0 : 0.0;
 }
 
-/* Write s for a terminal: control characters (C0, DEL, and C1 as UTF-8 encodes them) as
- * \xNN, so a header cannot move the cursor, retitle the window or hide text. */
-static void put_plain(FILE *fp, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fprintf(fp, "\\x%02x", *p);
-        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-            fprintf(fp, "\\xc2\\x%02x", *++p);
-        else
-            fputc(*p, fp);
-    }
-}
-
 /* "label" then s (or "-" when empty) made plain, then tail. */
 static void put_field(FILE *fp, const char *label, const char *s, const char *tail)
 {
     fputs(label, fp);
-    put_plain(fp, *s ? s : "-");
+    hs_fputs_plain(fp, *s ? s : "-");
     fputs(tail, fp);
 }
 
@@ -98,9 +84,9 @@ static void print_header(FILE *fp, const char *path, const trace_hdr_t *h)
 {
     fprintf(fp, "trace      %s\n", path);
     fputs("producer   ", fp);
-    put_plain(fp, h->producer);
+    hs_fputs_plain(fp, h->producer);
     fputc(' ', fp);
-    put_plain(fp, h->producer_version);
+    hs_fputs_plain(fp, h->producer_version);
     fprintf(fp, " (mode %s)\n", trace_mode_str(h->mode));
     put_field(fp, "host       ", h->host, "  ");
     put_field(fp, "device ", h->device, "  ");
