@@ -258,7 +258,7 @@ static void test_keys(void **state)
     gfix_t *f = *state;
     sweep_grid_t *g = NULL;
     sweep_plan_t *p1 = NULL, *p2 = NULL;
-    test_sweep_fake_t fake = {0, 0, SIZE_MAX};
+    test_sweep_fake_t fake = {0, 0, SIZE_MAX, 0};
     sweep_eval_t ev = {&test_sweep_fake_ops, &fake};
 
     assert_int_equal(test_sweep_write(f->grid, k_good), 0);

@@ -20,7 +20,7 @@ static const char *k_grid =
 
 static char *local_csv(const char *grid, const char *dir)
 {
-    test_sweep_fake_t fake = {0, 0, SIZE_MAX};
+    test_sweep_fake_t fake = {0, 0, SIZE_MAX, 0};
     sweep_eval_t ev = {&test_sweep_fake_ops, &fake};
     sweep_run_opts_t ro = {.dir = dir, .jobs = 2};
     sweep_grid_t *g = NULL;

@@ -51,7 +51,7 @@ static hs_status_t merge(void *ctx)
 int main(int argc, char **argv)
 {
     /* 2 ms a point: long enough that every rank takes some points from the shared counter */
-    test_sweep_fake_t fake = {2000, 0, SIZE_MAX};
+    test_sweep_fake_t fake = {2000, 0, SIZE_MAX, 0};
     sweep_eval_t ev = {&test_sweep_fake_ops, &fake};
     sweep_grid_t *g = NULL;
     sweep_plan_t *plan = NULL;
