@@ -80,26 +80,33 @@ int hs_test_run(char **out, const char *fmt, ...)
     return WEXITSTATUS(status);
 }
 
+void hs_test_capture_begin(hs_test_stderr_t *c, int target)
+{
+    snprintf(c->path, sizeof(c->path), "/tmp/hs-test-capture-XXXXXX");
+    c->target = target;
+    c->fd = mkstemp(c->path);
+    c->saved = dup(target);
+    assert_true(c->fd >= 0 && c->saved >= 0);
+    fflush(target == 1 ? stdout : stderr);
+    dup2(c->fd, target);
+}
+
 void hs_test_stderr_begin(hs_test_stderr_t *c)
 {
-    snprintf(c->path, sizeof(c->path), "/tmp/hs-test-stderr-XXXXXX");
-    c->fd = mkstemp(c->path);
-    c->saved = dup(2);
-    assert_true(c->fd >= 0 && c->saved >= 0);
-    fflush(stderr);
-    dup2(c->fd, 2);
+    hs_test_capture_begin(c, 2);
 }
 
 char *hs_test_stderr_end(hs_test_stderr_t *c)
 {
+    FILE *fp = c->target == 1 ? stdout : stderr;
     char *text = NULL;
 
-    fflush(stderr);
-    dup2(c->saved, 2);
+    fflush(fp);
+    dup2(c->saved, c->target);
     close(c->saved);
     close(c->fd);
     assert_int_equal(hs_read_file(c->path, &text, NULL), HS_OK);
     remove(c->path);
-    fputs(text, stderr);
+    fputs(text, fp);
     return text;
 }

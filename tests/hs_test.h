@@ -20,11 +20,13 @@ int hs_test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 
 
 /* What this process writes to stderr between hs_test_stderr_begin and hs_test_stderr_end
  * (into a temp file, stderr put back after): the text, malloc'ed, caller frees; it is
- * also written to the real stderr, for the test's log. */
+ * also written to the real stderr, for the test's log. hs_test_capture_begin does the same
+ * for stdout (target 1) or stderr (2); hs_test_stderr_end ends either. */
 typedef struct {
     char path[64];
-    int fd, saved;
+    int fd, saved, target;
 } hs_test_stderr_t;
+void hs_test_capture_begin(hs_test_stderr_t *c, int target);
 void hs_test_stderr_begin(hs_test_stderr_t *c);
 char *hs_test_stderr_end(hs_test_stderr_t *c);
 

@@ -22,36 +22,21 @@
 #define ARGC(...) ((int)(sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)))
 #define CALL(fn, ...) fn(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
 
-/* Run fn with stdout captured into *out (malloc'ed). */
-static int with_stdout(char **out, int (*fn)(int, char **), int argc, char **argv)
-{
-    char path[] = "/tmp/hcap-cli-stdout.XXXXXX";
-    int fd = mkstemp(path), saved, rc;
-
-    assert_true(fd >= 0);
-    fflush(stdout);
-    saved = dup(STDOUT_FILENO);
-    assert_true(saved >= 0 && dup2(fd, STDOUT_FILENO) >= 0);
-    rc = fn(argc, argv);
-    fflush(stdout);
-    assert_true(dup2(saved, STDOUT_FILENO) >= 0);
-    close(saved);
-    close(fd);
-    assert_int_equal(hs_read_file(path, out, NULL), HS_OK);
-    remove(path);
-    return rc;
-}
-
-/* Run fn with stderr captured into *err (malloc'ed). */
-static int with_stderr(char **err, int (*fn)(int, char **), int argc, char **argv)
+/* Run fn with its stdout (target 1) or stderr (2) captured into *text (malloc'ed). */
+static int with_output(char **text, int target, int (*fn)(int, char **), int argc, char **argv)
 {
     hs_test_stderr_t cap;
     int rc;
 
-    hs_test_stderr_begin(&cap);
+    hs_test_capture_begin(&cap, target);
     rc = fn(argc, argv);
-    *err = hs_test_stderr_end(&cap);
+    *text = hs_test_stderr_end(&cap);
     return rc;
+}
+
+static int with_stderr(char **err, int (*fn)(int, char **), int argc, char **argv)
+{
+    return with_output(err, 2, fn, argc, argv);
 }
 
 static int count_files(const char *dir)
@@ -314,7 +299,7 @@ static void test_audit(void **state)
     trace_rec_t r1 = {.t_post_ns = 1, .t_done_ns = 2, .size_bytes = 64, .qp = 0};
     assert_int_equal(trace_push(t, &r1), HS_OK);
     assert_int_equal(trace_save(p, t), HS_OK);
-    assert_int_equal(with_stdout(&out, cmd_trace_audit, 2, ARGV("audit", dir)), 1);
+    assert_int_equal(with_output(&out, 1, cmd_trace_audit, 2, ARGV("audit", dir)), 1);
     assert_null(strchr(out, 0x1b));
     assert_null(strchr(out, 0x07));
     assert_non_null(strstr(out, "\\x1b]0;owned\\x07\\x1b[2J"));

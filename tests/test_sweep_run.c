@@ -411,7 +411,7 @@ static void point_figure_set(const char *dir, uint64_t key, const char *name, co
     free(text);
     res = cJSON_GetObjectItemCaseSensitive(root, "result");
     assert_non_null(res);
-    assert_true(cJSON_ReplaceItemInObjectCaseSensitive(res, name, cJSON_CreateNumber(123456789.5)));
+    assert_true(cJSON_ReplaceItemInObjectCaseSensitive(res, name, cJSON_CreateNumber(strtod(mark, NULL))));
     text = cJSON_Print(root);
     assert_non_null(at = strstr(text, mark));
     fixed = malloc(strlen(text) + strlen(json) + 1);
