@@ -201,6 +201,30 @@ static void test_hst_roundtrip_streaming(void **state)
     trace_free(tr);
 }
 
+/* The header's u64 fields near and from 2^53 on (a dropped count is whatever the end block
+ * said) survive every form exactly: digits below 2^53, decimal strings from it on
+ * (test_trace_json checks what the header parser refuses). */
+static void test_header_u64_past_2p53(void **state)
+{
+    static const uint64_t vals[] = {TRACE_JSON_EXACT - 1, TRACE_JSON_EXACT, TRACE_JSON_EXACT + 1,
+                                    UINT64_MAX};
+    static const char *const names[] = {"u.hst", "u.csv", "u.jsonl"};
+    trace_t *tr = make_trace(10), *back;
+    (void)state;
+    for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+        tr->hdr.dropped = vals[v];
+        tr->hdr.hint_bytes = vals[v] - 7;
+        for (size_t f = 0; f < 3; f++) {
+            assert_int_equal(trace_save(tmp(names[f]), tr), HS_OK);
+            assert_int_equal(trace_load(tmp(names[f]), &back), HS_OK);
+            assert_true(back->hdr.dropped == vals[v]);
+            assert_true(back->hdr.hint_bytes == vals[v] - 7);
+            trace_free(back);
+        }
+    }
+    trace_free(tr);
+}
+
 /* A trace grown past HS_MEM_BIG_BYTES by trace_push, and one loaded from a file, live in
  * one large array (2 MiB aligned: hs_alloc_big; plain malloc would give a page-aligned
  * mapping plus its header) holding every record; the loaded one sized from the file (at
@@ -381,6 +405,15 @@ static void test_perftest_import(void **state)
     assert_int_equal(hs_write_file_atomic(tmp("nou.txt"), " #bytes #iterations  t_min\n 8 1000 1.0\n"),
                      HS_OK);
     assert_int_equal(trace_load(tmp("nou.txt"), &tr), HS_ERR_INVALID);
+    /* a CSV whose comments name a perftest report is still a CSV: its column line decides */
+    assert_int_equal(hs_write_file_atomic(tmp("lt.csv"), "# Latency Test, ib_write_lat -U, #bytes "
+                                          "8\n\n#, usec\nsize_bytes,t_post_ns\n64,10\n8,20\n"),
+                     HS_OK);
+    assert_int_equal(trace_load(tmp("lt.csv"), &tr), HS_OK);
+    assert_int_equal(tr->n, 2);
+    assert_int_equal(tr->recs[0].size_bytes, 64);
+    assert_int_equal(tr->recs[1].t_post_ns, 20);
+    trace_free(tr);
 }
 
 static int same_file(const char *a, const char *b)
@@ -992,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_crc32),
         cmocka_unit_test(test_crc32_paths),
         cmocka_unit_test(test_hst_roundtrip_streaming),
+        cmocka_unit_test(test_header_u64_past_2p53),
         cmocka_unit_test(test_big_traces_on_huge_pages),
         cmocka_unit_test(test_hst_empty_and_abort),
         cmocka_unit_test(test_text_roundtrips),

@@ -90,9 +90,16 @@ static void test_trace_header(void **state)
     /* a header number from 2^53 on would be read rounded (2^53 + 1 as 2^53): refused */
     const char *big = "{\"dropped\":9007199254740993}", *top = "{\"dropped\":9007199254740991}";
     assert_int_equal(trace_hdr_from_json(big, strlen(big), &h, why, sizeof(why)), -1);
-    assert_non_null(strstr(why, "field 'dropped' must be an integer"));
+    assert_non_null(strstr(why, "field 'dropped' must be a non-negative integer"));
+    assert_non_null(strstr(why, "decimal string"));
     assert_int_equal(trace_hdr_from_json(top, strlen(top), &h, why, sizeof(why)), 0);
     assert_int_equal(h.dropped, UINT64_C(9007199254740991));
+    /* from 2^53 on, a decimal string is exact; a sign or junk is not a count */
+    const char *str = "{\"dropped\":\"18446744073709551615\"}", *neg = "{\"dropped\":\"-1\"}";
+    assert_int_equal(trace_hdr_from_json(str, strlen(str), &h, why, sizeof(why)), 0);
+    assert_true(h.dropped == UINT64_MAX);
+    assert_int_equal(trace_hdr_from_json(neg, strlen(neg), &h, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "field 'dropped'"));
     trace_hdr_release(&h);
 }
 

@@ -125,6 +125,20 @@ int trace_version_check(uint64_t version, const char *where, char *why, size_t w
 /* Bytes of JSON plus padding that follow the file header. */
 static inline uint64_t trace_json_padded(uint32_t json_len) { return ((uint64_t)json_len + 7) & ~7ULL; }
 
+/* Integers in trace JSON (header and JSON Lines records): below 2^53 a JSON number; from
+ * 2^53 on a decimal string, since a JSON number that large is rounded (2^53 + 1 parses as
+ * 2^53). TRACE_JSON_EXACT is 2^53. */
+#define TRACE_JSON_EXACT 9007199254740992ULL
+struct cJSON;
+/* Text s as a u64: decimal, or hexadecimal with 0x (flags); never octal, no sign, nothing
+ * after it. 0 or -1. */
+int trace_u64_parse(const char *s, uint64_t *out);
+/* A JSON integer in 0..lim as above (number below 2^53, or a string trace_u64_parse reads);
+ * 0 with *out set, else -1. */
+int trace_json_u64_get(const struct cJSON *it, uint64_t lim, uint64_t *out);
+/* Add key: v to object o in that spelling; 0, or -1 out of memory. */
+int trace_json_u64_add(struct cJSON *o, const char *key, uint64_t v);
+
 /* The JSON header text for hdr (malloc'ed, caller frees). */
 hs_status_t trace_hdr_to_json(const trace_hdr_t *hdr, char **out);
 /* The JSON header as a cJSON object (caller deletes); used by info and the converters. */

@@ -2,6 +2,8 @@
  * the enum name tables, and deep copies. Used by the .hst writer/reader and by the CSV
  * and JSON Lines converters, which carry the same object on their first line. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,6 +96,45 @@ int trace_opcode_parse(const char *s, uint8_t *out)
 
 /* ---- to JSON ---------------------------------------------------------------------- */
 
+int trace_u64_parse(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    errno = 0; /* decimal, or hexadecimal with 0x (flags); never octal */
+    v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int trace_json_u64_get(const cJSON *it, uint64_t lim, uint64_t *out)
+{
+    if (cJSON_IsString(it))
+        return trace_u64_parse(it->valuestring, out) == 0 && *out <= lim ? 0 : -1;
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) ||
+        it->valuedouble >= (double)TRACE_JSON_EXACT ||
+        it->valuedouble != floor(it->valuedouble) || (uint64_t)it->valuedouble > lim)
+        return -1;
+    *out = (uint64_t)it->valuedouble;
+    return 0;
+}
+
+int trace_json_u64_add(cJSON *o, const char *key, uint64_t v)
+{
+    char text[24];
+
+    snprintf(text, sizeof(text), "%" PRIu64, v);
+    /* raw digits: cJSON prints a double with 15 significant digits when they read back
+     * "equal" within its epsilon, so 2^53 - 1 would come out as 9.00719925474099e+15 */
+    if (v < TRACE_JSON_EXACT)
+        return cJSON_AddRawToObject(o, key, text) ? 0 : -1;
+    return cJSON_AddStringToObject(o, key, text) ? 0 : -1;
+}
+
 cJSON *trace_hdr_to_cjson(const trace_hdr_t *hdr)
 {
     cJSON *o = cJSON_CreateObject(), *extra = NULL;
@@ -110,11 +151,11 @@ cJSON *trace_hdr_to_cjson(const trace_hdr_t *hdr)
     cJSON_AddStringToObject(o, "mem", trace_mem_str(hdr->mem));
     cJSON_AddStringToObject(o, "clock_source", hdr->clock_source);
     cJSON_AddStringToObject(o, "clock_unit", "ns");
-    cJSON_AddNumberToObject(o, "hint_bytes", (double)hdr->hint_bytes);
+    trace_json_u64_add(o, "hint_bytes", hdr->hint_bytes);
     cJSON_AddStringToObject(o, "hint_source", trace_hint_src_str(hdr->hint_source));
     cJSON_AddNumberToObject(o, "pid", (double)hdr->pid);
     cJSON_AddNumberToObject(o, "rank", hdr->rank);
-    cJSON_AddNumberToObject(o, "dropped", (double)hdr->dropped);
+    trace_json_u64_add(o, "dropped", hdr->dropped);
     cJSON_AddStringToObject(o, "workload", hdr->workload);
     if (hdr->extra_json && *hdr->extra_json)
         extra = cJSON_Parse(hdr->extra_json);
@@ -246,17 +287,31 @@ static int get_enums(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
     return 0;
 }
 
+/* A u64 member (absent: 1, untouched); -1 with a reason when it is not one. */
+static int get_u64(const cJSON *o, const char *key, uint64_t *dst, char *why, size_t wl)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!it)
+        return 1;
+    if (trace_json_u64_get(it, UINT64_MAX, dst) != 0) {
+        snprintf(why, wl, "field '%s' must be a non-negative integer (from 2^53 on, a decimal "
+                 "string: a JSON number that large is rounded)", key);
+        return -1;
+    }
+    return 0;
+}
+
 static int get_numbers(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
 {
     /* from 2^53 on a JSON number is not exact (2^53 + 1 parses as 2^53): refused, not rounded */
-    const double max53 = 9007199254740991.0;
+    const double max53 = (double)(TRACE_JSON_EXACT - 1);
     double v;
     int rc;
 
-    if ((rc = get_num(o, "hint_bytes", 0, max53, &v, why, wl)) < 0)
+    if (get_u64(o, "hint_bytes", &h->hint_bytes, why, wl) < 0 ||
+        get_u64(o, "dropped", &h->dropped, why, wl) < 0)
         return -1;
-    if (rc == 0)
-        h->hint_bytes = (uint64_t)v;
     if ((rc = get_num(o, "pid", -1, max53, &v, why, wl)) < 0)
         return -1;
     if (rc == 0)
@@ -265,10 +320,6 @@ static int get_numbers(const cJSON *o, trace_hdr_t *h, char *why, size_t wl)
         return -1;
     if (rc == 0)
         h->rank = (int32_t)v;
-    if ((rc = get_num(o, "dropped", 0, max53, &v, why, wl)) < 0)
-        return -1;
-    if (rc == 0)
-        h->dropped = (uint64_t)v;
     return 0;
 }
 

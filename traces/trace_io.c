@@ -23,9 +23,32 @@ static int looks_like_records(const char *p, size_t len)
     return n > 0 && isdigit((unsigned char)p[0]) && memchr(p, ',', n) != NULL;
 }
 
+/* The first line of p[0..len) that is neither blank nor a '#' comment: the column line of a
+ * CSV whose comments come first; its length in *n, NULL when there is none in len. */
+static const char *first_data_line(const char *p, size_t len, size_t *n)
+{
+    const char *end = p + len;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t k = 0;
+
+        while (k < l && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+            k++;
+        if (k < l && p[k] != '#') {
+            *n = l;
+            return p;
+        }
+        p += l + 1;
+    }
+    return NULL;
+}
+
 trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
 {
-    size_t i = 0;
+    const char *data;
+    size_t i = 0, n;
 
     if (len >= TRACE_FILE_MAGIC_LEN && memcmp(head, TRACE_FILE_MAGIC, TRACE_FILE_MAGIC_LEN) == 0)
         return TRACE_FMT_HST;
@@ -36,6 +59,9 @@ trace_fmt_t trace_fmt_sniff(const char *head, size_t len)
     if (i < len && head[i] == '{')
         return TRACE_FMT_JSONL;
     if (len - i >= 16 && memcmp(head + i, "# hintsim-trace ", 16) == 0)
+        return TRACE_FMT_CSV;
+    /* a column line before any perftest marker: a CSV, whatever its comments say */
+    if ((data = first_data_line(head + i, len - i, &n)) && memmem(data, n, "t_post_ns", 9))
         return TRACE_FMT_CSV;
     if (memmem(head, len, "#, usec", 7) || memmem(head, len, "#, cycles", 9) ||
         memmem(head, len, "#bytes", 6) || memmem(head, len, "Latency Test", 12))

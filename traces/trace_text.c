@@ -24,24 +24,8 @@
 #define CSV_PREFIX "# hintsim-trace "
 #define CSV_MAGIC CSV_PREFIX "v1 "
 #define CSV_COLUMNS "t_post_ns,t_done_ns,size_bytes,qp,opcode,status,flags"
-#define MAX53 9007199254740992ULL
 
 /* ---- shared field parsing --------------------------------------------------------- */
-
-static int parse_u64_text(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    errno = 0; /* decimal, or hexadecimal with 0x (flags); never octal */
-    v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 enum { COL_POST, COL_DONE, COL_SIZE, COL_QP, COL_OP, COL_STATUS, COL_FLAGS, COL_N };
 static const char *const g_cols[COL_N] = {"t_post_ns", "t_done_ns", "size_bytes", "qp",
@@ -63,7 +47,7 @@ static int rec_set(trace_rec_t *rec, int c, const char *v, char *why, size_t wl)
                  "atomic, other)", v);
         return -1;
     }
-    if (parse_u64_text(v, &x) != 0) {
+    if (trace_u64_parse(v, &x) != 0) {
         snprintf(why, wl, "'%s' is not a non-negative integer", v);
         return -1;
     }
@@ -446,19 +430,6 @@ hs_status_t trace_csv_write(FILE *fp, const trace_t *tr)
 
 /* ---- JSON Lines ------------------------------------------------------------------- */
 
-static int json_u64(const cJSON *it, uint64_t lim, uint64_t *out)
-{
-    if (cJSON_IsString(it))
-        return parse_u64_text(it->valuestring, out) == 0 && *out <= lim ? 0 : -1;
-    /* 2^53 and above are refused as numbers: 2^53 + 1 parses as 2^53 (a double cannot tell
-     * them apart), so such a value is only exact as a decimal string */
-    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble >= (double)MAX53 ||
-        it->valuedouble != floor(it->valuedouble) || (uint64_t)it->valuedouble > lim)
-        return -1;
-    *out = (uint64_t)it->valuedouble;
-    return 0;
-}
-
 static int jsonl_field(const cJSON *o, int c, trace_rec_t *rec, char *why, size_t wl)
 {
     static const uint64_t lim[COL_N] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX, 255, 255,
@@ -476,7 +447,7 @@ static int jsonl_field(const cJSON *o, int c, trace_rec_t *rec, char *why, size_
     if (c == COL_OP && cJSON_IsString(it) && !isdigit((unsigned char)it->valuestring[0]))
         return rec_set(rec, c, it->valuestring, why, wl) == 0 ? 0 :
                (snprintf(why, wl, "key 'opcode': unknown opcode '%s'", it->valuestring), -1);
-    if (json_u64(it, lim[c], &x) != 0) {
+    if (trace_json_u64_get(it, lim[c], &x) != 0) {
         snprintf(why, wl, "key '%s' must be an integer in 0..%" PRIu64 " (from 2^53 on, a "
                  "decimal string: a JSON number that large is rounded)", g_cols[c], lim[c]);
         return -1;
@@ -603,7 +574,7 @@ out:
 
 static void json_u64_put(FILE *fp, const char *key, uint64_t v, int comma)
 {
-    if (v < MAX53)
+    if (v < TRACE_JSON_EXACT)
         fprintf(fp, "\"%s\":%" PRIu64 "%s", key, v, comma ? "," : "");
     else
         fprintf(fp, "\"%s\":\"%" PRIu64 "\"%s", key, v, comma ? "," : "");
