@@ -422,6 +422,27 @@ static void test_pipes_and_fifos(void **state)
         free(out);
     }
     run_expect(1, "nothing to read", "trace audit %s", fifo_dir);
+    /* an endless pipe that is not a trace is refused where it goes wrong, not copied whole
+     * first (that never ended): salvage, which maps its input, is the exception */
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        static const char *const why[] = {"-:1: expected the column line",
+                                          "unexpected data after the end block"};
+        const char *extra = i == 2 ? "-o" : i >= 4 ? "--profile generic" : "";
+        char feed[4300], *out = NULL;
+        if (i == 3)
+            continue;
+        for (size_t f = 0; f < 2; f++) {
+            if (f == 0)
+                snprintf(feed, sizeof(feed), "yes 1,2");
+            else
+                snprintf(feed, sizeof(feed), "{ cat '%s'; yes; }", o);
+            int rc = hs_test_run(&out, "%s | timeout 60 '%s' %s - %s %s 2>&1", feed,
+                                 hs_test_bin(), cmds[i], extra, i == 2 ? tmp("y.csv") : "");
+            if (rc != 1 || !strstr(out, why[f]))
+                fail_msg("%s | %s -: rc %d, %s", feed, cmds[i], rc, out);
+            free(out);
+        }
+    }
     run_expect(1, "not a regular file, a pipe or a FIFO", "trace info /dev/zero");
 }
 

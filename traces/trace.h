@@ -195,11 +195,14 @@ void trace_reader_close(trace_reader_t *r);
 
 /* Open a trace for reading: path, or "-" for standard input. A regular file is read as it
  * is; a pipe, FIFO or socket is first copied into an unnamed temporary file ($TMPDIR, else
- * /tmp), since every reader seeks. The open never waits for a FIFO's writer: a FIFO that
- * nobody writes to reads as empty. Anything else (a directory, a terminal, /dev/zero) is
- * refused at once. A seekable fd (caller closes), or an error logged naming path. */
+ * /tmp), for readers that map or seek anywhere (salvage). The open never waits for a
+ * FIFO's writer: one that nobody writes to, or whose writer wrote nothing, is refused.
+ * Anything else (a directory, a terminal, /dev/zero) is refused at once. A seekable fd
+ * (caller closes), or an error logged naming path. */
 hs_status_t trace_input_open(const char *path, int *fd_out);
-/* The same as a stdio stream; NULL on error (logged). */
+/* The same as a stdio stream, NULL on error (logged); a pipe is read as it comes, not
+ * copied: it seeks only within its first 64 KiB (enough to sniff the format and read it
+ * again) and has no file descriptor (fileno is -1). */
 FILE *trace_input_fopen(const char *path);
 
 /* Load a whole trace from any supported file: .hst, .csv, .jsonl, or perftest raw
