@@ -297,7 +297,8 @@ static hs_status_t merge(void *ctx)
         goto out;
     }
     c->complete = 1;
-    if ((st = sweep_out_write(c->grid, c->plan, res, o->out)) != HS_OK)
+    if ((st = sweep_out_drop_views(o->out, o->no_plots ? NULL : c->grid)) != HS_OK ||
+        (st = sweep_out_write(c->grid, c->plan, res, o->out)) != HS_OK)
         goto out;
     if (!o->no_plots)
         st = sweep_plot_all(c->grid, c->plan, res, o->out, &c->nplots);

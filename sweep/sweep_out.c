@@ -360,25 +360,33 @@ put_back: /* this plan's, or it could not be checked: undo the move aside */
     return HS_ERR_IO;
 }
 
-/* Whether name is one of the files sweep_plot_all writes: heatmap.{dat,gp,png} and
- * best_hint_KEY.{dat,gp,png}. */
-static int is_plot_file(const char *name)
+/* Whether name is one of the files sweep_plot_all writes (heatmap.{dat,gp,png} and
+ * best_hint_KEY.{dat,gp,png}) and, with keep, not one it writes for keep. */
+static int is_stale_plot(const char *name, const sweep_grid_t *keep)
 {
     static const char *const ext[] = {".dat", ".gp", ".png"};
     size_t n = strlen(name);
 
     for (size_t e = 0; e < 3; e++) {
         size_t k = strlen(ext[e]);
-        if (n > k && strcmp(name + n - k, ext[e]) == 0)
-            return (n == k + 7 && strncmp(name, "heatmap", 7) == 0) ||
-                   (n > k + 10 && strncmp(name, "best_hint_", 10) == 0);
+        if (n <= k || strcmp(name + n - k, ext[e]) != 0)
+            continue;
+        if (n == k + 7 && strncmp(name, "heatmap", 7) == 0)
+            return !keep || keep->naxes < 2;
+        if (n <= k + 10 || strncmp(name, "best_hint_", 10) != 0)
+            return 0;
+        for (size_t a = 0; keep && a < keep->naxes; a++)
+            if (strlen(keep->axes[a].key) == n - k - 10 &&
+                strncmp(name + 10, keep->axes[a].key, n - k - 10) == 0)
+                return 0;
+        return 1;
     }
     return 0;
 }
 
-/* Remove the plots sweep_plot_all wrote in DIR/plots (another grid's, made from a merged
- * output just removed), and the folder when nothing else is in it. */
-static hs_status_t drop_plots(const char *dir)
+/* Remove the plots in DIR/plots that are stale for keep (all with NULL), and the folder
+ * when nothing else is in it. */
+static hs_status_t drop_plots(const char *dir, const sweep_grid_t *keep)
 {
     char pdir[4096], path[4400];
     DIR *d;
@@ -390,7 +398,7 @@ static hs_status_t drop_plots(const char *dir)
     if (!(d = opendir(pdir)))
         return HS_OK; /* none */
     while ((e = readdir(d)) != NULL) {
-        if (!is_plot_file(e->d_name))
+        if (!is_stale_plot(e->d_name, keep))
             continue;
         snprintf(path, sizeof(path), "%s/%s", pdir, e->d_name);
         if (unlink(path) != 0 && errno != ENOENT) {
@@ -402,12 +410,31 @@ static hs_status_t drop_plots(const char *dir)
     }
     closedir(d);
     if (st == HS_OK && n) {
-        hs_log_info("%s: removed %d plot file%s of the merged output removed", pdir, n,
+        hs_log_info("%s: removed %d plot file%s of an earlier merged output", pdir, n,
                     n == 1 ? "" : "s");
         if (rmdir(pdir) != 0 && errno != ENOTEMPTY && errno != EEXIST)
             hs_log_info("%s: left in place: %s", pdir, strerror(errno));
     }
     return st;
+}
+
+hs_status_t sweep_out_drop_views(const char *dir, const sweep_grid_t *keep)
+{
+    char path[4400];
+    hs_status_t st = drop_plots(dir, keep);
+
+    if (st != HS_OK)
+        return st;
+    snprintf(path, sizeof(path), "%s/report.html", dir);
+    if (unlink(path) == 0) {
+        if (!keep) /* else the merge writes its own in its place */
+            hs_log_info("%s: removed: the report of an earlier merged output", path);
+        return HS_OK;
+    }
+    if (errno == ENOENT)
+        return HS_OK;
+    hs_log_error("%s: cannot remove it: %s", path, strerror(errno));
+    return HS_ERR_IO;
 }
 
 hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan,
@@ -420,5 +447,5 @@ hs_status_t sweep_out_drop_stale(const sweep_grid_t *g, const sweep_plan_t *plan
         return st;
     if ((st = drop_one(g, plan, dir, "sweep.json", json_belongs, removed)) != HS_OK)
         return st;
-    return *removed ? drop_plots(dir) : HS_OK;
+    return *removed ? sweep_out_drop_views(dir, NULL) : HS_OK;
 }

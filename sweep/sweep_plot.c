@@ -74,28 +74,27 @@ static hs_status_t gp_run(const char *dir, const char *script, const char *tmp,
     return HS_OK;
 }
 
-static FILE *open_in(const char *dir, const char *name, const char *mode)
+/* dir/name for writing, as an hs_afile: it appears whole when committed, or not at all. */
+static FILE *open_in(const char *dir, const char *name, hs_afile_t **af)
 {
     char path[4096];
-    FILE *fp;
-
     int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 
+    *af = NULL;
     if (n < 0 || (size_t)n >= sizeof(path)) {
         hs_log_error("%s/%s: path too long", dir, name);
         return NULL;
     }
-    fp = fopen(path, mode);
-    if (!fp)
-        hs_log_error("%s: cannot write: %s", path, strerror(errno));
-    return fp;
+    return hs_afile_open(path, af) == HS_OK ? hs_afile_stream(*af) : NULL;
 }
 
 static hs_status_t plot_heatmap(const sweep_grid_t *g, const sweep_plan_t *plan,
                                 const sweep_result_t *res, const char *pdir)
 {
-    FILE *dat = open_in(pdir, "heatmap.dat", "w"), *gp = NULL;
+    hs_afile_t *af;
+    FILE *dat = open_in(pdir, "heatmap.dat", &af), *gp = NULL;
     char tmp[64], final[4096 + 64];
+    hs_status_t st;
 
     if (!dat)
         return HS_ERR_IO;
@@ -106,8 +105,9 @@ static hs_status_t plot_heatmap(const sweep_grid_t *g, const sweep_plan_t *plan,
             fprintf(dat, "%zu %zu %.9g\n", x, y, res[slice_point(g, plan, res, 0, x, 1, y)].value);
         fprintf(dat, "\n");
     }
-    fclose(dat);
-    if (!(gp = open_in(pdir, "heatmap.gp", "w")))
+    if ((st = hs_afile_commit(af)) != HS_OK)
+        return st;
+    if (!(gp = open_in(pdir, "heatmap.gp", &af)))
         return HS_ERR_IO;
     snprintf(tmp, sizeof(tmp), "heatmap.png.tmp.%ld", (long)getpid());
     /* Colour: how much worse than the best cell, in %, on a scale of 0 to the spread, at
@@ -139,7 +139,8 @@ static hs_status_t plot_heatmap(const sweep_grid_t *g, const sweep_plan_t *plan,
     gp_tics(gp, "y", &g->axes[1]);
     fprintf(gp, "plot 'heatmap.dat' using 1:2:(worse($3)) with image, \\\n"
                 "     '' using 1:2:(label($3)) with labels boxed\n");
-    fclose(gp);
+    if ((st = hs_afile_commit(af)) != HS_OK)
+        return st;
     snprintf(final, sizeof(final), "%s/heatmap.png", pdir);
     return gp_run(pdir, "heatmap.gp", tmp, final);
 }
@@ -149,10 +150,12 @@ static hs_status_t plot_best(const sweep_grid_t *g, const sweep_plan_t *plan,
 {
     char name[256], tmp[320], final[4096 + 512];
     const char *key = g->axes[a].key;
+    hs_afile_t *af;
     FILE *dat, *gp;
+    hs_status_t st;
 
     snprintf(name, sizeof(name), "best_hint_%s.dat", key);
-    if (!(dat = open_in(pdir, name, "w")))
+    if (!(dat = open_in(pdir, name, &af)))
         return HS_ERR_IO;
     fprintf(dat, "# index %s best_hint_bytes %s\n", key, g->objective);
     for (size_t v = 0; v < g->axes[a].n; v++) {
@@ -160,9 +163,10 @@ static hs_status_t plot_best(const sweep_grid_t *g, const sweep_plan_t *plan,
         fprintf(dat, "%zu %s %llu %.9g\n", v, sweep_axis_value(&g->axes[a], v),
                 (unsigned long long)r->hint_bytes, r->value);
     }
-    fclose(dat);
+    if ((st = hs_afile_commit(af)) != HS_OK)
+        return st;
     snprintf(name, sizeof(name), "best_hint_%s.gp", key);
-    if (!(gp = open_in(pdir, name, "w")))
+    if (!(gp = open_in(pdir, name, &af)))
         return HS_ERR_IO;
     snprintf(tmp, sizeof(tmp), "best_hint_%s.png.tmp.%ld", key, (long)getpid());
     fprintf(gp, "# hintsim sweep: best hint (by %s) against %s, other dimensions at their "
@@ -174,7 +178,8 @@ static hs_status_t plot_best(const sweep_grid_t *g, const sweep_plan_t *plan,
     gp_tics(gp, "x", &g->axes[a]);
     fprintf(gp, "plot 'best_hint_%s.dat' using 1:3 with linespoints pt 7 ps 1.5, \\\n"
                 "     '' using 1:3:(sprintf('%%d', $3)) with labels offset 0,1\n", key);
-    fclose(gp);
+    if ((st = hs_afile_commit(af)) != HS_OK)
+        return st;
     snprintf(name, sizeof(name), "best_hint_%s.gp", key);
     snprintf(final, sizeof(final), "%s/best_hint_%s.png", pdir, key);
     return gp_run(pdir, name, tmp, final);

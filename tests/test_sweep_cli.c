@@ -710,6 +710,46 @@ static void test_stale_merge_dropped(void **state)
     free(out);
 }
 
+/* A complete merge of another grid into the same folder leaves none of the earlier grid's
+ * views: its plots and report were kept before (the merge only replaced what it wrote
+ * again), so a one-axis grid showed the old heatmap and --no-plots the old report. */
+static void test_complete_merge_replaces_views(void **state)
+{
+    cfix_t *f = *state;
+    char *out = NULL, *html, path[4300];
+
+    snprintf(path, sizeof(path), "%s/grid3.json", f->dir);
+    test_sweep_write(path, "{\"profiles\": [\"generic\"], \"vary\": {\"ll.depth\": [16, 64]},\n"
+                           " \"hints\": [0, 4096], \"objective\": \"p99\"}");
+    assert_int_equal(hs_test_run(NULL, "cd '%s' && cp -r local views && mkdir -p views/plots && "
+                                 "touch views/report.html views/plots/heatmap.png "
+                                 "views/plots/best_hint_bw.depth.gp views/plots/notes.txt",
+                                 f->dir), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid3.json -o views --no-plots --json"), 0);
+    assert_non_null(strstr(out, "\"complete\": true"));
+    free(out);
+    snprintf(path, sizeof(path), "%s/views", f->dir);
+    assert_true(exists(path, "sweep.csv"));
+    assert_false(exists(path, "report.html"));
+    assert_false(exists(path, "plots/heatmap.png"));
+    assert_false(exists(path, "plots/best_hint_bw.depth.gp"));
+    assert_false(exists(path, "plots/best_hint_ll.depth.dat"));
+    assert_true(exists(path, "plots/notes.txt"));
+    /* with plots: the earlier grid's go, this grid's are written, the report is its own */
+    assert_int_equal(hs_test_run(NULL, "touch '%s/plots/heatmap.dat' '%s/plots/best_hint_bw.depth.png'",
+                                 path, path), 0);
+    assert_int_equal(sweep_in(f, &out, "--grid grid3.json -o views"), 0);
+    free(out);
+    assert_false(exists(path, "plots/heatmap.dat"));
+    assert_false(exists(path, "plots/best_hint_bw.depth.png"));
+    assert_true(exists(path, "plots/best_hint_ll.depth.dat"));
+    assert_true(exists(path, "plots/best_hint_ll.depth.gp"));
+    html = read_text(path, "report.html");
+    assert_non_null(html);
+    assert_null(strstr(html, "bw.depth"));
+    free(html);
+}
+
 /* The same grid's merged outputs stay when a point file is missing (not stale, just old). */
 static void test_own_merge_kept(void **state)
 {
@@ -789,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_not_shared),
         cmocka_unit_test(test_grid_path_typed),
         cmocka_unit_test(test_stale_merge_dropped),
+        cmocka_unit_test(test_complete_merge_replaces_views),
         cmocka_unit_test(test_own_merge_kept),
         cmocka_unit_test(test_bad_profile_option),
         cmocka_unit_test(test_slices_needs_emit_slurm),
