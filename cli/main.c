@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "common/hs_opt.h"
+#include "sweep/sweep_eval_model.h"
 
 struct version_opts {
     int json;
@@ -12,7 +13,7 @@ struct version_opts {
 
 static const hs_opt_t g_version_opts[] = {
     {"json", 0, HS_OPT_FLAG, offsetof(struct version_opts, json), NULL, NULL,
-     "as JSON: {\"version\": \"X.Y.Z\"}"},
+     "as JSON: {\"version\": \"X.Y.Z\", \"evaluator_source\": \"<16 hex digits>\"}"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -27,9 +28,10 @@ static int cmd_version(int argc, char **argv)
 
     if (rc < 0) {
         if (o.json)
-            printf("{\"version\": \"%s\"}\n", HINTSIM_VERSION);
+            printf("{\"version\": \"%s\", \"evaluator_source\": \"%s\"}\n", HINTSIM_VERSION,
+                   sweep_eval_source());
         else
-            printf("hintsim %s\n", HINTSIM_VERSION);
+            printf("hintsim %s (evaluators' source %s)\n", HINTSIM_VERSION, sweep_eval_source());
         rc = 0;
     }
     hs_opt_free(&g_version_spec, &o, pos);

@@ -48,6 +48,10 @@ typedef struct sweep_eval_ops {
      * runner calls it in this process only (sweep_run_batched in sweep_run.h). */
     hs_status_t (*prepare)(void *ctx, const sweep_grid_t *g, const sweep_point_t *const *pts,
                            size_t n);
+    /* What the evaluator is built from (the build's SWEEP_EVAL_SOURCE: sweep_eval_model.h),
+     * part of every point's key: a build whose evaluator changed recomputes a point instead
+     * of reusing one an older build computed. */
+    const char *source;
 } sweep_eval_ops_t;
 
 /* An evaluator bound to its state. */

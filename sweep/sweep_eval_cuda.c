@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sweep/sweep_eval_model.h"
+#include "sweep_eval_source.h" /* generated: SWEEP_EVAL_SOURCE */
 
 #ifndef HS_CUDA_SWEEP_NOTE
 #define HS_CUDA_SWEEP_NOTE "built"
@@ -153,7 +154,7 @@ static hs_status_t ec_eval(void *ctx, const sweep_grid_t *g, const sweep_point_t
 }
 
 static const sweep_eval_ops_t g_eval_cuda_ops = {
-    "cuda", ec_check, ec_profile_hash, ec_eval, ec_prepare,
+    "cuda", ec_check, ec_profile_hash, ec_eval, ec_prepare, SWEEP_EVAL_SOURCE,
 };
 
 hs_status_t sweep_eval_cuda_create(const sweep_grid_t *g, sweep_eval_t *out)

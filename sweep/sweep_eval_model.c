@@ -17,6 +17,7 @@
 #include "model/profile/profile.h"
 #include "model/recommend/recommend.h"
 #include "sim/sim.h"
+#include "sweep_eval_source.h" /* generated: SWEEP_EVAL_SOURCE */
 #include "traces/trace.h"
 
 typedef struct {
@@ -211,8 +212,10 @@ static hs_status_t em_eval(void *ctx, const sweep_grid_t *g, const sweep_point_t
 }
 
 static const sweep_eval_ops_t g_eval_model_ops = {
-    "model", em_check, em_profile_hash, em_eval, NULL,
+    "model", em_check, em_profile_hash, em_eval, NULL, SWEEP_EVAL_SOURCE,
 };
+
+const char *sweep_eval_source(void) { return SWEEP_EVAL_SOURCE; }
 
 hs_status_t sweep_eval_model_create(const sweep_grid_t *g, sweep_eval_t *out)
 {

@@ -26,4 +26,9 @@ hs_status_t sweep_eval_model_profile(const sweep_eval_t *ev, const sweep_point_t
 const trace_t *sweep_eval_model_trace(const sweep_eval_t *ev, size_t i);
 void sweep_eval_model_result(const sweep_eval_t *ev, const pred_result_t *r, sweep_result_t *out);
 
+/* The id of the sources the evaluators are built from (16 hex digits: sweep/eval_source.cmake
+ * hashes common/, traces/, model/, sim/ and sweep/sweep_eval*), the same on every host
+ * built from the same tree; `hintsim version` prints it. */
+const char *sweep_eval_source(void);
+
 #endif

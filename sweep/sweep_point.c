@@ -32,7 +32,8 @@ static uint64_t hash_str(const char *s, uint64_t h)
     return hs_hash64(s, strlen(s) + 1, h); /* the NUL separates fields */
 }
 
-static uint64_t point_key(const sweep_grid_t *g, const sweep_point_t *pt, uint64_t prof_hash)
+static uint64_t point_key(const sweep_grid_t *g, const sweep_point_t *pt, uint64_t prof_hash,
+                          const char *source)
 {
     const sweep_hint_t *hint = &g->hints[pt->hint];
     uint64_t h = hash_str("hintsim-sweep-key/1", HS_FNV_SEED);
@@ -40,6 +41,7 @@ static uint64_t point_key(const sweep_grid_t *g, const sweep_point_t *pt, uint64
                          hint->bytes};
 
     h = hash_str(HINTSIM_VERSION, h);
+    h = hash_str(source ? source : "", h);
     h = hs_hash64(words, sizeof(words), h);
     h = hash_str(hint->is_auto ? "auto" : "fixed", h);
     h = hash_str(g->objective, h);
@@ -55,7 +57,7 @@ hs_status_t sweep_point_keys(const sweep_grid_t *g, sweep_plan_t *plan, const sw
 
         if (st != HS_OK)
             return st;
-        plan->pts[i].key = point_key(g, &plan->pts[i], ph);
+        plan->pts[i].key = point_key(g, &plan->pts[i], ph, ev->ops->source);
     }
     return HS_OK;
 }
@@ -65,7 +67,7 @@ void sweep_point_path(const char *dir, uint64_t key, char *buf, size_t buflen)
     snprintf(buf, buflen, "%s/points/%016" PRIx64 ".json", dir, key);
 }
 
-static cJSON *inputs_json(const sweep_grid_t *g, const sweep_point_t *pt)
+static cJSON *inputs_json(const sweep_grid_t *g, const sweep_point_t *pt, const char *source)
 {
     cJSON *o = cJSON_CreateObject(), *sets = cJSON_CreateArray();
     const char *sv[256];
@@ -89,6 +91,7 @@ static cJSON *inputs_json(const sweep_grid_t *g, const sweep_point_t *pt)
     cJSON_AddStringToObject(o, "engine", g->engine);
     cJSON_AddStringToObject(o, "mode", g->mode);
     cJSON_AddStringToObject(o, "hintsim", HINTSIM_VERSION);
+    cJSON_AddStringToObject(o, "evaluator_source", source ? source : "");
     return o;
 }
 
@@ -127,7 +130,7 @@ static cJSON *computed_json(uint64_t wall_ns)
 }
 
 static hs_status_t point_write(const char *path, const sweep_grid_t *g, const sweep_point_t *pt,
-                               const sweep_result_t *r, uint64_t wall_ns)
+                               const char *source, const sweep_result_t *r, uint64_t wall_ns)
 {
     cJSON *root = cJSON_CreateObject();
     char keybuf[32], *text = NULL;
@@ -139,7 +142,7 @@ static hs_status_t point_write(const char *path, const sweep_grid_t *g, const sw
     cJSON_AddStringToObject(root, "format", SWEEP_POINT_FORMAT);
     cJSON_AddNumberToObject(root, "version", SWEEP_POINT_VERSION);
     cJSON_AddStringToObject(root, "key", keybuf);
-    if (!cJSON_AddItemToObject(root, "inputs", inputs_json(g, pt)) ||
+    if (!cJSON_AddItemToObject(root, "inputs", inputs_json(g, pt, source)) ||
         !cJSON_AddItemToObject(root, "result", result_json(r)) ||
         !cJSON_AddItemToObject(root, "computed", computed_json(wall_ns)))
         goto out;
@@ -195,7 +198,7 @@ hs_status_t sweep_point_run(const sweep_grid_t *g, const sweep_point_t *pt,
         return HS_ERR_INVALID;
     }
     sweep_point_path(dir, pt->key, path, sizeof(path));
-    return point_write(path, g, pt, &r, hs_now_ns() - t0);
+    return point_write(path, g, pt, ev->ops->source, &r, hs_now_ns() - t0);
 }
 
 static int get_num(const cJSON *o, const char *name, double *out)

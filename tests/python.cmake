@@ -39,6 +39,12 @@ add_test(NAME test_py_trace
           ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_py_trace PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
 
+# The evaluators' source id (sweep points' keys) is the hash of the sources as built.
+add_test(NAME test_eval_source
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_eval_source.py $<TARGET_FILE:hintsim>
+          ${PROJECT_BINARY_DIR}/sweep/eval_sources.txt ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_eval_source PROPERTIES LABELS unit TIMEOUT 60)
+
 # No function in model/ takes more than 6 parameters (a context struct instead).
 add_test(NAME test_param_count
   COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_param_count.py ${PROJECT_SOURCE_DIR} 6 model sim)

@@ -68,7 +68,7 @@ static hs_status_t fake_eval(void *ctx, const sweep_grid_t *g, const sweep_point
 }
 
 const sweep_eval_ops_t test_sweep_fake_ops = {
-    "fake", fake_check, fake_profile_hash, fake_eval, NULL,
+    "fake", fake_check, fake_profile_hash, fake_eval, NULL, "fake-1",
 };
 
 int test_sweep_write(const char *path, const char *text)

@@ -277,6 +277,16 @@ static void test_keys(void **state)
     strcpy(g->objective, "p50");
     assert_int_equal(sweep_point_keys(g, p2, &ev), HS_OK);
     assert_true(p1->pts[0].key != p2->pts[0].key);
+    /* and what the evaluator is built from: another build's points are not this one's */
+    sweep_eval_ops_t rebuilt = test_sweep_fake_ops;
+    sweep_eval_t ev2 = {&rebuilt, &fake};
+    strcpy(g->objective, "mean");
+    assert_int_equal(sweep_point_keys(g, p2, &ev), HS_OK);
+    assert_int_equal(p1->pts[0].key, p2->pts[0].key);
+    rebuilt.source = "fake-2";
+    assert_int_equal(sweep_point_keys(g, p2, &ev2), HS_OK);
+    for (size_t i = 0; i < p1->n; i++)
+        assert_true(p1->pts[i].key != p2->pts[i].key);
     sweep_plan_free(p1);
     sweep_plan_free(p2);
     sweep_grid_free(g);
