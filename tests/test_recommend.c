@@ -961,6 +961,24 @@ static void test_cli_trace_checks(void **state)
         assert_non_null(strstr(out, want));
         free(out);
     }
+    /* in closed loop the span is the think times': bounded the same way */
+    for (size_t i = 0; i < tr->n; i++)
+        tr->recs[i].t_done_ns = tr->recs[i].t_post_ns + 1000;
+    tr->recs[tr->n - 1].t_post_ns = tr->recs[tr->n - 2].t_done_ns + ((uint64_t)1 << 49);
+    tr->recs[tr->n - 1].t_done_ns = tr->recs[tr->n - 1].t_post_ns + 1000;
+    assert_int_equal(pred_check_trace(tr, p, &closed), HS_OK);
+    tr->recs[tr->n - 1].t_post_ns = 18446744073709550000ull;
+    tr->recs[tr->n - 1].t_done_ns = 18446744073709551000ull;
+    assert_int_equal(pred_check_trace(tr, p, &closed), HS_ERR_INVALID);
+    assert_int_equal(trace_save(big, tr), HS_OK);
+    for (int c = 0; c < 2; c++) {
+        char want[64];
+        assert_int_equal(hs_test_run(&out, "%s %s %s --profile seed000 --mode closed %s",
+                                     hs_test_bin(), verbs[c], big, args[c]), 1);
+        snprintf(want, sizeof(want), "record %zu: the think times", tr->n - 1);
+        assert_non_null(strstr(out, want));
+        free(out);
+    }
     tr->recs[tr->n - 1].t_post_ns = t_last;
     profile_free(p);
     trace_free(rings);

@@ -471,6 +471,7 @@ hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_o
 {
     const char *name = o && o->trace_name ? o->trace_name : "the trace";
     int closed = o && o->mode == PRED_CLOSED;
+    double think = 0; /* closed loop: the think times so far, its span less the latencies */
 
     /* records are named by their index in the file (the trace may have been sorted) */
     for (size_t i = 0; i < tr->n; i++) {
@@ -500,6 +501,12 @@ hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_o
                          "replay takes traces of up to 2^50 ns (13 days) from first post to "
                          "last (its times are doubles of ns)", name, fi,
                          (unsigned long long)(r->t_post_ns - tr->recs[0].t_post_ns));
+            return HS_ERR_INVALID;
+        }
+        if (closed && i && (think += trace_think_ns(tr, i)) > (double)PRED_MAX_SPAN_NS) {
+            hs_log_error("%s: record %zu: the think times up to it add up to %.0f ns: a "
+                         "closed-loop replay takes up to 2^50 ns (13 days) of them (its times "
+                         "are doubles of ns)", name, fi, think);
             return HS_ERR_INVALID;
         }
         if (closed && i + 1 < tr->n && r->t_done_ns == TRACE_TIME_UNKNOWN) {

@@ -199,8 +199,8 @@ hs_status_t pred_run_into(const pred_ctx_t *c, uint64_t hint_bytes, const pred_r
 /* What a replay needs of a trace, checked in one pass before any hint is replayed: sizes of
  * at most PRED_MAX_MSG_BYTES and at most 2^32 - 1 WRs of p's segment size on either path;
  * in open loop, records in post order (trace_sort_posts) over at most PRED_MAX_SPAN_NS;
- * in closed loop (o->mode), every
- * record's completion but the last's (each next post follows it). HS_ERR_INVALID naming
+ * in closed loop (o->mode), every record's completion but the last's (each next post
+ * follows it) and think times (trace_think_ns) adding up to at most PRED_MAX_SPAN_NS. HS_ERR_INVALID naming
  * the trace (o->trace_name) and the first record that fails, logged; else HS_OK. */
 hs_status_t pred_check_trace(const trace_t *tr, const profile_t *p, const pred_opts_t *o);
 /* Whether every record of tr is flagged cold-start: then, cold-start messages being
