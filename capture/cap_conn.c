@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -467,30 +468,100 @@ hs_status_t cap_conn_accept_hello(const cap_accept_opts_t *o, cap_accepted_t *ou
     return HS_ERR_TIMEOUT;
 }
 
-/* A socket connected to one of res's addresses (a name may have IPv4 and IPv6 ones), or -1
- * with errno of the last attempt. */
-static int try_connect(const struct addrinfo *res)
+/* Nanoseconds from now to deadline (CLOCK_MONOTONIC, hs_now_ns), 0 once it has passed. */
+static uint64_t ns_left(uint64_t deadline)
 {
-    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        int err, fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0)
-            continue;
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-            return fd;
-        err = errno;
-        close(fd);
-        errno = err;
-    }
-    return -1;
+    uint64_t now = hs_now_ns();
+
+    return deadline > now ? deadline - now : 0;
 }
 
-/* Dial host:port, retrying until the timeout (the server may start a moment later). */
-static hs_status_t tcp_connect(const char *host, uint16_t port, uint64_t timeout_ns, int *fd_out)
+/* 0.1 s between two dials, or less where the deadline comes first. */
+static void nap(uint64_t deadline)
+{
+    uint64_t ns = ns_left(deadline) < 100000000 ? ns_left(deadline) : 100000000;
+
+    usleep((useconds_t)(ns / 1000));
+}
+
+/* Back to blocking mode, as the rest of this file's sockets are: 0, or -errno. */
+static int set_blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        return -errno;
+    return 0;
+}
+
+/* The outcome of fd's connect in progress by deadline: 0 connected, -ETIMEDOUT when the
+ * peer did not answer (its SYNs dropped), else -errno of the failure. */
+static int connect_wait(int fd, uint64_t deadline)
+{
+    int soerr = 0, rc = wait_fd(fd, POLLOUT, deadline);
+    socklen_t sl = sizeof(soerr);
+
+    if (rc != 0)
+        return rc;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+        return -errno;
+    return -soerr;
+}
+
+/* A blocking socket connected to ai by deadline, or -errno (-ETIMEDOUT: no answer). The
+ * connect itself is non-blocking: a blocking one waits out the kernel's SYN retries (about
+ * 127 s with tcp_syn_retries 6), whatever --timeout says. */
+static int connect_one(const struct addrinfo *ai, uint64_t deadline)
+{
+    int rc, fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK, ai->ai_protocol);
+
+    if (fd < 0)
+        return -errno;
+    rc = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : -errno;
+    if (rc == -EINPROGRESS)
+        rc = connect_wait(fd, deadline);
+    if (rc == 0)
+        rc = set_blocking(fd);
+    if (rc != 0)
+        goto close_fd;
+    return fd;
+
+close_fd:
+    close(fd);
+    return rc;
+}
+
+/* A socket connected to one of res's addresses (a name may have IPv4 and IPv6 ones) by
+ * deadline, or -errno of the last attempt. */
+static int try_connect(const struct addrinfo *res, uint64_t deadline)
+{
+    int fd = -ETIMEDOUT;
+
+    for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+        if (ns_left(deadline) > 0)
+            fd = connect_one(ai, deadline);
+    return fd;
+}
+
+/* Why host:port could not be reached within timeout_ns (err: the last attempt's errno). */
+static void log_unreachable(const char *host, uint16_t port, uint64_t timeout_ns, int err)
+{
+    if (err == ETIMEDOUT)
+        hs_log_error("cannot reach %s:%u within %.1f s (--timeout): no answer to the TCP "
+                     "connection request (dropped by a firewall, a wrong address, or a server "
+                     "whose queue is full)", host, port, (double)timeout_ns / 1e9);
+    else
+        hs_log_error("cannot reach %s:%u within %.1f s (--timeout): %s (is the server "
+                     "running?)", host, port, (double)timeout_ns / 1e9, strerror(err));
+}
+
+hs_status_t cap_conn_dial(const char *host, uint16_t port, uint64_t timeout_ns, int *fd_out)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     uint64_t deadline = hs_now_ns() + timeout_ns;
     char svc[16];
-    int rc, fd = -1, err = 0;
+    int rc, fd = -ETIMEDOUT;
+    hs_status_t st;
 
     snprintf(svc, sizeof(svc), "%u", port);
     rc = getaddrinfo(host, svc, &hints, &res);
@@ -498,26 +569,28 @@ static hs_status_t tcp_connect(const char *host, uint16_t port, uint64_t timeout
         hs_log_error("--connect %s: %s", host, gai_strerror(rc));
         return HS_ERR_CHECK;
     }
-    while (fd < 0 && hs_now_ns() < deadline) {
-        fd = try_connect(res);
-        if (fd < 0) {
-            err = errno;
-            usleep(100000);
-        }
+    for (;;) { /* the server may start a moment later: dial again until the deadline */
+        fd = try_connect(res, deadline);
+        if (fd >= 0 || ns_left(deadline) == 0)
+            break;
+        nap(deadline);
+        if (ns_left(deadline) == 0)
+            break;
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        hs_log_error("cannot reach %s:%u within %.1f s: %s (is the server running?)", host,
-                     port, (double)timeout_ns / 1e9, strerror(err));
+        log_unreachable(host, port, timeout_ns, -fd);
         return HS_ERR_TIMEOUT;
     }
-    hs_status_t st = cap_conn_keepalive(fd, timeout_ns);
-    if (st != HS_OK) {
-        close(fd);
-        return st;
-    }
+    st = cap_conn_keepalive(fd, timeout_ns);
+    if (st != HS_OK)
+        goto close_fd;
     *fd_out = fd;
     return HS_OK;
+
+close_fd:
+    close(fd);
+    return st;
 }
 
 /* ---- setup ---------------------------------------------------------------------------- */
@@ -605,7 +678,7 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o,
     hs_status_t st;
 
     for (int attempt = 0;; attempt++) {
-        uint64_t now = hs_now_ns(), left = deadline > now ? deadline - now : 0;
+        uint64_t left = ns_left(deadline);
         int gone = 0, fd = -1;
         if (attempt > 0 && left < 100000000) { /* each dial gets 0.1 s at least */
             hs_log_error("%s:%u closed every connection before answering for %.1f s (a server "
@@ -613,13 +686,13 @@ static hs_status_t client_hello(cap_conn_t *c, const cap_conn_opts_t *o,
                          o->port, (double)o->timeout_ns / 1e9);
             return HS_ERR_CHECK;
         }
-        st = tcp_connect(o->host, o->port, left, &fd);
+        st = cap_conn_dial(o->host, o->port, left, &fd);
         if (st != HS_OK)
             return st;
-        st = xfer(fd, (void *)mine, CAP_HELLO_LEN, 1, left, &gone);
+        st = xfer(fd, (void *)mine, CAP_HELLO_LEN, 1, ns_left(deadline), &gone);
         if (st != HS_OK)
             goto close_fd;
-        st = xfer(fd, theirs, sizeof(theirs), 0, left, &gone);
+        st = xfer(fd, theirs, sizeof(theirs), 0, ns_left(deadline), &gone);
         if (st != HS_OK)
             goto close_fd;
         c->fd = fd;

@@ -9,6 +9,11 @@ hs_add_unit_test(test_cap_validate SOURCES test_cap_validate.c LIBS hs_capture h
 # the control connection's TCP keepalive; its vanished-client case needs a network namespace
 # of its own (root) and skips without one
 hs_add_unit_test(test_cap_keepalive SOURCES test_cap_keepalive.c LIBS hs_capture hs_testlib)
+# the client's dial within --timeout, also where the server's host drops the connection
+# requests (a full accept queue on loopback); the timeout keeps a blocking connect, which
+# waits out the kernel's SYN retries (~127 s), from holding CI
+hs_add_unit_test(test_cap_dial SOURCES test_cap_dial.c LIBS hs_capture hs_testlib)
+set_tests_properties(test_cap_dial PROPERTIES TIMEOUT 30)
 
 # the control protocol under hostile input: its parsers (test_cap_proto), the server's wait
 # for its client against hostile connections on loopback TCP (test_cap_hostile: no device),
