@@ -237,7 +237,9 @@ hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd
  * Every connection that arrives is held (CAP_PENDING_MAX at once) until its hello is complete
  * or wrong, so that a stray one (a port scan, a wrong token, garbage, a peer that connects and
  * closes or says nothing) is refused and logged while the server goes on waiting for its
- * client, and none of them holds up the others. */
+ * client, and none of them holds up the others. After a wrong token no token is checked for
+ * CAP_AUTH_DELAY_NS: complete hellos wait (unread further, not expired) until then, so that
+ * guessing the token takes a second a guess however many connections a peer opens. */
 
 #define CAP_PENDING_MAX 8
 
@@ -254,6 +256,7 @@ typedef struct {
     pending_t p[CAP_PENDING_MAX];
     int n;
     unsigned refused;
+    uint64_t auth_after_ns;      /* no token is checked before (a wrong one came lately) */
     int done;                    /* the wait is over: the rest are closed */
     char last[CAP_ERR_LEN + 80]; /* the last refusal, for the timeout's message */
 } acceptor_t;
@@ -297,29 +300,52 @@ static int fits_memory(uint64_t max_msg)
     return phys <= 0 || 2.0 * (double)max_msg <= phys / 2;
 }
 
-/* What a refused hello is answered with: a wrong token or version is said; so is a field
- * out of bounds, to a peer that gave the token; garbage gets nothing (-1). */
-static int refusal_status(cap_parse_t r, const pending_t *p, const uint8_t *token)
+/* What a hello refused after its first len bytes were parsed is answered with: a wrong
+ * token or version is said; so is a field out of bounds, to a peer whose token was checked
+ * (a complete hello with a good head) and right; garbage gets nothing (-1). The token of a
+ * hello with a bad head is never compared: that would answer a guess without the delay
+ * after a wrong token. */
+static int refusal_status(cap_parse_t r, const uint8_t *buf, size_t len, const uint8_t *token)
 {
+    cap_hello_t unused;
+
     if (r == CAP_PARSE_TOKEN)
         return CAP_REPLY_TOKEN;
     if (r == CAP_PARSE_VERSION)
         return CAP_REPLY_VERSION;
-    if (p->got == CAP_HELLO_LEN && cap_token_equal(p->buf + CAP_HELLO_TOKEN_OFF, token))
+    if (len == CAP_HELLO_LEN &&
+        cap_hello_parse(buf, CAP_HELLO_HEAD, token, &unused, NULL, 0) == CAP_PARSE_MORE &&
+        cap_token_equal(buf + CAP_HELLO_TOKEN_OFF, token))
         return CAP_REPLY_FIELD;
     return -1;
 }
 
+/* p's hello has come whole: it is read no further, only judged. */
+static int pending_complete(const pending_t *p)
+{
+    return p->got == CAP_HELLO_LEN;
+}
+
+/* Connection i's hello is complete and waits for the delay after a wrong token. */
+static int pending_held(const acceptor_t *a, int i, uint64_t now)
+{
+    return pending_complete(&a->p[i]) && now < a->auth_after_ns;
+}
+
 /* Judge the bytes of connection i so far: 1 = its hello is accepted (in *h), 0 = wait for
- * more, -1 = refused (removed from the table). */
+ * more (or for the delay after a wrong token: only the head is judged meanwhile), -1 =
+ * refused (removed from the table). */
 static int pending_judge(acceptor_t *a, int i, cap_hello_t *h)
 {
     pending_t *p = &a->p[i];
     char err[CAP_ERR_LEN], why[CAP_ERR_LEN + 64];
-    cap_parse_t r = cap_hello_parse(p->buf, p->got, a->o->token, h, err, sizeof(err));
+    size_t len = pending_held(a, i, hs_now_ns()) ? CAP_HELLO_LEN - 1 : p->got;
+    cap_parse_t r = cap_hello_parse(p->buf, len, a->o->token, h, err, sizeof(err));
 
     if (r == CAP_PARSE_MORE)
         return 0;
+    if (r == CAP_PARSE_TOKEN)
+        a->auth_after_ns = hs_now_ns() + CAP_AUTH_DELAY_NS;
     if (r == CAP_PARSE_OK && !fits_memory(h->max_msg)) {
         snprintf(why, sizeof(why), "hello: max_msg %llu needs 2 x max_msg of registered "
                  "buffers, more than half this machine's memory",
@@ -329,7 +355,7 @@ static int pending_judge(acceptor_t *a, int i, cap_hello_t *h)
     }
     if (r == CAP_PARSE_OK)
         return 1;
-    pending_refuse(a, i, refusal_status(r, p, a->o->token), err);
+    pending_refuse(a, i, refusal_status(r, p->buf, len, a->o->token), err);
     return -1;
 }
 
@@ -367,7 +393,10 @@ static void pending_add(acceptor_t *a)
         int oldest = 0;
         for (int i = 1; i < a->n; i++)
             oldest = a->p[i].t0_ns < a->p[oldest].t0_ns ? i : oldest;
-        pending_refuse(a, oldest, -1, "no hello yet, and newer connections are waiting");
+        pending_refuse(a, oldest, -1, pending_complete(&a->p[oldest])
+                                          ? "its hello waited for the delay after a wrong "
+                                            "token, and newer connections are waiting"
+                                          : "no hello yet, and newer connections are waiting");
     }
     p = &a->p[a->n++];
     memset(p, 0, sizeof(*p));
@@ -405,8 +434,16 @@ close_fd:
     return st;
 }
 
-/* One round: wait for activity until the deadline or the oldest connection's own (it has
- * the timeout to send its hello), then read and judge. 1 = *taken accepted. */
+/* When connection i needs the acceptor next: the end of its time to send its hello, or,
+ * complete, the end of the delay after a wrong token. */
+static uint64_t pending_due(const acceptor_t *a, int i)
+{
+    return pending_complete(&a->p[i]) ? a->auth_after_ns : a->p[i].t0_ns + a->o->timeout_ns;
+}
+
+/* One round: wait for activity until the deadline or the first connection's due time, then
+ * read and judge (a complete hello is not read further: it is judged once due). 1 = *taken
+ * accepted. */
 static int acceptor_round(acceptor_t *a, uint64_t deadline, cap_hello_t *h, int *taken)
 {
     struct pollfd pf[1 + CAP_PENDING_MAX];
@@ -415,9 +452,9 @@ static int acceptor_round(acceptor_t *a, uint64_t deadline, cap_hello_t *h, int 
 
     pf[0] = (struct pollfd){.fd = a->o->lfd, .events = POLLIN};
     for (int i = 0; i < np; i++) {
-        pf[1 + i] = (struct pollfd){.fd = a->p[i].fd, .events = POLLIN};
-        until = a->p[i].t0_ns + a->o->timeout_ns < until ? a->p[i].t0_ns + a->o->timeout_ns
-                                                         : until;
+        int fd = pending_complete(&a->p[i]) ? -1 : a->p[i].fd; /* -1: poll skips it */
+        pf[1 + i] = (struct pollfd){.fd = fd, .events = POLLIN};
+        until = pending_due(a, i) < until ? pending_due(a, i) : until;
     }
     rc = poll(pf, (nfds_t)(1 + np), now >= until ? 0 : (int)((until - now) / 1000000 + 1));
     if (rc < 0)
@@ -425,7 +462,9 @@ static int acceptor_round(acceptor_t *a, uint64_t deadline, cap_hello_t *h, int 
     now = hs_now_ns();
     for (int i = np - 1; i >= 0; i--) { /* refusals move the last entry down: go downwards */
         int v = 0;
-        if (pf[1 + i].revents)
+        if (pending_complete(&a->p[i]))
+            v = pending_judge(a, i, h);
+        else if (pf[1 + i].revents)
             v = pending_read(a, i, h);
         else if (now >= a->p[i].t0_ns + a->o->timeout_ns)
             pending_refuse(a, i, -1, "no complete hello within the timeout");

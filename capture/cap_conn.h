@@ -54,11 +54,17 @@ hs_status_t cap_conn_listen(const char *addr, uint16_t port, int *fd_out);
 /* Server: accept one client on lfd (cap_conn_listen's; port only names it in errors) within
  * timeout_ns; the connection gets TCP keepalive (cap_conn_keepalive). */
 hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out);
+/* After a wrong token the server checks no other for this long: the hellos that come
+ * meanwhile wait, so a peer guesses one token a second at most, however many connections it
+ * opens. */
+#define CAP_AUTH_DELAY_NS 1000000000ull
+
 /* Server: wait within timeout_ns for a client whose hello carries token and bounded fields
  * (cap_hello_parse), refusing every other connection with a warning that names its address
  * and what was wrong (a wrong token or version is answered with a refusal reply; garbage, a
- * close or silence only closed). The accepted one is answered, gets keepalive, and is handed
- * out with its hello. HS_ERR_TIMEOUT (the refusals counted in the message) when none came. */
+ * close or silence only closed); after a wrong token, the next token is checked
+ * CAP_AUTH_DELAY_NS later. The accepted one is answered, gets keepalive, and is handed out
+ * with its hello. HS_ERR_TIMEOUT (the refusals counted in the message) when none came. */
 typedef struct {
     int lfd;
     uint16_t port;          /* names it in messages */

@@ -52,9 +52,15 @@ int cap_token_from_text(const char *text, uint8_t out[CAP_TOKEN_MAX], char *err,
 {
     size_t n = text ? strlen(text) : 0;
 
-    if (n == 0 || n > CAP_TOKEN_MAX) {
-        fail(CAP_PARSE_BAD, err, errlen, "the token has %zu characters, not 1..%d", n,
-             CAP_TOKEN_MAX);
+    if (n < CAP_TOKEN_MIN) {
+        fail(CAP_PARSE_BAD, err, errlen, "the token has %zu characters, not %d..%d: a short "
+             "one can be guessed (a server given none makes a random one and prints it)", n,
+             CAP_TOKEN_MIN, CAP_TOKEN_MAX);
+        return -1;
+    }
+    if (n > CAP_TOKEN_MAX) {
+        fail(CAP_PARSE_BAD, err, errlen, "the token has %zu characters, not %d..%d", n,
+             CAP_TOKEN_MIN, CAP_TOKEN_MAX);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {

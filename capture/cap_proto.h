@@ -28,8 +28,10 @@
 #define CAP_PROTO_MAX_COUNT ((uint64_t)200000000) /* --iters + --warmup at their limits */
 #define CAP_PROTO_NPATHS 2u
 
-/* The shared token: 1..CAP_TOKEN_MAX printable ASCII characters (0x21..0x7e), sent
- * NUL-padded to CAP_TOKEN_MAX bytes and compared in constant time. */
+/* The shared token: CAP_TOKEN_MIN..CAP_TOKEN_MAX printable ASCII characters (0x21..0x7e),
+ * sent NUL-padded to CAP_TOKEN_MAX bytes and compared in constant time. It authenticates a
+ * server that listens on the network: shorter ones are refused as guessable. */
+#define CAP_TOKEN_MIN 16
 #define CAP_TOKEN_MAX 64
 #define CAP_TOKEN_GEN_CHARS 32 /* a generated token: 128 random bits in hex */
 
@@ -92,8 +94,8 @@ typedef struct {
     int more;        /* END: the client connects again */
 } cap_cmd_t;
 
-/* Token text -> wire field. HS-style: 0 ok, -1 when text is empty, longer than
- * CAP_TOKEN_MAX or has a character outside 0x21..0x7e (err says which). */
+/* Token text -> wire field. HS-style: 0 ok, -1 when text is shorter than CAP_TOKEN_MIN,
+ * longer than CAP_TOKEN_MAX or has a character outside 0x21..0x7e (err says which). */
 int cap_token_from_text(const char *text, uint8_t out[CAP_TOKEN_MAX], char *err, size_t errlen);
 /* A random token of CAP_TOKEN_GEN_CHARS hex characters from getrandom(); 0 ok, -1 if the
  * kernel gave no randomness. buf has CAP_TOKEN_GEN_CHARS + 1 bytes at least. */

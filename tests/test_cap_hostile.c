@@ -5,7 +5,10 @@
  * flags out of bounds, and a connection that says nothing. Each must be refused as
  * cap_hostile.h expects and logged, and the server must then accept the good client that
  * comes last (and drop the silent one). A server that sees only strays times out, counting
- * them. And the CLI's own checks of --token / --bind (before any device is opened). */
+ * them. After a wrong token the server checks no other for CAP_AUTH_DELAY_NS, so guesses
+ * sent at once are answered a delay apart, and a hello with a bad head is never told whether
+ * its token was right. And the CLI's own checks of --token / --bind (before any device is
+ * opened): a token shorter than 16 characters is refused. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "capture/cap_conn.h"
+#include "common/hs_util.h"
 #include "tests/cap_hostile.h"
 #include "tests/hs_test.h"
 
@@ -161,6 +165,136 @@ static void test_silent_expires(void **state)
     close(s.lfd);
 }
 
+/* A connection to 127.0.0.1:port that has sent hello (CAP_HELLO_LEN bytes): its fd. */
+static int send_hello(uint16_t port, const uint8_t *hello)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(send(fd, hello, CAP_HELLO_LEN, MSG_NOSIGNAL), CAP_HELLO_LEN);
+    return fd;
+}
+
+/* A hello of max_msg 4096 with token text (any length: it goes on the wire as it is). */
+static void hello_with(const char *token, uint8_t hello[CAP_HELLO_LEN])
+{
+    cap_hello_t h = {.max_msg = 4096, .hint = 0, .cpu_visible = 1};
+
+    memcpy(h.token, token, strlen(token));
+    cap_hello_pack(&h, hello);
+}
+
+/* Wait up to 15 s for each of fd[0..n) to bring a whole reply: when it came (ns, in at[i]),
+ * and its status. */
+static void replies_timed(const int *fd, int n, uint64_t *at, cap_reply_t *rep)
+{
+    uint8_t buf[8][CAP_REPLY_LEN];
+    size_t got[8] = {0};
+    uint64_t end = hs_now_ns() + 15000000000ull;
+    int left = n;
+
+    assert_true(n <= 8);
+    while (left > 0 && hs_now_ns() < end) {
+        struct pollfd p[8];
+        for (int i = 0; i < n; i++)
+            p[i] = (struct pollfd){.fd = got[i] < CAP_REPLY_LEN ? fd[i] : -1, .events = POLLIN};
+        assert_true(poll(p, (nfds_t)n, 1000) >= 0);
+        for (int i = 0; i < n; i++) {
+            if (!p[i].revents)
+                continue;
+            ssize_t r = recv(fd[i], buf[i] + got[i], CAP_REPLY_LEN - got[i], 0);
+            assert_true(r > 0); /* a reply, not a close */
+            got[i] += (size_t)r;
+            if (got[i] == CAP_REPLY_LEN) {
+                at[i] = hs_now_ns();
+                assert_int_equal(cap_reply_parse(buf[i], &rep[i], NULL, 0), CAP_PARSE_OK);
+                left--;
+            }
+        }
+    }
+    assert_int_equal(left, 0);
+}
+
+/* Wrong tokens sent at once are checked one CAP_AUTH_DELAY_NS apart, not all at once; the
+ * right one after them is still served. */
+static void test_wrong_token_delay(void **state)
+{
+    (void)state;
+    enum { NGUESS = 3 };
+    uint8_t hello[CAP_HELLO_LEN];
+    int fd[NGUESS], good = -1;
+    uint64_t at[NGUESS], first = UINT64_MAX, last = 0;
+    cap_reply_t rep[NGUESS];
+    hs_test_stderr_t cap;
+    char err[256], *log;
+    double spread_s;
+    srv_t s;
+
+    hs_test_stderr_begin(&cap);
+    srv_start(&s, 20);
+    hello_with("guess-guess-guess-0", hello);
+    for (int i = 0; i < NGUESS; i++)
+        fd[i] = send_hello(s.port, hello);
+    replies_timed(fd, NGUESS, at, rep);
+    for (int i = 0; i < NGUESS; i++) {
+        assert_int_equal(rep[i].status, CAP_REPLY_TOKEN);
+        first = at[i] < first ? at[i] : first;
+        last = at[i] > last ? at[i] : last;
+        close(fd[i]);
+    }
+    spread_s = (double)(last - first) / 1e9;
+    print_message("%d wrong tokens sent at once: answered over %.2f s\n", NGUESS, spread_s);
+    if (hostile_good_hello("127.0.0.1", s.port, TOKEN, 4096, 10000, &good, err,
+                           sizeof(err)) != 0)
+        fail_msg("the good client after the wrong tokens: %s", err);
+    pthread_join(s.th, NULL);
+    log = hs_test_stderr_end(&cap);
+    assert_int_equal(s.st, HS_OK);
+    /* the 2nd and the 3rd each waited the delay after the one before (no upper bound) */
+    assert_true(spread_s >= (NGUESS - 1) * 0.9 * (double)CAP_AUTH_DELAY_NS / 1e9);
+    assert_int_equal(count(log, "hello: wrong token"), NGUESS);
+    free(log);
+    close(good);
+    close(s.acc.fd);
+    close(s.lfd);
+}
+
+/* A hello with a bad head is refused without a word, whatever its token: answering "a field
+ * is wrong" to the right token would tell a guess right without the delay. */
+static void test_bad_head_no_oracle(void **state)
+{
+    (void)state;
+    uint8_t hello[CAP_HELLO_LEN], b[CAP_REPLY_LEN];
+    struct pollfd p;
+    hs_test_stderr_t cap;
+    char *log;
+    ssize_t n;
+    srv_t s;
+    int fd, rc;
+
+    hs_test_stderr_begin(&cap);
+    srv_start(&s, 1.0);
+    hello_with(TOKEN, hello);
+    memset(hello, 'A', 8); /* the magic: not hintsim's */
+    fd = send_hello(s.port, hello);
+    p = (struct pollfd){.fd = fd, .events = POLLIN};
+    rc = poll(&p, 1, 5000);
+    n = rc == 1 ? recv(fd, b, sizeof(b), 0) : -2;
+    pthread_join(s.th, NULL);
+    log = hs_test_stderr_end(&cap);
+    print_message("a bad head with the right token: poll %d, recv %zd\n", rc, n);
+    assert_int_equal(rc, 1);
+    assert_true(n <= 0); /* closed (or reset), no reply */
+    assert_int_equal(s.st, HS_ERR_TIMEOUT);
+    assert_non_null(strstr(log, "is not hintsim's"));
+    free(log);
+    close(fd);
+    close(s.lfd);
+}
+
 /* The listening socket is on the address given, not on every one. */
 static void test_bind_address(void **state)
 {
@@ -196,10 +330,14 @@ static void test_cli_checks(void **state)
         {"validate $HINTSIM_SRC/traces/samples/kv.hst -d rxe0 --connect 127.0.0.1",
          "needs the server's token"},
         {"calibrate -d rxe0 --connect 127.0.0.1 -o p.json", "needs the server's token"},
-        {"capture bench -d rxe0 --connect 127.0.0.1 --sizes 64 --token 'a b'",
+        {"capture bench -d rxe0 --connect 127.0.0.1 --sizes 64 --token 'a bcdefghijklmnop'",
          "--token: the token's character 2 (byte 0x20)"},
         {"capture bench -d rxe0 --server --token $(printf %065d 0)",
-         "--token: the token has 65 characters, not 1..64"},
+         "--token: the token has 65 characters, not 16..64"},
+        {"capture bench -d rxe0 --server --token right",
+         "--token: the token has 5 characters, not 16..64: a short one can be guessed"},
+        {"capture bench -d rxe0 --connect 127.0.0.1 --sizes 64 --token 0123456789abcde",
+         "--token: the token has 15 characters, not 16..64"},
         {"capture bench -d rxe0 --sizes 64 --bind 127.0.0.1", "--bind is the --server's"},
     };
     const char *bin = hs_test_bin();
@@ -213,10 +351,15 @@ static void test_cli_checks(void **state)
         free(out);
     }
     /* HINTSIM_TOKEN is read, and checked like --token */
-    int rc = hs_test_run(&out, "HINTSIM_TOKEN='x y' %s capture bench -d rxe0 --connect "
-                         "127.0.0.1 --sizes 64", bin);
+    int rc = hs_test_run(&out, "HINTSIM_TOKEN='x yzzzzzzzzzzzzzzz' %s capture bench -d rxe0 "
+                         "--connect 127.0.0.1 --sizes 64", bin);
     assert_int_equal(rc, 2);
     assert_non_null(strstr(out, "HINTSIM_TOKEN: the token's character 2"));
+    free(out);
+    rc = hs_test_run(&out, "HINTSIM_TOKEN=short %s capture bench -d rxe0 --connect "
+                     "127.0.0.1 --sizes 64", bin);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "HINTSIM_TOKEN: the token has 5 characters, not 16..64"));
     free(out);
 }
 
@@ -224,7 +367,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostile_then_good), cmocka_unit_test(test_strays_only),
-        cmocka_unit_test(test_silent_expires),    cmocka_unit_test(test_bind_address),
+        cmocka_unit_test(test_silent_expires),    cmocka_unit_test(test_wrong_token_delay),
+        cmocka_unit_test(test_bad_head_no_oracle), cmocka_unit_test(test_bind_address),
         cmocka_unit_test(test_cli_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

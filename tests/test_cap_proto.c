@@ -7,7 +7,7 @@
 #include "capture/cap_proto.h"
 #include "tests/hs_test.h"
 
-#define TOKEN "s3cret-token"
+#define TOKEN "s3cret-token-0123"
 #define WRAP ((uint64_t)1 << 63 | 1)
 
 static void put64(uint8_t *p, uint64_t v)
@@ -128,24 +128,31 @@ static void test_token_text(void **state)
     char err[CAP_ERR_LEN], long_tok[CAP_TOKEN_MAX + 2], a[40], b[40];
 
     assert_int_equal(cap_token_from_text("", t, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "0 characters"));
+    assert_non_null(strstr(err, "0 characters, not 16..64"));
+    /* a token shorter than CAP_TOKEN_MIN can be guessed: refused, saying so */
+    assert_int_equal(cap_token_from_text("abc", t, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "the token has 3 characters, not 16..64: a short one can be "
+                                "guessed"));
+    assert_int_equal(cap_token_from_text("0123456789abcde", t, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "15 characters, not 16..64"));
+    assert_int_equal(cap_token_from_text("0123456789abcdef", t, err, sizeof(err)), 0);
     memset(long_tok, 'x', sizeof(long_tok) - 1);
     long_tok[sizeof(long_tok) - 1] = '\0';
     assert_int_equal(cap_token_from_text(long_tok, t, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "65 characters"));
+    assert_non_null(strstr(err, "65 characters, not 16..64"));
     long_tok[CAP_TOKEN_MAX] = '\0';
     assert_int_equal(cap_token_from_text(long_tok, t, err, sizeof(err)), 0);
-    assert_int_equal(cap_token_from_text("ab c", t, err, sizeof(err)), -1);
+    assert_int_equal(cap_token_from_text("ab cdefghijklmnop", t, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "character 3 (byte 0x20)"));
-    assert_int_equal(cap_token_from_text("ab\x7f", t, err, sizeof(err)), -1);
+    assert_int_equal(cap_token_from_text("ab\x7f" "defghijklmnop", t, err, sizeof(err)), -1);
     assert_int_equal(cap_token_generate(a, sizeof(a)), 0);
     assert_int_equal(cap_token_generate(b, sizeof(b)), 0);
     assert_int_equal(strlen(a), CAP_TOKEN_GEN_CHARS);
     assert_int_equal(strspn(a, "0123456789abcdef"), CAP_TOKEN_GEN_CHARS);
     assert_string_not_equal(a, b);
     assert_int_equal(cap_token_generate(a, CAP_TOKEN_GEN_CHARS), -1); /* no room for it */
-    assert_int_equal(cap_token_from_text("abc", t, NULL, 0), 0);
-    assert_int_equal(cap_token_from_text("abc", u, NULL, 0), 0);
+    assert_int_equal(cap_token_from_text(TOKEN, t, NULL, 0), 0);
+    assert_int_equal(cap_token_from_text(TOKEN, u, NULL, 0), 0);
     assert_true(cap_token_equal(t, u));
     u[CAP_TOKEN_MAX - 1] = 1;
     assert_false(cap_token_equal(t, u));

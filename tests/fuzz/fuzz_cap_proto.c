@@ -19,7 +19,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_TOKEN "fuzz-token"
+#define FUZZ_TOKEN "fuzz-token-0123456"
 
 static void check(int ok)
 {

@@ -53,18 +53,20 @@ done
 grep -q "Gb/s" "$OUT/cli.out" || { cat "$OUT/cli.out"; fail "the real client printed no results"; }
 echo "capture-hostile: ok: 13 hostile connections and a silent one refused, then served"
 
-# 2. a client with a wrong token is refused; the right one is served after it
-timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 --token right \
+# 2. a client with a wrong token is refused; the right one is served after it (tokens have
+# 16 characters at least)
+RIGHT=vm-hostile-right-token
+timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 --token $RIGHT \
     >"$OUT/srv2.out" 2>"$OUT/srv2.err" &
 spid=$!
 wait_listen $HP
 timeout 60 hintsim capture bench -d rxe0 -x 0 --port $HP --connect $A --timeout 20 \
-    --token wrong --sizes 64 >"$OUT/wrong.out" 2>"$OUT/wrong.err"
+    --token vm-hostile-wrong-token --sizes 64 >"$OUT/wrong.out" 2>"$OUT/wrong.err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "refused this client's token" "$OUT/wrong.err" ||
     { cat "$OUT/wrong.err"; fail "wrong token: exit $rc"; }
 timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect $A --timeout 60 \
-    --token right --sizes 64 --iters 20 --warmup 2 --phases pingpong >"$OUT/right.out" 2>&1 ||
+    --token $RIGHT --sizes 64 --iters 20 --warmup 2 --phases pingpong >"$OUT/right.out" 2>&1 ||
     { cat "$OUT/right.out" "$OUT/srv2.err"; fail "the right token after a wrong one"; }
 wait $spid || { cat "$OUT/srv2.err"; fail "server 2"; }
 grep -q "refused a connection from $A: hello: wrong token" "$OUT/srv2.err" ||
@@ -72,11 +74,12 @@ grep -q "refused a connection from $A: hello: wrong token" "$OUT/srv2.err" ||
 echo "capture-hostile: ok: a wrong token refused, the right one served"
 
 # 3. --bind 0.0.0.0: every address, as before the default changed
+ANY=vm-hostile-any-token
 timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --server --timeout 60 --bind 0.0.0.0 \
-    --token any >"$OUT/srv3.out" 2>"$OUT/srv3.err" &
+    --token $ANY >"$OUT/srv3.out" 2>"$OUT/srv3.err" &
 spid=$!
 wait_listen $HP
-HINTSIM_TOKEN=any timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 \
+HINTSIM_TOKEN=$ANY timeout 120 hintsim capture bench -d rxe0 -x 0 --port $HP --connect 127.0.0.1 \
     --timeout 60 --sizes 64 --iters 20 --warmup 2 --phases pingpong >"$OUT/any.out" 2>&1 ||
     { cat "$OUT/any.out" "$OUT/srv3.err"; fail "--bind 0.0.0.0: client over 127.0.0.1"; }
 wait $spid || { cat "$OUT/srv3.err"; fail "server 3"; }

@@ -38,7 +38,7 @@ BW_SET="--set bw.depth=128 --set bw.signal_every=1 --set bw.coal_count=1 --set b
 
 HS_NAME=capture-peer
 . /hs/lib.sh # fail, record, wait_listen
-export HINTSIM_TOKEN=vm-capture-peer # capture bench's --server / --connect token
+export HINTSIM_TOKEN=vm-capture-peer-token # capture bench's --server / --connect token
 
 # pinning: server on CPU 0, client on CPU 1 when there are two CPUs and taskset works
 SRV="" CLI=""

@@ -17,7 +17,7 @@ ROLE=$1 PEER=$2 GID=$3
 HS_NAME="cross-host-$ROLE"
 . /hs/lib.sh # fail
 P=18515
-K="--token vm-cross-host" # the sessions' shared token
+K="--token vm-cross-host-token" # the sessions' shared token
 T="--timeout 120 $K"
 
 # the wire: the peer answers ARP and ping once its VM is up (the two boot independently)
