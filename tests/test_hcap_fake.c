@@ -126,9 +126,12 @@ static struct ibv_qp *f_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init
 {
     fake_ctx_t *f = (fake_ctx_t *)((char *)ctx - offsetof(struct verbs_context, context));
     static uint32_t next_qpn = 1000;
-    fake_qp_t *q = fake_qp_new(f, (fake_cq_t *)attr->send_cq, next_qpn++, attr->sq_sig_all);
+    fake_qp_t *q = f->qp_mem;
 
-    if (!q)
+    f->qp_mem = NULL;
+    if (q)
+        fake_qp_init(q, f, (fake_cq_t *)attr->send_cq, next_qpn++, attr->sq_sig_all);
+    else if (!(q = fake_qp_new(f, (fake_cq_t *)attr->send_cq, next_qpn++, attr->sq_sig_all)))
         return NULL;
     q->qpx.wr_start = fx_start;
     q->qpx.wr_send = fx_send;
@@ -241,17 +244,22 @@ void fake_cq_free(fake_cq_t *cq)
     free(cq);
 }
 
-fake_qp_t *fake_qp_new(fake_ctx_t *f, fake_cq_t *cq, uint32_t qp_num, int sig_all)
+void fake_qp_init(fake_qp_t *q, fake_ctx_t *f, fake_cq_t *cq, uint32_t qp_num, int sig_all)
 {
-    fake_qp_t *q = calloc(1, sizeof(*q));
-
-    if (!q)
-        return NULL;
+    memset(q, 0, sizeof(*q));
     q->qpx.qp_base.context = &f->vctx.context;
     q->qpx.qp_base.qp_num = qp_num;
     q->qpx.qp_base.send_cq = (struct ibv_cq *)&cq->cqx;
     q->send_cq = cq;
     q->sig_all = sig_all;
+}
+
+fake_qp_t *fake_qp_new(fake_ctx_t *f, fake_cq_t *cq, uint32_t qp_num, int sig_all)
+{
+    fake_qp_t *q = malloc(sizeof(*q));
+
+    if (q)
+        fake_qp_init(q, f, cq, qp_num, sig_all);
     return q;
 }
 

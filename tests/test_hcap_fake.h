@@ -32,6 +32,8 @@ typedef struct {
     struct verbs_context vctx;
     uint64_t posted; /* WRs the provider accepted */
     uint64_t skip_cqe; /* when non-zero, post_send produces no completions (benchmark) */
+    void *qp_mem;      /* when set, the next create_qp_ex builds its QP here (an address
+                          reused), and clears it */
 } fake_ctx_t;
 
 /* Make a context with ops set (post_send, poll_cq, create_qp_ex, create_cq_ex). */
@@ -41,6 +43,8 @@ fake_cq_t *fake_cq_new(fake_ctx_t *f, uint32_t cap);
 void fake_cq_free(fake_cq_t *cq);
 /* A plain QP (what ibv_create_qp returns) with qp_num. */
 fake_qp_t *fake_qp_new(fake_ctx_t *f, fake_cq_t *cq, uint32_t qp_num, int sig_all);
+/* The same, built in memory the caller owns (q must not be freed with fake_qp_free). */
+void fake_qp_init(fake_qp_t *q, fake_ctx_t *f, fake_cq_t *cq, uint32_t qp_num, int sig_all);
 void fake_qp_free(fake_qp_t *qp);
 /* Queue a completion by hand (e.g. an error). */
 void fake_cq_push(fake_cq_t *cq, uint32_t qp_num, uint64_t wr_id, enum ibv_wc_status st,

@@ -3,6 +3,7 @@
  * ibv_start_poll ...) on a fake context whose ops libhintcap swapped, and the records that
  * reach the sink are checked: sizes, opcodes, flags, implicit completions, cold start,
  * errors, failed posts, QP destruction, drops, and the trace file with its header. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -274,6 +275,122 @@ static void test_qp_ex_and_cq_ex(void **state)
     hcap_cq_detach(&hcap_g, ibv_cq_ex_to_cq(cqx));
     fake_qp_free((fake_qp_t *)qp);
     fake_cq_free((fake_cq_t *)cqx);
+}
+
+/* Attributes of an extended QP (wr_* API) sending into cq. */
+static void qpx_attr(struct ibv_qp_init_attr_ex *a, fake_cq_t *cq)
+{
+    memset(a, 0, sizeof(*a));
+    a->send_cq = (struct ibv_cq *)&cq->cqx;
+    a->recv_cq = (struct ibv_cq *)&cq->cqx;
+    a->cap.max_send_wr = 16;
+    a->comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    a->send_ops_flags = IBV_QP_EX_WITH_SEND;
+}
+
+/* One signalled send of len bytes through the wr_* API. */
+static void qpx_send(struct ibv_qp *qp, uint64_t wr_id, uint32_t len)
+{
+    struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qp;
+
+    ibv_wr_start(qpx);
+    qpx->wr_id = wr_id;
+    qpx->wr_flags = IBV_SEND_SIGNALED;
+    ibv_wr_send(qpx);
+    ibv_wr_set_sge(qpx, 1, 0x1000, len);
+    assert_int_equal(ibv_wr_complete(qpx), 0);
+}
+
+/* Fill hcap_g.qps with keys no QP has (1, 2, ...) until a put fails; returns how many. */
+static uint64_t qps_fill(void)
+{
+    uint64_t k = 1;
+
+    pthread_mutex_lock(&hcap_g.lock);
+    while (hcap_map_put(&hcap_g.qps, k, &hcap_g) == 0)
+        k++;
+    pthread_mutex_unlock(&hcap_g.lock);
+    return k - 1;
+}
+
+static void qps_unfill(uint64_t n)
+{
+    uint64_t k;
+
+    pthread_mutex_lock(&hcap_g.lock);
+    for (k = 1; k <= n; k++)
+        hcap_map_del(&hcap_g.qps, k);
+    pthread_mutex_unlock(&hcap_g.lock);
+}
+
+/* A QP created while the QP map is full is not tracked: its wr_* calls reach the provider
+ * unwrapped (no wrapper without its QP in the map), and the miss is counted as dropped. */
+static void test_qpx_map_full(void **state)
+{
+    fx_t *x = *state;
+    struct ibv_qp_init_attr_ex qattr;
+    uint64_t filled = qps_fill();
+    struct ibv_qp *qp;
+
+    assert_true(filled > 0);
+    qpx_attr(&qattr, x->cq);
+    qp = ibv_create_qp_ex(&x->f->vctx.context, &qattr);
+    assert_non_null(qp);
+    qpx_send(qp, 1, 64);
+    assert_int_equal(((fake_qp_t *)qp)->posted, 1); /* the provider got the WR */
+    assert_int_equal(poll_all(x->cq), 1);
+    qps_unfill(filled);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 0);
+    assert_int_equal(hcap_g.dropped, 1);
+    hcap_qp_detach(&hcap_g, qp);
+    fake_qp_free((fake_qp_t *)qp);
+}
+
+static fx_t *reuse_x;                         /* where destroy_and_reuse creates its QP */
+static struct ibv_qp_init_attr_ex reuse_attr; /* and how */
+
+/* A provider's destroy_qp during which another thread's ibv_create_qp_ex gets the address
+ * just freed. */
+static int destroy_and_reuse(struct ibv_qp *qp)
+{
+    reuse_x->f->qp_mem = qp;
+    return ibv_create_qp_ex(&reuse_x->f->vctx.context, &reuse_attr) == qp ? 0 : -1;
+}
+
+static int destroy_busy(struct ibv_qp *qp)
+{
+    (void)qp;
+    return EBUSY;
+}
+
+/* ibv_destroy_qp forgets the QP before the provider frees it: a QP created meanwhile at the
+ * same address stays tracked, its wrappers find it. A failed destroy keeps it tracked. */
+static void test_destroy_reuse(void **state)
+{
+    fx_t *x = *state;
+    struct ibv_qp *qp;
+
+    reuse_x = x;
+    qpx_attr(&reuse_attr, x->cq);
+    qp = ibv_create_qp_ex(&x->f->vctx.context, &reuse_attr);
+    assert_non_null(qp);
+    assert_int_equal(hcap_qp_destroy(&hcap_g, qp, destroy_busy), EBUSY);
+    qpx_send(qp, 1, 100);
+    assert_int_equal(poll_all(x->cq), 1);
+    assert_int_equal(hcap_qp_destroy(&hcap_g, qp, destroy_and_reuse), 0);
+    qpx_send(qp, 2, 200); /* the new QP at the old address */
+    assert_int_equal(poll_all(x->cq), 1);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 2);
+    assert_int_equal(x->sink.recs[0].size_bytes, 100);
+    assert_int_equal(x->sink.recs[1].size_bytes, 200);
+    assert_int_not_equal(x->sink.recs[0].qp, x->sink.recs[1].qp);
+    assert_true(x->sink.recs[0].t_done_ns != TRACE_TIME_UNKNOWN);
+    assert_true(x->sink.recs[1].t_done_ns != TRACE_TIME_UNKNOWN);
+    assert_int_equal(hcap_g.dropped, 0);
+    hcap_qp_detach(&hcap_g, qp);
+    fake_qp_free((fake_qp_t *)qp);
 }
 
 /* Start a capture that writes its trace file into dir (no test sink). */
@@ -755,6 +872,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_error_completion, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_destroy_pending, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_qpx_map_full, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_reuse, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ring_after_thread_exit, fx_setup, fx_teardown),
         cmocka_unit_test(test_fork_child_signal),

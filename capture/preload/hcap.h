@@ -77,7 +77,7 @@ typedef struct {
     uint32_t ctx_index;
     uint32_t qp_num;
     int sig_all;        /* sq_sig_all: every WR signalled */
-    struct ibv_qp_ex *qpx; /* non-NULL when the extended WR API was swapped */
+    struct ibv_qp_ex *qpx; /* non-NULL when the extended WR API is recorded (batch set) */
     hcap_qpx_ops_t orig;
     hcap_ev_t *batch;   /* WRs between wr_start and wr_complete */
     uint32_t batch_n, batch_cap;
@@ -209,18 +209,31 @@ hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t ma
                           const struct ibv_qp_init_attr_ex *attr_ex);
 /* Forget a QP that is about to be destroyed; what is pending never completes. */
 void hcap_qp_detach(hcap_t *h, struct ibv_qp *qp);
+/* ibv_destroy_qp: forget qp, then destroy(qp). The QP leaves the maps before the provider
+ * frees it, so a QP created meanwhile at the same address is not forgotten in its place;
+ * if destroy fails, qp is tracked again as it was. Returns destroy's status. */
+int hcap_qp_destroy(hcap_t *h, struct ibv_qp *qp, int (*destroy)(struct ibv_qp *qp));
 /* Track an extended CQ (swap start_poll/next_poll). */
 void hcap_cq_attach(hcap_t *h, struct ibv_cq_ex *cq, int have_qp_num);
 void hcap_cq_detach(hcap_t *h, struct ibv_cq *cq);
+/* ibv_destroy_cq: as hcap_qp_destroy, for a CQ. */
+int hcap_cq_destroy(hcap_t *h, struct ibv_cq *cq, int (*destroy)(struct ibv_cq *cq));
 /* The tracked context slot of ctx, or NULL. */
 hcap_ctx_t *hcap_ctx_find(hcap_t *h, const struct ibv_context *ctx);
 
 /* ---- extended API (hcap_qpx.c) ---- */
 
-/* Swap qpx's wr_* functions for recording ones, saving the provider's in hq->orig. */
-void hcap_qpx_swap(hcap_qp_t *hq, struct ibv_qp_ex *qpx);
+/* The wrappers look their QP or CQ up in hcap_g's maps, so they are swapped in only once it
+ * is there and swapped out before it leaves (both under hcap_g.lock): a wrapper always
+ * finds its object. */
+/* Swap hq->qpx's wr_* functions for recording ones, saving the provider's in hq->orig. */
+void hcap_qpx_swap(hcap_qp_t *hq);
+/* Put the provider's wr_* functions back. */
+void hcap_qpx_unswap(hcap_qp_t *hq);
 /* Swap an extended CQ's start_poll/next_poll, saving the provider's in hc. */
 void hcap_cqx_swap(hcap_cq_t *hc, struct ibv_cq_ex *cq);
+/* Put the provider's start_poll/next_poll back (if they were swapped). */
+void hcap_cqx_unswap(hcap_cq_t *hc);
 /* Push a completion event (status, wr_id) of QP number qp_num on context ctx_index. */
 void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t wr_id,
                       uint8_t status, uint64_t t_ns);

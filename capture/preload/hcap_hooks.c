@@ -289,8 +289,10 @@ void hcap_ctx_detach(hcap_t *h, struct ibv_context *ctx)
     pthread_mutex_unlock(&h->lock);
 }
 
-static void qp_swap_ex(hcap_t *h, hcap_qp_t *hq, uint32_t max_send_wr,
-                       const struct ibv_qp_init_attr_ex *attr_ex)
+/* The extended QP of a QP created for the wr_* API, with the batch its wrappers fill, in
+ * hq->qpx; left NULL when there is none or no memory for the batch (WRs then unrecorded). */
+static void qp_ex_prepare(hcap_t *h, hcap_qp_t *hq, uint32_t max_send_wr,
+                          const struct ibv_qp_init_attr_ex *attr_ex)
 {
     struct ibv_qp_ex *qpx;
 
@@ -300,7 +302,80 @@ static void qp_swap_ex(hcap_t *h, hcap_qp_t *hq, uint32_t max_send_wr,
     hq->batch_cap = max_send_wr > 64 ? max_send_wr : 64;
     hq->batch = calloc(hq->batch_cap, sizeof(*hq->batch));
     if (hq->batch)
-        hcap_qpx_swap(hq, qpx);
+        hq->qpx = qpx;
+}
+
+static void qp_free(hcap_qp_t *hq)
+{
+    if (!hq)
+        return;
+    free(hq->batch);
+    free(hq);
+}
+
+/* Put hq in both maps, then swap in its wrappers; h->lock held. -1 (nothing changed): a
+ * map is full. */
+static int qp_publish_locked(hcap_t *h, hcap_qp_t *hq)
+{
+    if (hcap_map_put(&h->qps, (uintptr_t)hq->qp, hq) != 0)
+        return -1;
+    if (hcap_map_put(&h->qpns, qpn_key(hq->ctx_index, hq->qp_num), hq) != 0) {
+        hcap_map_del(&h->qps, (uintptr_t)hq->qp);
+        return -1;
+    }
+    if (hq->qpx)
+        hcap_qpx_swap(hq); /* after the maps know it: the wrappers look it up */
+    return 0;
+}
+
+static int qp_publish(hcap_t *h, hcap_qp_t *hq)
+{
+    int rc;
+
+    pthread_mutex_lock(&h->lock);
+    rc = qp_publish_locked(h, hq);
+    pthread_mutex_unlock(&h->lock);
+    return rc;
+}
+
+/* Swap qp's wrappers out, then take it out of both maps. Returns its hcap_qp_t or NULL. */
+static hcap_qp_t *qp_unpublish(hcap_t *h, struct ibv_qp *qp)
+{
+    hcap_qp_t *hq;
+
+    pthread_mutex_lock(&h->lock);
+    hq = hcap_map_get(&h->qps, (uintptr_t)qp);
+    if (hq) {
+        if (hq->qpx)
+            hcap_qpx_unswap(hq);
+        hcap_map_del(&h->qps, (uintptr_t)qp);
+        hcap_map_del(&h->qpns, qpn_key(hq->ctx_index, hq->qp_num));
+    }
+    pthread_mutex_unlock(&h->lock);
+    return hq;
+}
+
+/* Tell the matcher that an unpublished QP is gone: what is pending never completes. */
+static void qp_retire(hcap_t *h, hcap_qp_t *hq)
+{
+    hcap_ring_t *r;
+    uint64_t slot;
+
+    if (!hq)
+        return;
+    pthread_mutex_lock(&h->lock);
+    hq->next_dead = h->dead_qps;
+    h->dead_qps = hq;
+    pthread_mutex_unlock(&h->lock);
+    if (!hcap_running(h) || !(r = hcap_ring_get(h)))
+        return;
+    if ((slot = hcap_ring_reserve(r, 1)) == UINT64_MAX)
+        return;
+    memset(hcap_ring_slot(r, slot), 0, sizeof(hcap_ev_t));
+    hcap_ring_slot(r, slot)->t_ns = hcap_stamp();
+    hcap_ring_slot(r, slot)->qp = hq->index;
+    hcap_ring_slot(r, slot)->kind = HCAP_EV_GONE;
+    hcap_ring_publish(r, 1);
 }
 
 hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t max_send_wr,
@@ -316,73 +391,88 @@ hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t ma
     hq->qp_num = qp->qp_num;
     hq->sig_all = sig_all != 0;
     hq->index = atomic_fetch_add(&h->next_qp, 1);
-    qp_swap_ex(h, hq, max_send_wr, attr_ex);
-    pthread_mutex_lock(&h->lock);
-    if (hcap_map_put(&h->qps, (uintptr_t)qp, hq) != 0 ||
-        hcap_map_put(&h->qpns, qpn_key(hq->ctx_index, hq->qp_num), hq) != 0) {
-        hcap_map_del(&h->qps, (uintptr_t)qp);
-        pthread_mutex_unlock(&h->lock);
-        free(hq->batch);
-        free(hq);
+    qp_ex_prepare(h, hq, max_send_wr, attr_ex);
+    if (qp_publish(h, hq) != 0) {
+        /* Untracked: its posts through the hooks are counted lost one by one; its wr_*
+         * calls, left to the provider, are not seen, so the QP counts once for them. */
+        if (hq->qpx)
+            atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
+        qp_free(hq);
         return NULL;
     }
-    pthread_mutex_unlock(&h->lock);
     return hq;
 }
 
 void hcap_qp_detach(hcap_t *h, struct ibv_qp *qp)
 {
-    hcap_qp_t *hq;
-    hcap_ring_t *r;
-    uint64_t slot;
+    qp_retire(h, qp_unpublish(h, qp));
+}
+
+int hcap_qp_destroy(hcap_t *h, struct ibv_qp *qp, int (*destroy)(struct ibv_qp *qp))
+{
+    hcap_qp_t *hq = qp_unpublish(h, qp);
+    int rc = destroy(qp);
+
+    if (rc != 0 && hq && qp_publish(h, hq) == 0)
+        return rc; /* still alive: tracked as before */
+    qp_retire(h, hq);
+    return rc;
+}
+
+/* Put c in the map, then swap in its wrappers. -1 (nothing changed): the map is full. */
+static int cq_publish(hcap_t *h, hcap_cq_t *c)
+{
+    int rc;
 
     pthread_mutex_lock(&h->lock);
-    hq = hcap_map_del(&h->qps, (uintptr_t)qp);
-    if (hq) {
-        hcap_map_del(&h->qpns, qpn_key(hq->ctx_index, hq->qp_num));
-        hq->next_dead = h->dead_qps;
-        h->dead_qps = hq;
+    rc = hcap_map_put(&h->cqs, (uintptr_t)c->cq, c);
+    if (rc == 0)
+        hcap_cqx_swap(c, c->cq); /* after the map knows it: the wrappers look it up */
+    pthread_mutex_unlock(&h->lock);
+    return rc;
+}
+
+/* Swap cq's wrappers out, then take it out of the map. Returns its hcap_cq_t or NULL. */
+static hcap_cq_t *cq_unpublish(hcap_t *h, struct ibv_cq *cq)
+{
+    hcap_cq_t *c;
+
+    pthread_mutex_lock(&h->lock);
+    c = hcap_map_get(&h->cqs, (uintptr_t)cq);
+    if (c) {
+        hcap_cqx_unswap(c);
+        hcap_map_del(&h->cqs, (uintptr_t)cq);
     }
     pthread_mutex_unlock(&h->lock);
-    if (!hq || !hcap_running(h) || !(r = hcap_ring_get(h)))
-        return;
-    if ((slot = hcap_ring_reserve(r, 1)) == UINT64_MAX)
-        return;
-    memset(hcap_ring_slot(r, slot), 0, sizeof(hcap_ev_t));
-    hcap_ring_slot(r, slot)->t_ns = hcap_stamp();
-    hcap_ring_slot(r, slot)->qp = hq->index;
-    hcap_ring_slot(r, slot)->kind = HCAP_EV_GONE;
-    hcap_ring_publish(r, 1);
+    return c;
 }
 
 void hcap_cq_attach(hcap_t *h, struct ibv_cq_ex *cq, int have_qp_num)
 {
     hcap_ctx_t *hc = hcap_ctx_find(h, cq->context);
-    hcap_cq_t *c = calloc(1, sizeof(*c));
+    hcap_cq_t *c;
 
-    if (!c || !hc) {
-        free(c);
+    if (!hc || !(c = calloc(1, sizeof(*c))))
         return;
-    }
     c->cq = cq;
     c->ctx_index = hc->index;
     c->have_qp_num = have_qp_num;
-    pthread_mutex_lock(&h->lock);
-    if (hcap_map_put(&h->cqs, (uintptr_t)cq, c) != 0) {
-        pthread_mutex_unlock(&h->lock);
+    if (cq_publish(h, c) != 0)
         free(c);
-        return;
-    }
-    hcap_cqx_swap(c, cq); /* after the map knows it: the wrappers look it up */
-    pthread_mutex_unlock(&h->lock);
 }
 
 void hcap_cq_detach(hcap_t *h, struct ibv_cq *cq)
 {
-    hcap_cq_t *c;
+    free(cq_unpublish(h, cq)); /* polling a CQ while destroying it is the application's bug */
+}
 
-    pthread_mutex_lock(&h->lock);
-    c = hcap_map_del(&h->cqs, (uintptr_t)cq);
-    pthread_mutex_unlock(&h->lock);
-    free(c); /* polling a CQ while destroying it is the application's bug */
+int hcap_cq_destroy(hcap_t *h, struct ibv_cq *cq, int (*destroy)(struct ibv_cq *cq))
+{
+    hcap_cq_t *c = cq_unpublish(h, cq);
+    int rc = destroy(cq);
+
+    if (rc != 0 && c && cq_publish(h, c) == 0)
+        return rc; /* still alive: tracked as before */
+    free(c);
+    return rc;
 }

@@ -5,8 +5,8 @@
  * ibv_open_device starts the capture (once per process) and swaps the context's ops;
  * ibv_create_qp tracks plain QPs (extended QPs and CQs are caught through the swapped
  * create_qp_ex / create_cq_ex ops); the destroy/close wrappers forget objects before the
- * provider frees them. ibv_reg_dmabuf_mr marks the process's memory kind as CUDA (dmabuf
- * is how GPU memory is registered).
+ * provider frees them (a failed destroy tracks the object again). ibv_reg_dmabuf_mr marks
+ * the process's memory kind as CUDA (dmabuf is how GPU memory is registered).
  */
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
@@ -96,20 +96,12 @@ HCAP_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 
 HCAP_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
-    int rc = next.destroy_qp ? next.destroy_qp(qp) : -1;
-
-    if (rc == 0)
-        hcap_qp_detach(&hcap_g, qp); /* only the pointer's value is used */
-    return rc;
+    return next.destroy_qp ? hcap_qp_destroy(&hcap_g, qp, next.destroy_qp) : -1;
 }
 
 HCAP_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
-    int rc = next.destroy_cq ? next.destroy_cq(cq) : -1;
-
-    if (rc == 0)
-        hcap_cq_detach(&hcap_g, cq);
-    return rc;
+    return next.destroy_cq ? hcap_cq_destroy(&hcap_g, cq, next.destroy_cq) : -1;
 }
 
 HCAP_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,

@@ -6,7 +6,8 @@
  * flags are read from the qp_ex at that moment, as the provider does) and the wr_set_*
  * calls give its size. The batch is published, with wr_start's time as post time, only
  * when wr_complete succeeds; wr_abort discards it. A QP's wr_* calls are serialised by the
- * application (verbs requires it), so the batch needs no lock.
+ * application (verbs requires it), so the batch needs no lock. The wrappers are swapped in
+ * only while their QP or CQ is in hcap_g's maps (hcap.h), so a lookup always finds it.
  */
 #include "capture/preload/hcap.h"
 
@@ -206,9 +207,10 @@ static void w_set_inline_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_
             qpx->field = fn;                                                                  \
     } while (0)
 
-void hcap_qpx_swap(hcap_qp_t *hq, struct ibv_qp_ex *qpx)
+void hcap_qpx_swap(hcap_qp_t *hq)
 {
-    hq->qpx = qpx;
+    struct ibv_qp_ex *qpx = hq->qpx;
+
     HCAP_SWAP(wr_start, w_start);
     HCAP_SWAP(wr_complete, w_complete);
     HCAP_SWAP(wr_abort, w_abort);
@@ -224,6 +226,34 @@ void hcap_qpx_swap(hcap_qp_t *hq, struct ibv_qp_ex *qpx)
     HCAP_SWAP(wr_set_sge_list, w_set_sge_list);
     HCAP_SWAP(wr_set_inline_data, w_set_inline);
     HCAP_SWAP(wr_set_inline_data_list, w_set_inline_list);
+}
+
+/* Put back one function pointer that HCAP_SWAP replaced. */
+#define HCAP_UNSWAP(field)                                                                    \
+    do {                                                                                      \
+        if (hq->orig.field)                                                                   \
+            qpx->field = hq->orig.field;                                                      \
+    } while (0)
+
+void hcap_qpx_unswap(hcap_qp_t *hq)
+{
+    struct ibv_qp_ex *qpx = hq->qpx;
+
+    HCAP_UNSWAP(wr_start);
+    HCAP_UNSWAP(wr_complete);
+    HCAP_UNSWAP(wr_abort);
+    HCAP_UNSWAP(wr_send);
+    HCAP_UNSWAP(wr_send_imm);
+    HCAP_UNSWAP(wr_send_inv);
+    HCAP_UNSWAP(wr_rdma_write);
+    HCAP_UNSWAP(wr_rdma_write_imm);
+    HCAP_UNSWAP(wr_rdma_read);
+    HCAP_UNSWAP(wr_atomic_cmp_swp);
+    HCAP_UNSWAP(wr_atomic_fetch_add);
+    HCAP_UNSWAP(wr_set_sge);
+    HCAP_UNSWAP(wr_set_sge_list);
+    HCAP_UNSWAP(wr_set_inline_data);
+    HCAP_UNSWAP(wr_set_inline_data_list);
 }
 
 /* ---- ibv_cq_ex polling ---------------------------------------------------------- */
@@ -274,4 +304,12 @@ void hcap_cqx_swap(hcap_cq_t *hc, struct ibv_cq_ex *cq)
         hc->have_qp_num = 0;
     cq->start_poll = c_start_poll;
     cq->next_poll = c_next_poll;
+}
+
+void hcap_cqx_unswap(hcap_cq_t *hc)
+{
+    if (hc->cq->start_poll != c_start_poll)
+        return; /* never swapped */
+    hc->cq->start_poll = hc->start_poll;
+    hc->cq->next_poll = hc->next_poll;
 }
