@@ -3,6 +3,12 @@
 add_library(hs_hcap_fake STATIC test_hcap_fake.c)
 hs_add_unit_test(test_hcap_hooks SOURCES test_hcap_hooks.c LIBS hs_hcap hs_hcap_fake hs_testlib ${IBVERBS_LIB})
 hs_add_unit_test(test_hcap_match SOURCES test_hcap_match.c LIBS hs_hcap hs_testlib)
+# QPs created and destroyed by the hundred thousand: what stays of them (the allocator
+# counted: --wrap redirects the calls of the statically linked hs_hcap and the fake).
+hs_add_unit_test(test_hcap_churn SOURCES test_hcap_churn.c LIBS hs_hcap hs_hcap_fake hs_testlib
+  ${IBVERBS_LIB})
+target_link_options(test_hcap_churn PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
+  -Wl,--wrap=realloc -Wl,--wrap=posix_memalign -Wl,--wrap=free)
 # The interposer's time stamps (TSC, converted) against CLOCK_MONOTONIC over a 5 s run:
 # inside each post's and poll's bracket, no drift (figures printed); and the fallback.
 hs_add_unit_test(test_hcap_clock SOURCES test_hcap_clock.c LIBS hs_hcap hs_hcap_fake hs_testlib
@@ -22,6 +28,7 @@ hs_add_vm_test(vm_preload_tools SCRIPT preload-tools.sh TIMEOUT 900
 # Under valgrind memcheck too (label valgrind, release build): threads, rings, fork.
 hs_add_valgrind_test(valgrind_test_hcap_match COMMAND $<TARGET_FILE:test_hcap_match>)
 hs_add_valgrind_test(valgrind_test_hcap_hooks COMMAND $<TARGET_FILE:test_hcap_hooks>)
+hs_add_valgrind_test(valgrind_test_hcap_churn COMMAND $<TARGET_FILE:test_hcap_churn>)
 
 # A verbs program that resolves libibverbs as NCCL does (dlopen + dlvsym/dlsym, RTLD_DEFAULT,
 # RTLD_NEXT from a library) and posts through the context's ops; the same source linked

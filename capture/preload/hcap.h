@@ -82,7 +82,6 @@ typedef struct {
     hcap_ev_t *batch;   /* WRs between wr_start and wr_complete */
     uint32_t batch_n, batch_cap;
     uint64_t batch_t_ns;
-    void *next_dead;
 } hcap_qp_t;
 
 /* A tracked extended CQ and the provider's polling functions. */
@@ -126,8 +125,12 @@ typedef struct {
     pthread_key_t ring_key;
     int key_made;
     hcap_ctx_t ctxs[HCAP_MAX_CTX];
-    hcap_map_t qps;         /* ibv_qp * -> hcap_qp_t * */
-    hcap_map_t qpns;        /* (ctx index + 1) << 32 | qp_num -> hcap_qp_t * */
+    /* ibv_qp * -> hcap_qp_t *, read on the post path and by the wr_* wrappers of that QP
+     * only: the application may not use a QP it destroys, so its hcap_qp_t is freed then */
+    hcap_map_t qps;
+    /* (ctx index + 1) << 32 | qp_num -> the QP's trace index + 1: a number, not the object,
+     * since any thread may poll a completion of a QP that another one is destroying */
+    hcap_map_t qpns;
     hcap_map_t cqs;         /* ibv_cq_ex * -> hcap_cq_t * */
     _Atomic uint32_t next_qp;
     uint32_t qp_base;           /* next_qp when this capture started */
@@ -137,7 +140,6 @@ typedef struct {
     _Atomic uint64_t outside_comps;
     _Atomic uint32_t outside_qpn[HCAP_OUTSIDE_QPNS]; /* qp_num + 1; 0 = free */
     _Atomic uint32_t outside_more; /* completions of QP numbers past a full list */
-    hcap_qp_t *dead_qps;        /* destroyed QPs, freed at the next start (pollers may race) */
     /* writer side (writer thread only, after start) */
     pthread_t writer;
     int writer_started;
@@ -207,7 +209,8 @@ void hcap_ctx_detach(hcap_t *h, struct ibv_context *ctx);
 /* Track a QP created with these attributes (attr_ex may be NULL for ibv_create_qp). */
 hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t max_send_wr,
                           const struct ibv_qp_init_attr_ex *attr_ex);
-/* Forget a QP that is about to be destroyed; what is pending never completes. */
+/* Forget a QP that is about to be destroyed (and free its hcap_qp_t); what is pending
+ * never completes. */
 void hcap_qp_detach(hcap_t *h, struct ibv_qp *qp);
 /* ibv_destroy_qp: forget qp, then destroy(qp). The QP leaves the maps before the provider
  * frees it, so a QP created meanwhile at the same address is not forgotten in its place;

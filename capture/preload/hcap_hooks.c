@@ -56,6 +56,18 @@ static uint64_t qpn_key(uint32_t ctx_index, uint32_t qp_num)
     return ((uint64_t)(ctx_index + 1) << 32) | qp_num;
 }
 
+/* What h->qpns holds for a QP: its trace index + 1 (hcap.h: pollers never touch the
+ * hcap_qp_t), and back. */
+static void *qpn_val(const hcap_qp_t *hq)
+{
+    return (void *)((uintptr_t)hq->index + 1);
+}
+
+static uint32_t qpn_index(void *val)
+{
+    return (uint32_t)((uintptr_t)val - 1);
+}
+
 /* A QP created before we saw it (or through a path we do not wrap): ask the provider. */
 static hcap_qp_t *qp_adopt(hcap_t *h, struct ibv_qp *qp)
 {
@@ -142,12 +154,12 @@ __attribute__((noinline, cold)) static void note_outside(hcap_t *h, uint32_t qp_
 void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t wr_id,
                       uint8_t status, uint64_t t_ns)
 {
-    hcap_qp_t *hq = hcap_map_get(&h->qpns, qpn_key(ctx_index, qp_num));
+    void *val = hcap_map_get(&h->qpns, qpn_key(ctx_index, qp_num));
     hcap_ring_t *r;
     uint64_t slot;
     hcap_ev_t *ev;
 
-    if (!hq) {
+    if (!val) {
         note_outside(h, qp_num);
         return;
     }
@@ -157,8 +169,8 @@ void hcap_record_comp(hcap_t *h, uint32_t ctx_index, uint32_t qp_num, uint64_t w
     ev = hcap_ring_slot(r, slot);
     ev->t_ns = t_ns;
     ev->wr_id = wr_id;
-    ev->size_bytes = hq->qp_num; /* from hq, already at hand: no register kept for it */
-    ev->qp = hq->index;
+    ev->size_bytes = qp_num;
+    ev->qp = qpn_index(val);
     ev->kind = HCAP_EV_COMP;
     ev->op = status;
     ev->flags = 0;
@@ -319,7 +331,7 @@ static int qp_publish_locked(hcap_t *h, hcap_qp_t *hq)
 {
     if (hcap_map_put(&h->qps, (uintptr_t)hq->qp, hq) != 0)
         return -1;
-    if (hcap_map_put(&h->qpns, qpn_key(hq->ctx_index, hq->qp_num), hq) != 0) {
+    if (hcap_map_put(&h->qpns, qpn_key(hq->ctx_index, hq->qp_num), qpn_val(hq)) != 0) {
         hcap_map_del(&h->qps, (uintptr_t)hq->qp);
         return -1;
     }
@@ -355,27 +367,31 @@ static hcap_qp_t *qp_unpublish(hcap_t *h, struct ibv_qp *qp)
     return hq;
 }
 
-/* Tell the matcher that an unpublished QP is gone: what is pending never completes. */
-static void qp_retire(hcap_t *h, hcap_qp_t *hq)
+/* Tell the matcher that QP index is gone: what is pending never completes. */
+static void note_gone(hcap_t *h, uint32_t index)
 {
     hcap_ring_t *r;
     uint64_t slot;
 
-    if (!hq)
-        return;
-    pthread_mutex_lock(&h->lock);
-    hq->next_dead = h->dead_qps;
-    h->dead_qps = hq;
-    pthread_mutex_unlock(&h->lock);
     if (!hcap_running(h) || !(r = hcap_ring_get(h)))
         return;
     if ((slot = hcap_ring_reserve(r, 1)) == UINT64_MAX)
         return;
     memset(hcap_ring_slot(r, slot), 0, sizeof(hcap_ev_t));
     hcap_ring_slot(r, slot)->t_ns = hcap_stamp();
-    hcap_ring_slot(r, slot)->qp = hq->index;
+    hcap_ring_slot(r, slot)->qp = index;
     hcap_ring_slot(r, slot)->kind = HCAP_EV_GONE;
     hcap_ring_publish(r, 1);
+}
+
+/* An unpublished QP is gone: tell the matcher, and free its hcap_qp_t, which nothing else
+ * can reach any more (hcap.h: h->qps, h->qpns). */
+static void qp_retire(hcap_t *h, hcap_qp_t *hq)
+{
+    if (!hq)
+        return;
+    note_gone(h, hq->index);
+    qp_free(hq);
 }
 
 hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t max_send_wr,

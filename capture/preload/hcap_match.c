@@ -83,6 +83,13 @@ static void evq_pop(hcap_evq_t *q, size_t k)
     q->n -= k;
 }
 
+/* Empty q and give its memory back (it grows again if events come). */
+static void evq_release(hcap_evq_t *q)
+{
+    free(q->v);
+    memset(q, 0, sizeof(*q));
+}
+
 hs_status_t hcap_match_new(uint64_t cold_n, hcap_emit_fn emit, void *arg, hcap_match_t **out)
 {
     hcap_match_t *m = calloc(1, sizeof(*m));
@@ -241,7 +248,8 @@ __attribute__((noinline, cold)) static void match_gone(hcap_match_t *m, hcap_mqp
         evq_pop(&q->posts, 1);
     }
     m->unmatched += q->comps.n;
-    q->comps.n = 0;
+    evq_release(&q->posts);
+    evq_release(&q->comps); /* a server's destroyed QPs would otherwise keep theirs */
 }
 
 /* match_event for an event that is not a post. */
