@@ -96,7 +96,27 @@ static struct ibv_qp_ex *to_qp_ex(struct ibv_qp *qp)
     return (struct ibv_qp_ex *)qp; /* the fake's QP starts with its ibv_qp_ex */
 }
 
-static const hcap_real_t churn_real = {.qp_to_qp_ex = to_qp_ex};
+/* When set, query_qp (a QP adopted on the post path) waits here: armed for two threads,
+ * both are inside the adoption at once. adopt_waiting: threads that reached it. */
+static pthread_barrier_t *adopt_barrier;
+static _Atomic int adopt_waiting;
+
+static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+                    struct ibv_qp_init_attr *init)
+{
+    (void)mask;
+    memset(attr, 0, sizeof(*attr));
+    memset(init, 0, sizeof(*init));
+    init->sq_sig_all = ((fake_qp_t *)qp)->sig_all;
+    init->cap.max_send_wr = 64;
+    if (adopt_barrier) {
+        atomic_fetch_add(&adopt_waiting, 1);
+        pthread_barrier_wait(adopt_barrier);
+    }
+    return 0;
+}
+
+static const hcap_real_t churn_real = {.query_qp = query_qp, .qp_to_qp_ex = to_qp_ex};
 
 static int churn_setup(void **state)
 {
@@ -198,10 +218,128 @@ static void test_destroyed_qps_freed(void **state)
     assert_int_equal(hcap_g.dropped, 0);
 }
 
+/* Slots of m holding a key or a tombstone. */
+static uint64_t map_used(const hcap_map_t *m)
+{
+    uint64_t i, n = 0;
+
+    for (i = 0; i <= m->mask; i++)
+        n += atomic_load(&m->slots[i].key) != 0;
+    return n;
+}
+
+/* 100,000 QPs, more than the QP maps' 65,536 slots, created and destroyed one after the
+ * other: the maps end as they began, and take QPs still. */
+static void test_map_churn(void **state)
+{
+    churn_t *c = *state;
+    uint64_t qps = map_used(&hcap_g.qps), qpns = map_used(&hcap_g.qpns), i;
+    struct ibv_qp *qp;
+
+    for (i = 0; i < 100000; i++) {
+        qp = churn_qp(c);
+        assert_non_null(hcap_qp_attach(&hcap_g, qp, 0, 16, NULL));
+        hcap_qp_detach(&hcap_g, qp);
+    }
+    print_message("QP map slots used: %llu before, %llu after; QP number map: %llu, %llu\n",
+                  (unsigned long long)qps, (unsigned long long)map_used(&hcap_g.qps),
+                  (unsigned long long)qpns, (unsigned long long)map_used(&hcap_g.qpns));
+    assert_int_equal(map_used(&hcap_g.qps), qps);
+    assert_int_equal(map_used(&hcap_g.qpns), qpns);
+    qp = churn_qp(c);
+    assert_non_null(hcap_qp_attach(&hcap_g, qp, 0, 16, NULL));
+    hcap_qp_detach(&hcap_g, qp);
+}
+
+typedef struct {
+    struct ibv_qp *qp;
+    uint64_t wr_id;
+} poster_t;
+
+static void *post_one(void *arg)
+{
+    poster_t *p = arg;
+    struct ibv_sge sge = {.addr = 0x1000, .length = 8, .lkey = 1};
+    struct ibv_send_wr wr, *bad = NULL;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = p->wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    return ibv_post_send(p->qp, &wr, &bad) == 0 ? p : NULL;
+}
+
+typedef struct {
+    trace_rec_t recs[2];
+    size_t n;
+} two_t;
+
+static void sink_two(void *arg, const trace_rec_t *recs, size_t n)
+{
+    two_t *t = arg;
+
+    for (size_t i = 0; i < n && t->n < 2; i++)
+        t->recs[t->n++] = recs[i];
+}
+
+/* Two threads post the first WRs of a QP created outside the wrappers: both miss it and
+ * adopt it at once, and it is tracked once (one QP index, both WRs completed). The second
+ * thread starts when the first is in the adoption, past the provider (the fake provider is
+ * not thread-safe, and this keeps the provider's order the order of the posts' stamps). */
+static void test_adopt_race(void **state)
+{
+    churn_t *c = *state;
+    pthread_barrier_t barrier;
+    poster_t p[2];
+    pthread_t th[2];
+    struct ibv_wc wc[2];
+    two_t two = {.n = 0};
+    struct timespec ts = {0, 100000};
+    fake_qp_t *q = fake_qp_new(c->f, c->cq, 77, 1);
+    int i;
+
+    hcap_stop(&hcap_g, 0); /* again, with a sink that keeps the records */
+    hcap_start(&hcap_g, &churn_real, sink_two, &two);
+    assert_non_null(q);
+    assert_int_equal(pthread_barrier_init(&barrier, NULL, 2), 0);
+    adopt_barrier = &barrier;
+    atomic_store(&adopt_waiting, 0);
+    for (i = 0; i < 2; i++) {
+        p[i].qp = &q->qpx.qp_base;
+        p[i].wr_id = (uint64_t)i + 1;
+        assert_int_equal(pthread_create(&th[i], NULL, post_one, &p[i]), 0);
+        while (i == 0 && atomic_load(&adopt_waiting) == 0)
+            nanosleep(&ts, NULL);
+    }
+    for (i = 0; i < 2; i++) {
+        void *ok;
+
+        assert_int_equal(pthread_join(th[i], &ok), 0);
+        assert_non_null(ok);
+    }
+    adopt_barrier = NULL;
+    pthread_barrier_destroy(&barrier);
+    assert_int_equal(ibv_poll_cq(q->qpx.qp_base.send_cq, 2, wc), 2);
+    hcap_stop(&hcap_g, 0);
+    /* after the stop: its end, in this ring, could reach the matcher before the posts */
+    hcap_qp_detach(&hcap_g, &q->qpx.qp_base);
+    assert_int_equal(two.n, 2);
+    print_message("QP indexes of the two WRs: %u, %u; QPs seen: %llu\n", two.recs[0].qp,
+                  two.recs[1].qp, (unsigned long long)hcap_g.summary.qps_seen);
+    assert_int_equal(two.recs[0].qp, two.recs[1].qp);
+    assert_true(two.recs[0].t_done_ns != TRACE_TIME_UNKNOWN);
+    assert_true(two.recs[1].t_done_ns != TRACE_TIME_UNKNOWN);
+    assert_int_equal(hcap_g.summary.qps_seen, 1);
+    fake_qp_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_destroyed_qps_freed, churn_setup, churn_teardown),
+        cmocka_unit_test_setup_teardown(test_map_churn, churn_setup, churn_teardown),
+        cmocka_unit_test_setup_teardown(test_adopt_race, churn_setup, churn_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -393,6 +393,32 @@ static void test_destroy_reuse(void **state)
     fake_qp_free((fake_qp_t *)qp);
 }
 
+/* A QP destroyed where the hooks did not see it, whose address a new QP gets: the new one
+ * replaces the old tracking, and a QP that took the old one's number keeps its own. */
+static void test_stale_qp_replaced(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *a = qp_make(x, 5, 0);
+    fake_qp_t *b = qp_make(x, 5, 0); /* a is gone (unseen); b got its number */
+
+    fake_qp_init(a, x->f, x->cq, 6, 0); /* a new QP at a's address */
+    assert_non_null(hcap_qp_attach(&hcap_g, &a->qpx.qp_base, 0, 128, NULL));
+    assert_int_equal(post(b, 1, 10, IBV_SEND_SIGNALED, IBV_WR_SEND), 0);
+    assert_int_equal(post(a, 2, 20, IBV_SEND_SIGNALED, IBV_WR_SEND), 0);
+    assert_int_equal(poll_all(x->cq), 2);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 2);
+    assert_int_equal(x->sink.recs[0].size_bytes, 10);
+    assert_int_equal(x->sink.recs[1].size_bytes, 20);
+    assert_int_not_equal(x->sink.recs[0].qp, x->sink.recs[1].qp);
+    assert_true(x->sink.recs[0].t_done_ns != TRACE_TIME_UNKNOWN);
+    assert_true(x->sink.recs[1].t_done_ns != TRACE_TIME_UNKNOWN);
+    hcap_qp_detach(&hcap_g, &a->qpx.qp_base);
+    hcap_qp_detach(&hcap_g, &b->qpx.qp_base);
+    fake_qp_free(a);
+    fake_qp_free(b);
+}
+
 /* Start a capture that writes its trace file into dir (no test sink). */
 static fake_ctx_t *file_start(const char *dir, const char *ring_events, const char *flush_us)
 {
@@ -874,6 +900,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qpx_map_full, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_destroy_reuse, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_qp_replaced, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_ring_after_thread_exit, fx_setup, fx_teardown),
         cmocka_unit_test(test_fork_child_signal),

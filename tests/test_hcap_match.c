@@ -191,6 +191,55 @@ static void test_map(void **state)
     hcap_map_release(&m);
 }
 
+/* Slots of m holding a key or a tombstone. */
+static uint64_t map_used(const hcap_map_t *m)
+{
+    uint64_t i, n = 0;
+
+    for (i = 0; i <= m->mask; i++)
+        n += atomic_load(&m->slots[i].key) != 0;
+    return n;
+}
+
+/* Keys coming and going (QPs created and destroyed): every lookup stays right against a
+ * plain model, and a map emptied again has no slot left used, so a miss ends at once
+ * rather than scanning a map full of tombstones. */
+static void test_map_churn(void **state)
+{
+    enum { ORDER = 8, POOL = 300, OPS = 200000 };
+    static int vals[POOL];
+    int live[POOL] = {0};
+    uint64_t seed = 42, k, op;
+    hcap_map_t m;
+    int n_live = 0;
+    (void)state;
+
+    assert_int_equal(hcap_map_init(&m, ORDER), 0);
+    for (op = 0; op < OPS; op++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        k = (seed >> 33) % POOL;
+        if (live[k]) {
+            assert_ptr_equal(hcap_map_del(&m, k + 1), &vals[k]);
+            live[k] = 0;
+            n_live--;
+        } else if (n_live < 200) {
+            assert_int_equal(hcap_map_put(&m, k + 1, &vals[k]), 0);
+            live[k] = 1;
+            n_live++;
+        }
+        if (op % 97 == 0)
+            for (k = 0; k < POOL; k++)
+                assert_ptr_equal(hcap_map_get(&m, k + 1), live[k] ? &vals[k] : NULL);
+    }
+    for (k = 0; k < POOL; k++)
+        if (live[k])
+            assert_ptr_equal(hcap_map_del(&m, k + 1), &vals[k]);
+    print_message("slots used in the emptied map: %llu of %u\n",
+                  (unsigned long long)map_used(&m), 1u << ORDER);
+    assert_int_equal(map_used(&m), 0);
+    hcap_map_release(&m);
+}
+
 static void test_config_precedence(void **state)
 {
     hcap_config_t cfg;
@@ -301,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_match_long_run),
         cmocka_unit_test(test_ring_drops),
         cmocka_unit_test(test_map),
+        cmocka_unit_test(test_map_churn),
         cmocka_unit_test(test_config_precedence),
         cmocka_unit_test(test_config_flush),
         cmocka_unit_test(test_rank_and_name),

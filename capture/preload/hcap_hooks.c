@@ -68,16 +68,7 @@ static uint32_t qpn_index(void *val)
     return (uint32_t)((uintptr_t)val - 1);
 }
 
-/* A QP created before we saw it (or through a path we do not wrap): ask the provider. */
-static hcap_qp_t *qp_adopt(hcap_t *h, struct ibv_qp *qp)
-{
-    struct ibv_qp_attr attr;
-    struct ibv_qp_init_attr init;
-
-    if (!h->real.query_qp || h->real.query_qp(qp, &attr, IBV_QP_CAP, &init) != 0)
-        return NULL;
-    return hcap_qp_attach(h, qp, init.sq_sig_all, init.cap.max_send_wr, NULL);
-}
+static hcap_qp_t *qp_adopt(hcap_t *h, struct ibv_qp *qp);
 
 static void record_posts(hcap_t *h, struct ibv_qp *qp, const struct ibv_send_wr *wr,
                          const struct ibv_send_wr *stop, uint64_t t)
@@ -394,8 +385,10 @@ static void qp_retire(hcap_t *h, hcap_qp_t *hq)
     qp_free(hq);
 }
 
-hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t max_send_wr,
-                          const struct ibv_qp_init_attr_ex *attr_ex)
+/* A hcap_qp_t for qp (its index is given when it is tracked), or NULL when qp's context is
+ * not tracked or memory is short. */
+static hcap_qp_t *qp_new(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t max_send_wr,
+                         const struct ibv_qp_init_attr_ex *attr_ex)
 {
     hcap_ctx_t *hc = hcap_ctx_find(h, qp->context);
     hcap_qp_t *hq;
@@ -406,17 +399,64 @@ hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t ma
     hq->ctx_index = hc->index;
     hq->qp_num = qp->qp_num;
     hq->sig_all = sig_all != 0;
-    hq->index = atomic_fetch_add(&h->next_qp, 1);
     qp_ex_prepare(h, hq, max_send_wr, attr_ex);
-    if (qp_publish(h, hq) != 0) {
-        /* Untracked: its posts through the hooks are counted lost one by one; its wr_*
-         * calls, left to the provider, are not seen, so the QP counts once for them. */
-        if (hq->qpx)
-            atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
-        qp_free(hq);
-        return NULL;
-    }
     return hq;
+}
+
+/* Track hq (taking it over). The map may know its QP already: adopted by another thread
+ * meanwhile (adopt: that tracking stands and is returned, so two threads' first posts make
+ * one QP), or destroyed where we did not see it and its address reused by this new QP (the
+ * old tracking is retired). NULL when the maps are full. */
+static hcap_qp_t *qp_track(hcap_t *h, hcap_qp_t *hq, int adopt)
+{
+    hcap_qp_t *old;
+    int rc;
+
+    pthread_mutex_lock(&h->lock);
+    old = hcap_map_get(&h->qps, (uintptr_t)hq->qp);
+    if (old && adopt) {
+        pthread_mutex_unlock(&h->lock);
+        qp_free(hq);
+        return old;
+    }
+    /* Its wrappers went with the provider's old object: nothing to swap back. Its QP number
+     * may have gone to another QP since. */
+    if (old && hcap_map_get(&h->qpns, qpn_key(old->ctx_index, old->qp_num)) == qpn_val(old))
+        hcap_map_del(&h->qpns, qpn_key(old->ctx_index, old->qp_num));
+    hq->index = atomic_fetch_add(&h->next_qp, 1);
+    rc = qp_publish_locked(h, hq);
+    pthread_mutex_unlock(&h->lock);
+    qp_retire(h, old);
+    if (rc == 0)
+        return hq;
+    /* Untracked: its posts through the hooks are counted lost one by one; its wr_* calls,
+     * left to the provider, are not seen, so the QP counts once for them. */
+    if (hq->qpx)
+        atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
+    qp_free(hq);
+    return NULL;
+}
+
+hcap_qp_t *hcap_qp_attach(hcap_t *h, struct ibv_qp *qp, int sig_all, uint32_t max_send_wr,
+                          const struct ibv_qp_init_attr_ex *attr_ex)
+{
+    hcap_qp_t *hq = qp_new(h, qp, sig_all, max_send_wr, attr_ex);
+
+    return hq ? qp_track(h, hq, 0) : NULL;
+}
+
+/* A QP met on the post path that was created before we saw it (or through a path we do not
+ * wrap): ask the provider. Off the post path's fast case (a map hit), so it may lock. */
+static hcap_qp_t *qp_adopt(hcap_t *h, struct ibv_qp *qp)
+{
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+    hcap_qp_t *hq;
+
+    if (!h->real.query_qp || h->real.query_qp(qp, &attr, IBV_QP_CAP, &init) != 0)
+        return NULL;
+    hq = qp_new(h, qp, init.sq_sig_all, init.cap.max_send_wr, NULL);
+    return hq ? qp_track(h, hq, 1) : NULL;
 }
 
 void hcap_qp_detach(hcap_t *h, struct ibv_qp *qp)

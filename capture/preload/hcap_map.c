@@ -46,6 +46,26 @@ int hcap_map_put(hcap_map_t *m, uint64_t key, void *val)
     return 0;
 }
 
+/* Slot i's key was removed. No probe passes an empty slot, so with the next slot empty no
+ * probe runs through i to a key beyond it: i becomes empty, and so do the tombstones just
+ * before it. Otherwise i becomes a tombstone. A lookup in flight is not misled either way:
+ * the probes of the keys present keep every slot they cross. */
+static void map_vacate(hcap_map_t *m, uint64_t i)
+{
+    uint64_t n;
+
+    if (atomic_load_explicit(&m->slots[(i + 1) & m->mask].key, memory_order_relaxed) != 0) {
+        atomic_store_explicit(&m->slots[i].key, HCAP_MAP_TOMB, memory_order_release);
+        return;
+    }
+    for (n = 0; n <= m->mask; n++) {
+        atomic_store_explicit(&m->slots[i].key, 0, memory_order_release);
+        i = (i - 1) & m->mask;
+        if (atomic_load_explicit(&m->slots[i].key, memory_order_relaxed) != HCAP_MAP_TOMB)
+            break;
+    }
+}
+
 void *hcap_map_del(hcap_map_t *m, uint64_t key)
 {
     uint64_t i = hcap_map_hash(key) & m->mask, n;
@@ -55,7 +75,7 @@ void *hcap_map_del(hcap_map_t *m, uint64_t key)
 
         if (k == key) {
             void *v = atomic_load_explicit(&m->slots[i].val, memory_order_relaxed);
-            atomic_store_explicit(&m->slots[i].key, HCAP_MAP_TOMB, memory_order_release);
+            map_vacate(m, i);
             return v;
         }
         if (k == 0)

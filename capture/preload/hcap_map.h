@@ -1,7 +1,10 @@
 /* hcap_map.h - a fixed-capacity open-addressing map from a non-zero 64-bit key to a
  * pointer, with lock-free lookups. Inserts and removals must be serialised by the caller
  * (they happen when verbs objects are created and destroyed, a slow path); lookups may run
- * concurrently from any thread (the post and poll paths). Removed slots become tombstones.
+ * concurrently from any thread (the post and poll paths). A removed slot becomes a
+ * tombstone, which an insert reuses, or empty again where no probe runs through it: a
+ * map whose keys come and go (QPs created and destroyed) does not fill with tombstones,
+ * which would make every miss scan the whole map.
  */
 #ifndef HCAP_MAP_H
 #define HCAP_MAP_H
