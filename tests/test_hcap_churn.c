@@ -218,22 +218,12 @@ static void test_destroyed_qps_freed(void **state)
     assert_int_equal(hcap_g.dropped, 0);
 }
 
-/* Slots of m holding a key or a tombstone. */
-static uint64_t map_used(const hcap_map_t *m)
-{
-    uint64_t i, n = 0;
-
-    for (i = 0; i <= m->mask; i++)
-        n += atomic_load(&m->slots[i].key) != 0;
-    return n;
-}
-
 /* 100,000 QPs, more than the QP maps' 65,536 slots, created and destroyed one after the
  * other: the maps end as they began, and take QPs still. */
 static void test_map_churn(void **state)
 {
     churn_t *c = *state;
-    uint64_t qps = map_used(&hcap_g.qps), qpns = map_used(&hcap_g.qpns), i;
+    uint64_t qps = hcap_map_used(&hcap_g.qps), qpns = hcap_map_used(&hcap_g.qpns), i;
     struct ibv_qp *qp;
 
     for (i = 0; i < 100000; i++) {
@@ -242,10 +232,10 @@ static void test_map_churn(void **state)
         hcap_qp_detach(&hcap_g, qp);
     }
     print_message("QP map slots used: %llu before, %llu after; QP number map: %llu, %llu\n",
-                  (unsigned long long)qps, (unsigned long long)map_used(&hcap_g.qps),
-                  (unsigned long long)qpns, (unsigned long long)map_used(&hcap_g.qpns));
-    assert_int_equal(map_used(&hcap_g.qps), qps);
-    assert_int_equal(map_used(&hcap_g.qpns), qpns);
+                  (unsigned long long)qps, (unsigned long long)hcap_map_used(&hcap_g.qps),
+                  (unsigned long long)qpns, (unsigned long long)hcap_map_used(&hcap_g.qpns));
+    assert_int_equal(hcap_map_used(&hcap_g.qps), qps);
+    assert_int_equal(hcap_map_used(&hcap_g.qpns), qpns);
     qp = churn_qp(c);
     assert_non_null(hcap_qp_attach(&hcap_g, qp, 0, 16, NULL));
     hcap_qp_detach(&hcap_g, qp);

@@ -347,6 +347,35 @@ static void test_qpx_map_full(void **state)
     fake_qp_free((fake_qp_t *)qp);
 }
 
+/* A QP the full map cannot adopt: every WR of a chain posted to it is counted lost (each
+ * post counted one, however many WRs it had). */
+static void test_untracked_chain_counted(void **state)
+{
+    fx_t *x = *state;
+    uint64_t filled = qps_fill();
+    fake_qp_t *q = fake_qp_new(x->f, x->cq, 31, 0);
+    struct ibv_sge sge[3] = {{0, 10, 1}, {0, 20, 1}, {0, 30, 1}};
+    struct ibv_send_wr wr[3], *bad = NULL;
+
+    memset(wr, 0, sizeof(wr));
+    for (int i = 0; i < 3; i++) {
+        wr[i].wr_id = (uint64_t)i + 1;
+        wr[i].sg_list = &sge[i];
+        wr[i].num_sge = 1;
+        wr[i].opcode = IBV_WR_SEND;
+        wr[i].send_flags = IBV_SEND_SIGNALED;
+        wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+    }
+    assert_int_equal(ibv_post_send(&q->qpx.qp_base, wr, &bad), 0);
+    assert_int_equal(q->posted, 3); /* the provider got them all */
+    assert_int_equal(poll_all(x->cq), 3);
+    qps_unfill(filled);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(x->sink.n, 0);
+    assert_int_equal(hcap_g.dropped, 3);
+    fake_qp_free(q);
+}
+
 static fx_t *reuse_x;                         /* where destroy_and_reuse creates its QP */
 static struct ibv_qp_init_attr_ex reuse_attr; /* and how */
 
@@ -899,6 +928,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_destroy_pending, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qpx_map_full, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_untracked_chain_counted, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_destroy_reuse, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stale_qp_replaced, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),

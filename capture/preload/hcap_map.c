@@ -83,3 +83,12 @@ void *hcap_map_del(hcap_map_t *m, uint64_t key)
     }
     return NULL;
 }
+
+uint64_t hcap_map_used(const hcap_map_t *m)
+{
+    uint64_t n = 0;
+
+    for (uint64_t i = 0; i <= m->mask; i++)
+        n += atomic_load(&m->slots[i].key) != 0;
+    return n;
+}

@@ -32,6 +32,9 @@ void hcap_map_release(hcap_map_t *m);
 int hcap_map_put(hcap_map_t *m, uint64_t key, void *val);
 /* Remove key if present; returns its value or NULL. */
 void *hcap_map_del(hcap_map_t *m, uint64_t key);
+/* Slots holding a key or a tombstone (what a miss may have to probe through); with the
+ * caller's inserts and removals serialised, as they are. */
+uint64_t hcap_map_used(const hcap_map_t *m);
 
 static inline uint64_t hcap_map_hash(uint64_t key)
 {
