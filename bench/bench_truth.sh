@@ -31,7 +31,7 @@ OBJ=${4:-p99}
 ONLY=${5:-}
 P=18570
 ADDR=10.77.0.1 # rxe0's netdev d0: where a --server listens by default
-export HINTSIM_TOKEN=hs-bench-truth # where the control protocol asks for one
+export HINTSIM_TOKEN=hs-bench-truth-token # where the control protocol asks for one
 
 case $MODE in
 short) N0=600 BUDGET=600000 ROUNDS=5 CLASSES=5 MIXES=1 CAL="--iters 60 --warmup 10" ;;

@@ -45,6 +45,11 @@ add_test(NAME test_eval_source
           ${PROJECT_BINARY_DIR}/sweep/eval_sources.txt ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_eval_source PROPERTIES LABELS unit TIMEOUT 60)
 
+# Tokens written into the tree's scripts are long enough for capture's control protocol.
+add_test(NAME test_script_tokens
+  COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_script_tokens.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_script_tokens PROPERTIES LABELS unit TIMEOUT 60)
+
 # No function in model/ takes more than 6 parameters (a context struct instead).
 add_test(NAME test_param_count
   COMMAND ${HS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_param_count.py ${PROJECT_SOURCE_DIR} 6 model sim)
