@@ -202,13 +202,14 @@ static ssize_t pipe_in_read(void *c, char *buf, size_t size)
     return n;
 }
 
-/* Within what was kept, or to where the stream is; never past what was read. */
+/* To where the stream is, or back within what was kept while nothing past it has been read
+ * (else reading on from there would skip what was read past the window). */
 static int pipe_in_seek(void *c, off64_t *off, int whence)
 {
     pipe_in_t *p = c;
     int64_t to = whence == SEEK_SET ? *off : whence == SEEK_CUR ? (int64_t)p->pos + *off : -1;
 
-    if (to < 0 || ((uint64_t)to > p->have && (uint64_t)to != p->pos)) {
+    if (to < 0 || ((uint64_t)to != p->pos && ((uint64_t)to > p->have || p->got > p->have))) {
         errno = ESPIPE;
         return -1;
     }
