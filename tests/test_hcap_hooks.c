@@ -158,22 +158,29 @@ static void test_unsignalled_implicit(void **state)
     fake_qp_free(q);
 }
 
-static void test_sig_all_and_chain_failure(void **state)
+/* A chain of three sends of 10, 20 and 30 bytes (wr_id 0, 1, 2) with send_flags. */
+static void chain3(struct ibv_send_wr wr[3], struct ibv_sge sge[3], unsigned send_flags)
 {
-    fx_t *x = *state;
-    fake_qp_t *q = qp_make(x, 9, 1);
-    struct ibv_sge sge[3] = {{0, 10, 1}, {0, 20, 1}, {0, 30, 1}};
-    struct ibv_send_wr wr[3], *bad = NULL;
-    int i;
-
-    memset(wr, 0, sizeof(wr));
-    for (i = 0; i < 3; i++) {
+    memset(wr, 0, 3 * sizeof(*wr));
+    for (int i = 0; i < 3; i++) {
+        sge[i] = (struct ibv_sge){0, (uint32_t)(10 * (i + 1)), 1};
         wr[i].wr_id = (uint64_t)i;
         wr[i].sg_list = &sge[i];
         wr[i].num_sge = 1;
         wr[i].opcode = IBV_WR_SEND;
+        wr[i].send_flags = send_flags;
         wr[i].next = i < 2 ? &wr[i + 1] : NULL;
     }
+}
+
+static void test_sig_all_and_chain_failure(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 9, 1);
+    struct ibv_sge sge[3];
+    struct ibv_send_wr wr[3], *bad = NULL;
+
+    chain3(wr, sge, 0);
     wr[2].wr_id = FAKE_BAD_WRID; /* the provider takes the first two, refuses the third */
     assert_int_not_equal(ibv_post_send(&q->qpx.qp_base, wr, &bad), 0);
     assert_ptr_equal(bad, &wr[2]);
@@ -354,18 +361,10 @@ static void test_untracked_chain_counted(void **state)
     fx_t *x = *state;
     uint64_t filled = qps_fill();
     fake_qp_t *q = fake_qp_new(x->f, x->cq, 31, 0);
-    struct ibv_sge sge[3] = {{0, 10, 1}, {0, 20, 1}, {0, 30, 1}};
+    struct ibv_sge sge[3];
     struct ibv_send_wr wr[3], *bad = NULL;
 
-    memset(wr, 0, sizeof(wr));
-    for (int i = 0; i < 3; i++) {
-        wr[i].wr_id = (uint64_t)i + 1;
-        wr[i].sg_list = &sge[i];
-        wr[i].num_sge = 1;
-        wr[i].opcode = IBV_WR_SEND;
-        wr[i].send_flags = IBV_SEND_SIGNALED;
-        wr[i].next = i < 2 ? &wr[i + 1] : NULL;
-    }
+    chain3(wr, sge, IBV_SEND_SIGNALED);
     assert_int_equal(ibv_post_send(&q->qpx.qp_base, wr, &bad), 0);
     assert_int_equal(q->posted, 3); /* the provider got them all */
     assert_int_equal(poll_all(x->cq), 3);
