@@ -210,9 +210,15 @@ static void test_header_u64_past_2p53(void **state)
     static const uint64_t vals[] = {TRACE_JSON_EXACT - 1, TRACE_JSON_EXACT, TRACE_JSON_EXACT + 1,
                                     UINT64_MAX};
     static const char *const names[] = {"u.hst", "u.csv", "u.jsonl"};
+    static const char *const digits[] = {"9007199254740991", "9007199254740992",
+                                         "9007199254740993", "18446744073709551615"};
     trace_t *tr = make_trace(10), *back;
+    char text[24];
     (void)state;
     for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+        /* the one rule's spelling: the digits, quoted from 2^53 on */
+        assert_int_equal(trace_json_u64_text(vals[v], text), v > 0);
+        assert_string_equal(text, digits[v]);
         tr->hdr.dropped = vals[v];
         tr->hdr.hint_bytes = vals[v] - 7;
         for (size_t f = 0; f < 3; f++) {

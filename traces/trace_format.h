@@ -136,6 +136,9 @@ int trace_u64_parse(const char *s, uint64_t *out);
 /* A JSON integer in 0..lim as above (number below 2^53, or a string trace_u64_parse reads);
  * 0 with *out set, else -1. */
 int trace_json_u64_get(const struct cJSON *it, uint64_t lim, uint64_t *out);
+/* v's digits into text (NUL-terminated); returns 1 where that spelling quotes them (v >=
+ * TRACE_JSON_EXACT), else 0: the one rule every writer of trace JSON follows. */
+int trace_json_u64_text(uint64_t v, char text[24]);
 /* Add key: v to object o in that spelling; 0, or -1 out of memory. */
 int trace_json_u64_add(struct cJSON *o, const char *key, uint64_t v);
 

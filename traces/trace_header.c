@@ -123,14 +123,19 @@ int trace_json_u64_get(const cJSON *it, uint64_t lim, uint64_t *out)
     return 0;
 }
 
+int trace_json_u64_text(uint64_t v, char text[24])
+{
+    snprintf(text, 24, "%" PRIu64, v);
+    return v >= TRACE_JSON_EXACT;
+}
+
 int trace_json_u64_add(cJSON *o, const char *key, uint64_t v)
 {
     char text[24];
 
-    snprintf(text, sizeof(text), "%" PRIu64, v);
     /* raw digits: cJSON prints a double with 15 significant digits when they read back
      * "equal" within its epsilon, so 2^53 - 1 would come out as 9.00719925474099e+15 */
-    if (v < TRACE_JSON_EXACT)
+    if (!trace_json_u64_text(v, text))
         return cJSON_AddRawToObject(o, key, text) ? 0 : -1;
     return cJSON_AddStringToObject(o, key, text) ? 0 : -1;
 }

@@ -574,10 +574,10 @@ out:
 
 static void json_u64_put(FILE *fp, const char *key, uint64_t v, int comma)
 {
-    if (v < TRACE_JSON_EXACT)
-        fprintf(fp, "\"%s\":%" PRIu64 "%s", key, v, comma ? "," : "");
-    else
-        fprintf(fp, "\"%s\":\"%" PRIu64 "\"%s", key, v, comma ? "," : "");
+    char text[24];
+    const char *q = trace_json_u64_text(v, text) ? "\"" : "";
+
+    fprintf(fp, "\"%s\":%s%s%s%s", key, q, text, q, comma ? "," : "");
 }
 
 hs_status_t trace_jsonl_write(FILE *fp, const trace_t *tr)
