@@ -477,8 +477,43 @@ static void test_stage_open_sweeps_dead(void **state)
     free(dir);
 }
 
-int main(void)
+/* This test binary (argv[0]: under valgrind, /proc/self/exe is valgrind's own). */
+static const char *self_path;
+
+/* Run as a child by test_capture_failed_assert: a test that fails while stderr is captured. */
+static void fail_in_capture(void **state)
 {
+    hs_test_stderr_t cap;
+    (void)state;
+    hs_test_stderr_begin(&cap);
+    fputs("written before the failure\n", stderr);
+    assert_string_equal("capture-left", "capture-right");
+    free(hs_test_stderr_end(&cap));
+}
+
+/* A failed assert between hs_test_stderr_begin and _end: the failure's report and what the
+ * test wrote reach the real stderr, not the lost temporary file. */
+static void test_capture_failed_assert(void **state)
+{
+    char *out = NULL;
+    (void)state;
+    int rc = hs_test_run(&out, "HS_TEST_FAIL_IN_CAPTURE=1 '%s'", self_path);
+    assert_non_null(out);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "written before the failure"));
+    assert_non_null(strstr(out, "\"capture-left\" != \"capture-right\""));
+    assert_non_null(strstr(out, "a capture of stderr was not ended"));
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    self_path = argv[0];
+    if (getenv("HS_TEST_FAIL_IN_CAPTURE")) {
+        const struct CMUnitTest child[] = {cmocka_unit_test(fail_in_capture)};
+        return cmocka_run_group_tests(child, NULL, NULL) ? 1 : 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_double),
         cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_size_list),
@@ -491,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_cli_exit_codes),
         cmocka_unit_test(test_check_out_path),
         cmocka_unit_test(test_stage_open_sweeps_dead),
+        cmocka_unit_test(test_capture_failed_assert),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
