@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,6 +516,150 @@ static uint64_t ns_left(uint64_t deadline)
     return deadline > now ? deadline - now : 0;
 }
 
+/* ---- the name lookup within the deadline ----------------------------------------------
+ * getaddrinfo has no timeout of its own: a resolver that does not answer holds it for the
+ * resolver's timeouts and retries (resolv.conf: 5 s x 2 attempts per server and address
+ * family by default, up to 30 s x 5), whatever --timeout says. So the lookup runs in a thread
+ * of its own, and the dialler waits for it until the deadline. A lookup that is still going
+ * then cannot be stopped (neither can glibc's getaddrinfo_a: gai_cancel refuses a request in
+ * progress); it is abandoned: the thread frees the request and the result when it ends. */
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cv; /* on CLOCK_MONOTONIC, as hs_now_ns */
+    int done;               /* the thread has stored rc and res */
+    int abandoned;          /* the dialler gave up: the thread frees everything */
+    int rc;
+    struct addrinfo *res;
+    char svc[16];
+    char host[];
+} lookup_t;
+
+static void lookup_free(lookup_t *l)
+{
+    pthread_cond_destroy(&l->done_cv);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+static void *lookup_main(void *arg)
+{
+    lookup_t *l = arg;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int rc = getaddrinfo(l->host, l->svc, &hints, &res), abandoned;
+
+    pthread_mutex_lock(&l->lock);
+    l->rc = rc;
+    l->res = res;
+    l->done = 1;
+    abandoned = l->abandoned;
+    pthread_cond_signal(&l->done_cv);
+    pthread_mutex_unlock(&l->lock); /* l is the dialler's from here unless it gave up */
+    if (abandoned) {
+        if (rc == 0)
+            freeaddrinfo(res);
+        lookup_free(l);
+    }
+    return NULL;
+}
+
+/* A lookup of host:port with its lock and condition variable ready, or NULL (no memory). */
+static lookup_t *lookup_new(const char *host, uint16_t port)
+{
+    size_t hlen = strlen(host) + 1;
+    lookup_t *l = calloc(1, sizeof(*l) + hlen);
+    pthread_condattr_t ca;
+
+    if (!l)
+        return NULL;
+    memcpy(l->host, host, hlen);
+    snprintf(l->svc, sizeof(l->svc), "%u", port);
+    if (pthread_condattr_init(&ca) != 0)
+        goto free_lookup;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&l->done_cv, &ca) != 0)
+        goto destroy_attr;
+    if (pthread_mutex_init(&l->lock, NULL) != 0)
+        goto destroy_cond;
+    pthread_condattr_destroy(&ca);
+    return l;
+
+destroy_cond:
+    pthread_cond_destroy(&l->done_cv);
+destroy_attr:
+    pthread_condattr_destroy(&ca);
+free_lookup:
+    free(l);
+    return NULL;
+}
+
+/* l's thread, detached: it ends on its own, however long the lookup takes. 0 or an errno. */
+static int lookup_start(lookup_t *l)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    int rc = pthread_attr_init(&attr);
+
+    if (rc != 0)
+        return rc;
+    rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (rc == 0)
+        rc = pthread_create(&th, &attr, lookup_main, l);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+/* Wait for l's thread until deadline: 1 when its result is in, else 0 (l abandoned: the
+ * thread frees it). */
+static int lookup_wait(lookup_t *l, uint64_t deadline)
+{
+    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),
+                          .tv_nsec = (long)(deadline % 1000000000ull)};
+    int done;
+
+    pthread_mutex_lock(&l->lock);
+    while (!l->done && pthread_cond_timedwait(&l->done_cv, &l->lock, &ts) != ETIMEDOUT)
+        ;
+    done = l->done;
+    l->abandoned = !done;
+    pthread_mutex_unlock(&l->lock);
+    return done;
+}
+
+/* host:port's addresses by deadline (CLOCK_MONOTONIC), or HS_ERR_CHECK (the name is not
+ * known) or HS_ERR_TIMEOUT (no answer in time), logged. The caller frees *res_out. */
+static hs_status_t resolve_by(const char *host, uint16_t port, uint64_t deadline,
+                              uint64_t timeout_ns, struct addrinfo **res_out)
+{
+    lookup_t *l = lookup_new(host, port);
+    int rc;
+
+    if (!l) {
+        hs_log_error("--connect %s: out of memory", host);
+        return HS_ERR_NOMEM;
+    }
+    rc = lookup_start(l);
+    if (rc != 0) {
+        hs_log_error("--connect %s: cannot start the name lookup: %s", host, strerror(rc));
+        lookup_free(l);
+        return HS_ERR_ENV;
+    }
+    if (!lookup_wait(l, deadline)) {
+        hs_log_error("--connect %s: the name lookup did not finish within %.1f s (--timeout): "
+                     "no answer from the resolver (resolv.conf's name servers)", host,
+                     (double)timeout_ns / 1e9);
+        return HS_ERR_TIMEOUT;
+    }
+    rc = l->rc;
+    *res_out = l->res;
+    lookup_free(l);
+    if (rc != 0) {
+        hs_log_error("--connect %s: %s", host, gai_strerror(rc));
+        return HS_ERR_CHECK;
+    }
+    return HS_OK;
+}
+
 /* 0.1 s between two dials, or less where the deadline comes first. */
 static void nap(uint64_t deadline)
 {
@@ -596,18 +741,13 @@ static void log_unreachable(const char *host, uint16_t port, uint64_t timeout_ns
 
 hs_status_t cap_conn_dial(const char *host, uint16_t port, uint64_t timeout_ns, int *fd_out)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    struct addrinfo *res = NULL;
     uint64_t deadline = hs_now_ns() + timeout_ns;
-    char svc[16];
-    int rc, fd = -ETIMEDOUT;
-    hs_status_t st;
+    int fd = -ETIMEDOUT;
+    hs_status_t st = resolve_by(host, port, deadline, timeout_ns, &res);
 
-    snprintf(svc, sizeof(svc), "%u", port);
-    rc = getaddrinfo(host, svc, &hints, &res);
-    if (rc != 0) {
-        hs_log_error("--connect %s: %s", host, gai_strerror(rc));
-        return HS_ERR_CHECK;
-    }
+    if (st != HS_OK)
+        return st;
     for (;;) { /* the server may start a moment later: dial again until the deadline */
         fd = try_connect(res, deadline);
         if (fd >= 0 || ns_left(deadline) == 0)

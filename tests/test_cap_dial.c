@@ -3,14 +3,22 @@
  * accept queue is full: Linux drops the next SYN, as a firewall would) is given up on at
  * --timeout, not after the kernel's SYN retries (about 127 s); nothing listening is reported
  * as refused within the timeout; a server that is there gives a blocking socket with
- * keepalive, as the rest of the control protocol expects. */
+ * keepalive, as the rest of the control protocol expects. In network and mount namespaces
+ * of its own (root; skipped without them), with the test's /etc/hosts and /etc/resolv.conf:
+ * a name server that never answers is given up on at --timeout too, and of a name's two
+ * addresses the first, which drops the connection requests, leaves the second time enough. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,12 +27,14 @@
 #include "tests/hs_test.h"
 
 #define NFILL 3
+#define TWO_NAME "two-addresses.hintsim.test"     /* the test's /etc/hosts: two addresses */
+#define SILENT_NAME "silent-resolver.hintsim.test" /* not there: asked of the name server */
 
-/* A non-blocking connect to 127.0.0.1:port in progress (or done): its fd. */
-static int start_connect(uint16_t port)
+/* A non-blocking connect to addr:port (IPv4, host order) in progress (or done): its fd. */
+static int start_connect_to(uint32_t addr, uint16_t port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+                             .sin_addr.s_addr = htonl(addr)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
     assert_true(fd >= 0);
@@ -33,10 +43,17 @@ static int start_connect(uint16_t port)
     return fd;
 }
 
-/* A listener on 127.0.0.1 (an ephemeral port, in *port) with the given backlog. */
-static int listener(int backlog, uint16_t *port)
+static int start_connect(uint16_t port)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    return start_connect_to(INADDR_LOOPBACK, port);
+}
+
+/* A listener on addr:*port (IPv4, host order; port 0: an ephemeral one, put in *port) with
+ * the given backlog. */
+static int listener_at(uint32_t addr, int backlog, uint16_t *port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(*port),
+                             .sin_addr.s_addr = htonl(addr)};
     socklen_t sl = sizeof(sa);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
 
@@ -48,11 +65,18 @@ static int listener(int backlog, uint16_t *port)
     return fd;
 }
 
-/* The next connect to port gets no answer within 0.3 s, or the test is skipped (a kernel
- * that takes connections beyond the accept queue). */
-static void assert_syn_dropped_or_skip(uint16_t port)
+/* A listener on 127.0.0.1 (an ephemeral port, in *port) with the given backlog. */
+static int listener(int backlog, uint16_t *port)
 {
-    int fd = start_connect(port);
+    *port = 0;
+    return listener_at(INADDR_LOOPBACK, backlog, port);
+}
+
+/* The next connect to addr:port gets no answer within 0.3 s, or the test is skipped (a
+ * kernel that takes connections beyond the accept queue). */
+static void assert_syn_dropped_at_or_skip(uint32_t addr, uint16_t port)
+{
+    int fd = start_connect_to(addr, port);
     struct pollfd p = {.fd = fd, .events = POLLOUT};
     int rc = poll(&p, 1, 300);
 
@@ -61,6 +85,11 @@ static void assert_syn_dropped_or_skip(uint16_t port)
         print_message("skipped: a connect to a full accept queue was answered (poll %d)\n", rc);
         skip();
     }
+}
+
+static void assert_syn_dropped_or_skip(uint16_t port)
+{
+    assert_syn_dropped_at_or_skip(INADDR_LOOPBACK, port);
 }
 
 static void test_dial_dropped_syn(void **state)
@@ -151,12 +180,128 @@ static void test_dial_ok(void **state)
     close(lfd);
 }
 
+/* ---- name lookups, in namespaces of this process's own ------------------------------- */
+
+/* Bind-mount a file holding text over path (in this process's own mount namespace). */
+static int mount_text(const char *path, const char *text)
+{
+    char tmp[] = "/tmp/hs-dial-XXXXXX";
+    int fd = mkstemp(tmp), rc = -1;
+
+    if (fd < 0)
+        return -1;
+    if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+        rc = mount(tmp, path, NULL, MS_BIND, NULL);
+    close(fd);
+    unlink(tmp); /* the mount keeps the file */
+    return rc;
+}
+
+/* Once per process: network and mount namespaces of its own (root; else skip) with loopback
+ * up, an /etc/hosts that gives TWO_NAME two loopback addresses, and an /etc/resolv.conf whose
+ * only name server is 127.0.0.1, where a UDP socket that is never read stands in for a name
+ * server that is down: each query waits the resolver's 30 s, twice. */
+static void private_names_or_skip(void)
+{
+    static int ready, dns_fd = -1;
+    struct sockaddr_in dns = {.sin_family = AF_INET, .sin_port = htons(53),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+
+    if (ready)
+        return;
+    if (unshare(CLONE_NEWNET | CLONE_NEWNS) != 0) {
+        print_message("skipped: no namespaces of our own (%s; needs root)\n", strerror(errno));
+        skip();
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        system("ip link set lo up") != 0 ||
+        mount_text("/etc/hosts", "127.0.0.1 localhost\n127.0.0.1 " TWO_NAME "\n"
+                   "127.0.0.2 " TWO_NAME "\n") != 0 ||
+        mount_text("/etc/resolv.conf", "nameserver 127.0.0.1\noptions timeout:30 "
+                   "attempts:2\n") != 0) {
+        print_message("skipped: the namespace's loopback, hosts or resolv.conf (%s)\n",
+                      strerror(errno));
+        skip();
+    }
+    dns_fd = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_true(dns_fd >= 0);
+    assert_int_equal(bind(dns_fd, (struct sockaddr *)&dns, sizeof(dns)), 0);
+    ready = 1;
+}
+
+typedef struct {
+    const char *host;
+    uint16_t port;
+    uint64_t timeout_ns;
+    int fd;
+    hs_status_t st;
+    double took_s;
+} dial_t;
+
+static void *dial_main(void *arg)
+{
+    dial_t *d = arg;
+    uint64_t t0 = hs_now_ns();
+
+    d->st = cap_conn_dial(d->host, d->port, d->timeout_ns, &d->fd);
+    d->took_s = (double)(hs_now_ns() - t0) / 1e9;
+    return NULL;
+}
+
+/* cap_conn_dial in a thread given limit_s to end: 1 when it did, else 0 (the thread left
+ * behind: a dial that is not bounded). */
+static int dial_within(dial_t *d, int limit_s)
+{
+    struct timespec end;
+    pthread_t th;
+
+    d->fd = -1;
+    assert_int_equal(pthread_create(&th, NULL, dial_main, d), 0);
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += limit_s;
+    return pthread_timedjoin_np(th, NULL, &end) == 0;
+}
+
+static void assert_dial_ended(const dial_t *d, int ended, int limit_s)
+{
+    if (!ended)
+        fail_msg("cap_conn_dial(%s, --timeout %.1f) still running after %d s", d->host,
+                 (double)d->timeout_ns / 1e9, limit_s);
+}
+
+/* The resolver asks a name server that never answers: the dial ends at --timeout, naming
+ * the host and the timeout, as the other dials that run out of time do (HS_ERR_TIMEOUT). */
+static void test_dial_silent_resolver(void **state)
+{
+    (void)state;
+    dial_t d = {.host = SILENT_NAME, .port = 9, .timeout_ns = 1000000000ull}; /* 1 s */
+    hs_test_stderr_t cap;
+    char *log;
+    int ended;
+
+    private_names_or_skip();
+    hs_test_stderr_begin(&cap);
+    ended = dial_within(&d, 10);
+    log = hs_test_stderr_end(&cap);
+    assert_dial_ended(&d, ended, 10);
+    print_message("dial of a name the resolver never answers: status %d after %.2f s: %s",
+                  d.st, d.took_s, log);
+    assert_int_equal(d.st, HS_ERR_TIMEOUT);
+    assert_int_equal(d.fd, -1);
+    assert_true(d.took_s >= 0.9);
+    assert_true(d.took_s < 3.0);
+    assert_non_null(strstr(log, "--connect " SILENT_NAME ": the name lookup did not finish "
+                                "within 1.0 s (--timeout)"));
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dial_dropped_syn),
         cmocka_unit_test(test_dial_refused),
         cmocka_unit_test(test_dial_ok),
+        cmocka_unit_test(test_dial_silent_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
