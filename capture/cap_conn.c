@@ -715,15 +715,35 @@ close_fd:
     return rc;
 }
 
+/* The shortest connect to one address while others are left: Happy Eyeballs' connection
+ * attempt delay (RFC 8305), time enough for a SYN and its answer across a WAN. */
+#define CAP_DIAL_TRY_MIN_NS 250000000ull
+
+/* When the connect to ai gives up: an equal share of what is left of deadline among ai and
+ * the addresses after it, CAP_DIAL_TRY_MIN_NS at least, deadline at most. An address that
+ * drops the connection requests (a firewall, a host gone) would otherwise use the whole
+ * deadline, and the addresses after it would never be tried; the last one gets all that is
+ * left, so a name of one address waits as long as before. */
+static uint64_t try_deadline(const struct addrinfo *ai, uint64_t deadline)
+{
+    uint64_t left = ns_left(deadline), n = 0, share;
+
+    for (; ai; ai = ai->ai_next)
+        n++;
+    share = left / (n ? n : 1);
+    share = share > CAP_DIAL_TRY_MIN_NS ? share : CAP_DIAL_TRY_MIN_NS;
+    return share < left ? hs_now_ns() + share : deadline;
+}
+
 /* A socket connected to one of res's addresses (a name may have IPv4 and IPv6 ones) by
- * deadline, or -errno of the last attempt. */
+ * deadline, each tried within its share of it (try_deadline), or -errno of the last attempt. */
 static int try_connect(const struct addrinfo *res, uint64_t deadline)
 {
     int fd = -ETIMEDOUT;
 
     for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
         if (ns_left(deadline) > 0)
-            fd = connect_one(ai, deadline);
+            fd = connect_one(ai, try_deadline(ai, deadline));
     return fd;
 }
 

@@ -81,8 +81,9 @@ hs_status_t cap_conn_accept_hello(const cap_accept_opts_t *o, cap_accepted_t *ou
 /* Client: a TCP connection to host:port (a name may give several addresses, tried in turn)
  * within timeout_ns in all, the name lookup included, dialling again while the server is not
  * there yet (the server may start a moment later); blocking, with keepalive. Each connect is
- * bounded by what is left of timeout_ns (CLOCK_MONOTONIC), also where the peer's host drops
- * the connection requests. HS_ERR_TIMEOUT naming host:port and the timeout (and why the last
+ * bounded by its share of what is left of timeout_ns (CLOCK_MONOTONIC; the addresses left
+ * share it equally, 0.25 s at least), also where the peer's host drops the connection
+ * requests. HS_ERR_TIMEOUT naming host:port and the timeout (and why the last
  * attempt failed), or naming host when the resolver did not answer in time; HS_ERR_CHECK when
  * host cannot be resolved. The caller closes *fd_out. */
 hs_status_t cap_conn_dial(const char *host, uint16_t port, uint64_t timeout_ns, int *fd_out);

@@ -295,6 +295,60 @@ static void test_dial_silent_resolver(void **state)
     free(log);
 }
 
+/* The addresses (IPv4, host order) getaddrinfo gives name, in its order: two. */
+static void two_addresses(const char *name, uint32_t addr[2])
+{
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int n = 0;
+
+    assert_int_equal(getaddrinfo(name, NULL, &hints, &res), 0);
+    for (const struct addrinfo *ai = res; ai && n < 2; ai = ai->ai_next)
+        addr[n++] = ntohl(((const struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr);
+    assert_true(n == 2 && !res->ai_next->ai_next);
+    freeaddrinfo(res);
+}
+
+/* Of a name's two addresses the first drops the connection requests (a full accept queue)
+ * and a server listens on the second: the dial reaches it well within --timeout, the first
+ * having had its share of the deadline, half. */
+static void test_dial_first_address_drops(void **state)
+{
+    (void)state;
+    dial_t d = {.host = TWO_NAME, .timeout_ns = 4000000000ull}; /* --timeout 4 */
+    int fill[NFILL], hole, live, sfd, ended;
+    hs_test_stderr_t cap;
+    uint32_t addr[2] = {0, 0};
+    uint16_t port = 0;
+    char *log;
+
+    private_names_or_skip();
+    two_addresses(TWO_NAME, addr); /* the order is getaddrinfo's (RFC 6724), not the file's */
+    live = listener_at(addr[1], 8, &port);
+    hole = listener_at(addr[0], 0, &port); /* the same port: nobody accepts */
+    for (int i = 0; i < NFILL; i++)
+        fill[i] = start_connect_to(addr[0], port);
+    usleep(100000);
+    assert_syn_dropped_at_or_skip(addr[0], port);
+    d.port = port;
+    hs_test_stderr_begin(&cap);
+    ended = dial_within(&d, 10);
+    log = hs_test_stderr_end(&cap);
+    assert_dial_ended(&d, ended, 10);
+    print_message("dial of %s (first address dropping SYNs): status %d after %.2f s %s\n",
+                  TWO_NAME, d.st, d.took_s, log);
+    assert_int_equal(d.st, HS_OK);
+    assert_true(d.took_s < 3.0);
+    sfd = accept(live, NULL, NULL); /* it is the live server's connection */
+    assert_true(sfd >= 0);
+    free(log);
+    close(sfd);
+    close(d.fd);
+    for (int i = 0; i < NFILL; i++)
+        close(fill[i]);
+    close(hole);
+    close(live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_dial_refused),
         cmocka_unit_test(test_dial_ok),
         cmocka_unit_test(test_dial_silent_resolver),
+        cmocka_unit_test(test_dial_first_address_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
