@@ -153,10 +153,13 @@ static void peer_address(int fd, char *buf, size_t len)
 
 /* ---- sockets --------------------------------------------------------------------------- */
 
-/* A socket listening on ai, or -errno. */
+/* A socket listening on ai, or -errno. Non-blocking: poll saying a connection waits does
+ * not mean accept finds one (another process on the socket, or the kernel, may have taken
+ * it since), and a blocking accept would then wait past every deadline. */
 static int listen_one(const struct addrinfo *ai)
 {
-    int one = 1, err, fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    int one = 1, err;
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK, ai->ai_protocol);
 
     if (fd < 0)
         return -errno;
@@ -211,19 +214,36 @@ hs_status_t cap_conn_keepalive(int fd, uint64_t timeout_ns)
     return HS_OK;
 }
 
+/* A connection from the (non-blocking) listening socket lfd: its fd, blocking as the rest of
+ * this file's sockets are (accept does not pass O_NONBLOCK on), -EAGAIN when there is none to
+ * take (taken by another, or aborted before it was accepted), else -errno. */
+static int accept_one(int lfd, struct sockaddr_storage *ss, socklen_t *sl)
+{
+    int fd = accept(lfd, (struct sockaddr *)ss, sl);
+
+    if (fd >= 0)
+        return fd;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED || errno == EINTR)
+        return -EAGAIN;
+    return -errno;
+}
+
 hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd_out)
 {
-    int fd, rc = wait_fd(lfd, POLLIN, hs_now_ns() + timeout_ns);
+    uint64_t deadline = hs_now_ns() + timeout_ns;
+    int fd = -EAGAIN;
     hs_status_t st;
 
-    if (rc != 0) {
-        hs_log_error("no client connected to TCP port %u within %.1f s", port,
-                     (double)timeout_ns / 1e9);
-        return HS_ERR_TIMEOUT;
+    while (fd == -EAGAIN) {
+        if (wait_fd(lfd, POLLIN, deadline) != 0) {
+            hs_log_error("no client connected to TCP port %u within %.1f s", port,
+                         (double)timeout_ns / 1e9);
+            return HS_ERR_TIMEOUT;
+        }
+        fd = accept_one(lfd, NULL, NULL);
     }
-    fd = accept(lfd, NULL, NULL);
     if (fd < 0) {
-        hs_log_error("accept on TCP port %u: %s", port, strerror(errno));
+        hs_log_error("accept on TCP port %u: %s", port, strerror(-fd));
         return HS_ERR_CHECK;
     }
     if ((st = cap_conn_keepalive(fd, timeout_ns)) != HS_OK) {
@@ -385,10 +405,10 @@ static void pending_add(acceptor_t *a)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    int fd = accept(a->o->lfd, (struct sockaddr *)&ss, &sl);
+    int fd = accept_one(a->o->lfd, &ss, &sl);
     pending_t *p;
 
-    if (fd < 0) /* the peer went before accept: nothing to refuse */
+    if (fd < 0) /* none to take after all, or the peer went before accept: nothing to refuse */
         return;
     if (a->n == CAP_PENDING_MAX) {
         int oldest = 0;

@@ -47,7 +47,8 @@ typedef struct {
 } cap_conn_t;
 
 /* Server: listen on TCP port of addr (a numeric IPv4 or IPv6 address or a name; "0.0.0.0"
- * or "::" for every address). HS_ERR_CHECK when the port is in use or addr is not this
+ * or "::" for every address). The socket is non-blocking (the accepts below wait with poll,
+ * and a connection poll announced may be gone when accept comes). HS_ERR_CHECK when the port is in use or addr is not this
  * host's, HS_ERR_INVALID when addr cannot be resolved. */
 hs_status_t cap_conn_listen(const char *addr, uint16_t port, int *fd_out);
 

@@ -8,8 +8,12 @@
  * them. After a wrong token the server checks no other for CAP_AUTH_DELAY_NS, so guesses
  * sent at once are answered a delay apart, and a hello with a bad head is never told whether
  * its token was right. And the CLI's own checks of --token / --bind (before any device is
- * opened): a token shorter than 16 characters is refused. */
+ * opened): a token shorter than 16 characters is refused. The listening socket is
+ * non-blocking: a connection another takes between the server's poll and its accept leaves
+ * the server waiting, not blocked in accept past its timeout (accept is wrapped, -Wl,--wrap,
+ * so that the other taker comes exactly then). */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -30,6 +34,7 @@ typedef struct {
     uint16_t port;
     uint64_t timeout_ns;
     uint8_t token[CAP_TOKEN_MAX];
+    int plain; /* cap_conn_accept, not cap_conn_accept_hello */
     pthread_t th;
     hs_status_t st;
     cap_accepted_t acc;
@@ -41,17 +46,40 @@ static void *srv_main(void *arg)
     cap_accept_opts_t o = {.lfd = s->lfd, .port = s->port, .timeout_ns = s->timeout_ns,
                            .token = s->token, .cpu_visible = 1};
 
-    s->st = cap_conn_accept_hello(&o, &s->acc);
+    if (s->plain)
+        s->st = cap_conn_accept(s->lfd, s->port, s->timeout_ns, &s->acc.fd);
+    else
+        s->st = cap_conn_accept_hello(&o, &s->acc);
     return NULL;
 }
 
-/* A server on 127.0.0.1 (an ephemeral port) waiting up to timeout_s in a thread. */
-static void srv_start(srv_t *s, double timeout_s)
+/* accept as cap_conn.c calls it (this test is linked with -Wl,--wrap=accept). Armed, it
+ * lets another taker come first: the real accept takes the connection that poll announced
+ * and closes it, and then the caller's own accept runs on the emptied queue, as where
+ * another process shares the listening socket or the connection was aborted meanwhile. */
+int __real_accept(int fd, struct sockaddr *sa, socklen_t *sl);
+int __wrap_accept(int fd, struct sockaddr *sa, socklen_t *sl);
+static int taker_armed;
+
+int __wrap_accept(int fd, struct sockaddr *sa, socklen_t *sl)
+{
+    if (__atomic_exchange_n(&taker_armed, 0, __ATOMIC_SEQ_CST)) {
+        int taken = __real_accept(fd, NULL, NULL);
+        if (taken >= 0)
+            close(taken);
+    }
+    return __real_accept(fd, sa, sl);
+}
+
+/* A server on 127.0.0.1 (an ephemeral port) waiting up to timeout_s in a thread, for a
+ * hello or (plain) for any connection. */
+static void srv_start_as(srv_t *s, double timeout_s, int plain)
 {
     struct sockaddr_in sa;
     socklen_t sl = sizeof(sa);
 
     memset(s, 0, sizeof(*s));
+    s->plain = plain;
     assert_int_equal(cap_conn_listen("127.0.0.1", 0, &s->lfd), HS_OK);
     assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&sa, &sl), 0);
     s->port = ntohs(sa.sin_port);
@@ -59,6 +87,11 @@ static void srv_start(srv_t *s, double timeout_s)
     assert_int_equal(cap_token_from_text(TOKEN, s->token, NULL, 0), 0);
     s->acc.fd = -1;
     assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+}
+
+static void srv_start(srv_t *s, double timeout_s)
+{
+    srv_start_as(s, timeout_s, 0);
 }
 
 static int count(const char *text, const char *needle)
@@ -295,7 +328,60 @@ static void test_bad_head_no_oracle(void **state)
     close(s.lfd);
 }
 
-/* The listening socket is on the address given, not on every one. */
+/* Wait up to 5 s for s's thread: 1 when it ended; else 0, after releasing it with one more
+ * connection (a server blocked in accept). */
+static int srv_join_within(srv_t *s)
+{
+    struct timespec end;
+    int extra;
+
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += 5;
+    if (pthread_timedjoin_np(s->th, NULL, &end) == 0)
+        return 1;
+    extra = hostile_silent("127.0.0.1", s->port);
+    pthread_join(s->th, NULL);
+    close(extra);
+    return 0;
+}
+
+/* The connection poll announced is taken by another before the server's accept: the server
+ * waits on and ends at its timeout (1 s), both the wait for a hello and the plain accept. */
+static void test_accept_taken_first(void **state)
+{
+    (void)state;
+    hs_test_stderr_t cap;
+    char *log;
+    int fd[2], ended[2];
+    hs_status_t st[2];
+    srv_t s;
+
+    hs_test_stderr_begin(&cap);
+    for (int plain = 0; plain < 2; plain++) {
+        __atomic_store_n(&taker_armed, 1, __ATOMIC_SEQ_CST);
+        srv_start_as(&s, 1.0, plain);
+        fd[plain] = hostile_silent("127.0.0.1", s.port);
+        ended[plain] = srv_join_within(&s);
+        st[plain] = s.st;
+        if (s.st == HS_OK)
+            close(s.acc.fd);
+        close(s.lfd);
+    }
+    log = hs_test_stderr_end(&cap);
+    print_message("a connection taken before the server's accept: %s", log);
+    for (int plain = 0; plain < 2; plain++) {
+        assert_true(fd[plain] >= 0);
+        close(fd[plain]);
+        if (!ended[plain])
+            fail_msg("%s blocked in accept past its 1 s timeout", plain ? "cap_conn_accept"
+                                                                         : "the hello wait");
+        assert_int_equal(st[plain], HS_ERR_TIMEOUT);
+    }
+    assert_int_equal(__atomic_load_n(&taker_armed, __ATOMIC_SEQ_CST), 0); /* it took them */
+    free(log);
+}
+
+/* The listening socket is on the address given, not on every one, and non-blocking. */
 static void test_bind_address(void **state)
 {
     (void)state;
@@ -308,6 +394,7 @@ static void test_bind_address(void **state)
     assert_int_equal(cap_conn_listen("127.0.0.1", 0, &lfd), HS_OK);
     assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
     assert_int_equal(ntohl(sa.sin_addr.s_addr), INADDR_LOOPBACK);
+    assert_int_equal(fcntl(lfd, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
     close(lfd);
     hs_test_stderr_begin(&cap);
     assert_int_equal(cap_conn_listen("192.0.2.1", 0, &lfd), HS_ERR_CHECK); /* not ours */
@@ -369,7 +456,7 @@ int main(void)
         cmocka_unit_test(test_hostile_then_good), cmocka_unit_test(test_strays_only),
         cmocka_unit_test(test_silent_expires),    cmocka_unit_test(test_wrong_token_delay),
         cmocka_unit_test(test_bad_head_no_oracle), cmocka_unit_test(test_bind_address),
-        cmocka_unit_test(test_cli_checks),
+        cmocka_unit_test(test_accept_taken_first), cmocka_unit_test(test_cli_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
