@@ -258,9 +258,12 @@ hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd
  * Every connection that arrives is held (CAP_PENDING_MAX at once) until its hello is complete
  * or wrong, so that a stray one (a port scan, a wrong token, garbage, a peer that connects and
  * closes or says nothing) is refused and logged while the server goes on waiting for its
- * client, and none of them holds up the others. After a wrong token no token is checked for
- * CAP_AUTH_DELAY_NS: complete hellos wait (unread further, not expired) until then, so that
- * guessing the token takes a second a guess however many connections a peer opens. */
+ * client, and none of them holds up the others. One address holds half the table at most,
+ * and a full table gives up the oldest connection of the address that holds the most, so a
+ * peer that opens many connections evicts its own, not the client's. After a wrong token no
+ * token is checked for CAP_AUTH_DELAY_NS: complete hellos wait (unread further, not expired)
+ * until then, so that guessing the token takes a second a guess however many connections a
+ * peer opens. */
 
 #define CAP_PENDING_MAX 8
 
@@ -399,31 +402,94 @@ static int pending_read(acceptor_t *a, int i, cap_hello_t *h)
     return pending_judge(a, i, h);
 }
 
-/* Take one connection from the listening socket into the table (the oldest one out when it
- * is full). */
+/* How many of the table's connections come from addr. */
+static int pending_from(const acceptor_t *a, const char *addr)
+{
+    int n = 0;
+
+    for (int i = 0; i < a->n; i++)
+        n += strcmp(a->p[i].addr, addr) == 0;
+    return n;
+}
+
+/* The oldest connection from addr in the table (-1: none). */
+static int pending_oldest_from(const acceptor_t *a, const char *addr)
+{
+    int oldest = -1;
+
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->p[i].addr, addr) == 0 &&
+            (oldest < 0 || a->p[i].t0_ns < a->p[oldest].t0_ns))
+            oldest = i;
+    return oldest;
+}
+
+/* Which connection a full table gives up: the oldest of the address that holds the most
+ * (of those that hold as many, the one whose oldest is oldest), so that a peer that opens
+ * many connections evicts its own, not the client's. With one connection an address, that
+ * is the oldest, as it always was. */
+static int pending_victim(const acceptor_t *a)
+{
+    int victim = -1, most = 0;
+
+    for (int i = 0; i < a->n; i++) {
+        int held = pending_from(a, a->p[i].addr);
+        int oldest = pending_oldest_from(a, a->p[i].addr);
+        if (held > most || (held == most && a->p[oldest].t0_ns < a->p[victim].t0_ns)) {
+            most = held;
+            victim = oldest;
+        }
+    }
+    return victim;
+}
+
+/* Why connection i is given up for a newer one (its address's, where it has several). */
+static const char *eviction_why(const acceptor_t *a, int i)
+{
+    int own = pending_from(a, a->p[i].addr) > 1;
+
+    if (pending_complete(&a->p[i]))
+        return own ? "its hello waited for the delay after a wrong token, and newer "
+                     "connections from its address are waiting"
+                   : "its hello waited for the delay after a wrong token, and newer "
+                     "connections are waiting";
+    return own ? "no hello yet, and newer connections from its address are waiting"
+               : "no hello yet, and newer connections are waiting";
+}
+
+/* Make room for a connection from addr: an address holds half the table at most (its oldest
+ * goes), and a full table gives up pending_victim. */
+static void pending_make_room(acceptor_t *a, const char *addr)
+{
+    int i = -1;
+
+    if (pending_from(a, addr) >= CAP_PENDING_MAX / 2)
+        i = pending_oldest_from(a, addr);
+    else if (a->n == CAP_PENDING_MAX)
+        i = pending_victim(a);
+    if (i >= 0)
+        pending_refuse(a, i, -1, eviction_why(a, i));
+}
+
+/* Take one connection from the listening socket into the table, making room for it
+ * (pending_make_room). */
 static void pending_add(acceptor_t *a)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     int fd = accept_one(a->o->lfd, &ss, &sl);
+    char addr[sizeof(a->p[0].addr)];
     pending_t *p;
 
     if (fd < 0) /* none to take after all, or the peer went before accept: nothing to refuse */
         return;
-    if (a->n == CAP_PENDING_MAX) {
-        int oldest = 0;
-        for (int i = 1; i < a->n; i++)
-            oldest = a->p[i].t0_ns < a->p[oldest].t0_ns ? i : oldest;
-        pending_refuse(a, oldest, -1, pending_complete(&a->p[oldest])
-                                          ? "its hello waited for the delay after a wrong "
-                                            "token, and newer connections are waiting"
-                                          : "no hello yet, and newer connections are waiting");
-    }
+    sockaddr_text(&ss, addr, sizeof(addr));
+    pending_make_room(a, addr);
     p = &a->p[a->n++];
     memset(p, 0, sizeof(*p));
     p->fd = fd;
     p->t0_ns = hs_now_ns();
-    sockaddr_text(&ss, p->addr, sizeof(p->addr));
+    memcpy(p->addr, addr, sizeof(p->addr));
 }
 
 /* Connection i has been accepted: answer it, drop the others, hand it out. */

@@ -64,7 +64,9 @@ hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd
  * (cap_hello_parse), refusing every other connection with a warning that names its address
  * and what was wrong (a wrong token or version is answered with a refusal reply; garbage, a
  * close or silence only closed); after a wrong token, the next token is checked
- * CAP_AUTH_DELAY_NS later. The accepted one is answered, gets keepalive, and is handed out
+ * CAP_AUTH_DELAY_NS later. Of the connections awaiting their hello one address holds half
+ * at most, and a full table evicts from the address holding the most, so a peer that floods
+ * the port evicts its own connections, not the client's. The accepted one is answered, gets keepalive, and is handed out
  * with its hello. HS_ERR_TIMEOUT (the refusals counted in the message) when none came. */
 typedef struct {
     int lfd;

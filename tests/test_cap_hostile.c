@@ -11,7 +11,8 @@
  * opened): a token shorter than 16 characters is refused. The listening socket is
  * non-blocking: a connection another takes between the server's poll and its accept leaves
  * the server waiting, not blocked in accept past its timeout (accept is wrapped, -Wl,--wrap,
- * so that the other taker comes exactly then). */
+ * so that the other taker comes exactly then). One peer that floods the server with
+ * connections evicts its own, never those of the client at another address. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -328,6 +329,105 @@ static void test_bad_head_no_oracle(void **state)
     close(s.lfd);
 }
 
+/* A connection from src to 127.0.0.1:port (IPv4, host order; loopback takes any 127/8
+ * source): its fd. */
+static int connect_from(uint32_t src, uint16_t port)
+{
+    struct sockaddr_in from = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(src)};
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+    return fd;
+}
+
+/* How many of fd[0..n) the server has closed, waiting up to 5 s for want of them. */
+static int closed_within(const int *fd, int n, int want)
+{
+    uint64_t end = hs_now_ns() + 5000000000ull;
+    int closed[64] = {0}, done = 0;
+    char b;
+
+    assert_true(n <= 64);
+    while (done < want && hs_now_ns() < end) {
+        struct pollfd p[64];
+        for (int i = 0; i < n; i++)
+            p[i] = (struct pollfd){.fd = closed[i] ? -1 : fd[i], .events = POLLIN};
+        assert_true(poll(p, (nfds_t)n, 100) >= 0);
+        for (int i = 0; i < n; i++)
+            if (p[i].revents && recv(fd[i], &b, 1, MSG_DONTWAIT) <= 0) {
+                closed[i] = 1;
+                done++;
+            }
+    }
+    return done;
+}
+
+/* The reply on fd within 5 s: its status, or -1 (the connection closed first). */
+static int reply_status(int fd)
+{
+    uint8_t buf[CAP_REPLY_LEN];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    size_t got = 0;
+    cap_reply_t r;
+
+    while (got < sizeof(buf) && poll(&p, 1, 5000) == 1) {
+        ssize_t n = recv(fd, buf + got, sizeof(buf) - got, 0);
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    if (got < sizeof(buf) || cap_reply_parse(buf, &r, NULL, 0) != CAP_PARSE_OK)
+        return -1;
+    return (int)r.status;
+}
+
+/* The client (127.0.0.2) has sent half its hello when a peer at 127.0.0.1 opens 24 silent
+ * connections, three times the table: the flooder's oldest go, the client's stays, and its
+ * hello, finished, is accepted. The flooder never holds more than half the table (4). */
+static void test_flood_from_one_address(void **state)
+{
+    (void)state;
+    enum { NFLOOD = 24, HALF = 4 };
+    uint8_t hello[CAP_HELLO_LEN];
+    int flood[NFLOOD], client, closed, status;
+    hs_test_stderr_t cap;
+    char *log;
+    srv_t s;
+
+    hs_test_stderr_begin(&cap);
+    srv_start(&s, 20);
+    hello_with(TOKEN, hello);
+    client = connect_from(0x7f000002, s.port);
+    assert_int_equal(send(client, hello, CAP_HELLO_LEN / 2, MSG_NOSIGNAL), CAP_HELLO_LEN / 2);
+    usleep(100000); /* the server has taken it into its table */
+    for (int i = 0; i < NFLOOD; i++)
+        flood[i] = connect_from(INADDR_LOOPBACK, s.port);
+    closed = closed_within(flood, NFLOOD, NFLOOD - HALF);
+    usleep(200000); /* time to evict more than it should */
+    assert_int_equal(send(client, hello + CAP_HELLO_LEN / 2, CAP_HELLO_LEN - CAP_HELLO_LEN / 2,
+                          MSG_NOSIGNAL), CAP_HELLO_LEN - CAP_HELLO_LEN / 2);
+    status = reply_status(client);
+    pthread_join(s.th, NULL);
+    log = hs_test_stderr_end(&cap);
+    print_message("a flood of %d connections from one address: %d closed before the "
+                  "client's hello was finished, its reply %d\n", NFLOOD, closed, status);
+    assert_int_equal(status, CAP_REPLY_OK);
+    assert_int_equal(s.st, HS_OK);
+    assert_string_equal(s.acc.peer_addr, "127.0.0.2");
+    assert_int_equal(closed, NFLOOD - HALF);
+    assert_non_null(strstr(log, "newer connections from its address are waiting"));
+    free(log);
+    for (int i = 0; i < NFLOOD; i++)
+        close(flood[i]);
+    close(client);
+    close(s.acc.fd);
+    close(s.lfd);
+}
+
 /* Wait up to 5 s for s's thread: 1 when it ended; else 0, after releasing it with one more
  * connection (a server blocked in accept). */
 static int srv_join_within(srv_t *s)
@@ -456,7 +556,8 @@ int main(void)
         cmocka_unit_test(test_hostile_then_good), cmocka_unit_test(test_strays_only),
         cmocka_unit_test(test_silent_expires),    cmocka_unit_test(test_wrong_token_delay),
         cmocka_unit_test(test_bad_head_no_oracle), cmocka_unit_test(test_bind_address),
-        cmocka_unit_test(test_accept_taken_first), cmocka_unit_test(test_cli_checks),
+        cmocka_unit_test(test_accept_taken_first), cmocka_unit_test(test_flood_from_one_address),
+        cmocka_unit_test(test_cli_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
