@@ -42,10 +42,23 @@ target_link_libraries(hcap_vapp PRIVATE hcap_vapp_dl)
 add_executable(hcap_vapp_linked test_hcap_vapp.c)
 target_compile_definitions(hcap_vapp_linked PRIVATE VAPP_LINKED)
 target_link_libraries(hcap_vapp_linked PRIVATE ${IBVERBS_LIB} ${CMAKE_DL_LIBS})
+# A libibverbs.so.1 made of the provider double, in a directory of its own (LD_LIBRARY_PATH
+# puts it in front of the system's), and a transport plugin linking it that hcap_vapp
+# loads with RTLD_DEEPBIND: the audit library must catch its calls on a host without a
+# device.
+add_library(hcap_fakeverbs SHARED test_hcap_fakeverbs.c test_hcap_fake.c)
+set_target_properties(hcap_fakeverbs PROPERTIES OUTPUT_NAME ibverbs SOVERSION 1
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakeverbs C_VISIBILITY_PRESET hidden
+  LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_hcap_fakeverbs.map)
+target_link_options(hcap_fakeverbs PRIVATE
+  -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/test_hcap_fakeverbs.map)
+add_library(hcap_deep SHARED test_hcap_deep.c)
+target_link_libraries(hcap_deep PRIVATE hcap_fakeverbs)
+set_target_properties(hcap_deep PROPERTIES C_VISIBILITY_PRESET hidden)
 # The sanitizer build compiles them plain: they run under LD_PRELOAD=libhintcap.so, which
 # ASan's runtime does not allow in front of it.
 if(HINTSIM_SANITIZE)
-  foreach(t hcap_vapp_dl hcap_vapp hcap_vapp_linked)
+  foreach(t hcap_vapp_dl hcap_vapp hcap_vapp_linked hcap_fakeverbs hcap_deep)
     set_property(TARGET ${t} PROPERTY COMPILE_OPTIONS -Wall -Wextra)
     set_property(TARGET ${t} PROPERTY LINK_OPTIONS "")
   endforeach()
@@ -56,8 +69,9 @@ endif()
 hs_add_unit_test(test_hcap_audit SOURCES test_hcap_audit.c LIBS hs_testlib)
 target_compile_definitions(test_hcap_audit PRIVATE HCAP_LIB="$<TARGET_FILE:hintcap>"
   HCAP_AUDIT_LIB="$<TARGET_FILE:hintcap_audit>" HCAP_VAPP="$<TARGET_FILE:hcap_vapp>"
-  HCAP_VAPP_LINKED="$<TARGET_FILE:hcap_vapp_linked>")
-add_dependencies(test_hcap_audit hintcap hintcap_audit hcap_vapp hcap_vapp_linked)
+  HCAP_VAPP_LINKED="$<TARGET_FILE:hcap_vapp_linked>" HCAP_DEEP="$<TARGET_FILE:hcap_deep>"
+  HCAP_FAKEVERBS_DIR="$<TARGET_FILE_DIR:hcap_fakeverbs>")
+add_dependencies(test_hcap_audit hintcap hintcap_audit hcap_vapp hcap_vapp_linked hcap_deep)
 
 # In the soft-RoCE VM: hcap_vapp in each lookup mode and linked, the control without
 # LD_AUDIT, a process that posts nothing, one that posts outside its context's ops, and a

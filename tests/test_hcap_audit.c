@@ -5,7 +5,10 @@
  * dlsym on it, next: RTLD_NEXT from a library) get libibverbs' own ibv_open_device and
  * ibv_create_qp, i.e. nothing would be captured; with the audit library they get
  * libhintcap's wrappers, while names libhintcap does not wrap (ibv_get_device_list) and
- * an IBVERBS_1.0 compat entry stay libibverbs'. */
+ * an IBVERBS_1.0 compat entry stay libibverbs'. A transport plugin that links libibverbs and
+ * is loaded with RTLD_DEEPBIND (hcap_vapp deepbind) binds through its PLT to libibverbs
+ * ahead of libhintcap: with the audit library its posts are captured all the same (run
+ * against a fake libibverbs, test_hcap_fakeverbs.c, so the posts happen here). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +87,48 @@ static void test_preload_alone_misses(void **state)
     free(out);
 }
 
+/* The WRs hcap_vapp's DEEPBIND plugin posted into DIR's summary, -1 for no summary (no
+ * device was opened through libhintcap). */
+static long deep_captured(int audit, long writes)
+{
+    char *dir = hs_test_tmpdir(), *out = NULL;
+    const char *p;
+    long posted = -1;
+    int rc;
+
+    assert_non_null(dir);
+    rc = hs_test_run(&out, "LD_LIBRARY_PATH='%s' LD_PRELOAD='%s' %s%s%s HINTCAP_DIR='%s' "
+                           "'%s' deepbind '%s' %ld 2>&1",
+                     HCAP_FAKEVERBS_DIR, HCAP_LIB, audit ? "LD_AUDIT='" : "",
+                     audit ? HCAP_AUDIT_LIB : "", audit ? "'" : "", dir, HCAP_VAPP, HCAP_DEEP,
+                     writes);
+    if (rc != 0)
+        fprintf(stderr, "%s", out ? out : "");
+    assert_int_equal(rc, 0);
+    free(out);
+    out = NULL;
+    hs_test_run(&out, "cat '%s'/*.summary.json 2>/dev/null; rm -rf '%s'", dir, dir);
+    p = out ? strstr(out, "\"wrs_posted\":") : NULL;
+    if (p)
+        posted = strtol(p + strlen("\"wrs_posted\":"), NULL, 10);
+    free(out);
+    free(dir);
+    return posted;
+}
+
+static void test_audit_deepbind_plugin(void **state)
+{
+    (void)state;
+    assert_int_equal(deep_captured(1, 100), 100);
+    assert_int_equal(deep_captured(0, 100), -1); /* LD_PRELOAD alone: bound past it */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_audit_redirects),
         cmocka_unit_test(test_preload_alone_misses),
+        cmocka_unit_test(test_audit_deepbind_plugin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

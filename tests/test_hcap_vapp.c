@@ -24,6 +24,10 @@
  * interposer; the completions are still polled through the context's ops. Prints which
  * object each wrapped function was resolved from, and exits 0 only when every signalled WR
  * completed with success.
+ *
+ * `hcap_vapp deepbind PLUGIN [N]` (hcap_vapp only) instead loads PLUGIN (libhcap_deep.so,
+ * tests/test_hcap_deep.c: a transport linking libibverbs) with dlopen(RTLD_DEEPBIND), as
+ * some communication libraries load theirs, and has it post N WRITEs (default 100).
  */
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
@@ -531,9 +535,33 @@ out:
 }
 #endif /* !VAPP_MAIN_ONLY */
 
+#ifdef VAPP_MAIN_ONLY
+/* Load a verbs plugin with RTLD_DEEPBIND and run its deep_run(writes). */
+static int vapp_deepbind(const char *plugin, long writes)
+{
+    int (*run)(long);
+    void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+
+    if (!h) {
+        fprintf(stderr, "vapp: dlopen %s: %s\n", plugin, dlerror());
+        return 1;
+    }
+    run = (int (*)(long))dlsym(h, "deep_run");
+    if (!run) {
+        fprintf(stderr, "vapp: %s: no deep_run\n", plugin);
+        return 1;
+    }
+    return run(writes) == 0 ? 0 : 1; /* the plugin stays loaded, as a transport does */
+}
+#endif
+
 #if defined(VAPP_MAIN_ONLY) || defined(VAPP_LINKED)
 int main(int argc, char **argv)
 {
+#ifdef VAPP_MAIN_ONLY
+    if (argc >= 3 && strcmp(argv[1], "deepbind") == 0)
+        return vapp_deepbind(argv[2], argc > 3 ? strtol(argv[3], NULL, 10) : 100);
+#endif
     return vapp_run(argc, argv);
 }
 #endif

@@ -8,8 +8,8 @@
  * handle searches that object and its dependencies only, and RTLD_NEXT from a library skips
  * the preloaded objects that precede it. The dynamic loader tells an audit library about
  * every such binding - PLT and BIND_NOW relocations (la_symbind is called for BIND_NOW too
- * since glibc 2.35), dlsym and dlvsym with any handle - after doing the ordinary lookup, and
- * uses the address la_symbind64 returns. So for the names libhintcap wraps, a binding to the
+ * since glibc 2.35) of the objects that ask for it, dlsym and dlvsym with any handle - after
+ * doing the ordinary lookup, and uses the address la_symbind64 returns. So for the names libhintcap wraps, a binding to the
  * base namespace's libibverbs at its default symbol version, from any object but libhintcap
  * itself, gets libhintcap's wrapper instead; everything else is returned unchanged.
  *
@@ -185,8 +185,15 @@ HCAP_AUDIT_EXPORT unsigned int la_version(unsigned int version)
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
-/* Bindings to libibverbs are reported to la_symbind64 (LA_FLG_BINDTO); no other object
- * is audited, so everything else binds as without this library. */
+/* The loader reports a PLT or BIND_NOW binding to la_symbind64 only when the referencing
+ * object asked for LA_FLG_BINDFROM and the defining one for LA_FLG_BINDTO (a dlsym or dlvsym
+ * needs either). LD_PRELOAD already wins every binding made in the global scope, but an
+ * object loaded with RTLD_DEEPBIND (a communication library's transport plugin linking
+ * libibverbs) searches itself and its dependencies first and binds past libhintcap through
+ * its PLT: so every object of the base namespace but libhintcap binds "from", and
+ * libibverbs "to" as well. la_symbind64 is thus called for each binding of the base
+ * namespace to libibverbs and for each dlsym (a compare of the defining object's cookie for
+ * the others); the other bindings only cost the loader a test of these flags. */
 HCAP_AUDIT_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     const char *name = base_name(map->l_name ? map->l_name : "");
@@ -201,9 +208,9 @@ HCAP_AUDIT_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uin
     if (str_prefix(name, "libibverbs.so") && !g.verbs) {
         g.verbs = map;
         dynsyms_read(map, &g.verbs_syms);
-        return LA_FLG_BINDTO;
+        return LA_FLG_BINDTO | LA_FLG_BINDFROM;
     }
-    return 0;
+    return LA_FLG_BINDFROM;
 }
 
 /* Only the default version of a symbol is what libhintcap's wrapper implements (NCCL asks
