@@ -375,6 +375,33 @@ static void test_untracked_chain_counted(void **state)
     fake_qp_free(q);
 }
 
+/* QPs created while the map is full are not tracked, so the summary's qps_seen leaves them
+ * out: it counts the QPs whose WRs could be recorded, one here. */
+static void test_qps_seen_tracked_only(void **state)
+{
+    fx_t *x = *state;
+    fake_qp_t *q = qp_make(x, 7, 0), *lost = fake_qp_new(x->f, x->cq, 8, 0);
+    struct ibv_qp_init_attr_ex qattr;
+    struct ibv_qp *qpx;
+    uint64_t filled = qps_fill();
+
+    assert_null(hcap_qp_attach(&hcap_g, &lost->qpx.qp_base, 0, 128, NULL));
+    qpx_attr(&qattr, x->cq);
+    qpx = ibv_create_qp_ex(&x->f->vctx.context, &qattr); /* through the swapped op */
+    assert_non_null(qpx);
+    qps_unfill(filled);
+    assert_int_equal(post(q, 1, 64, IBV_SEND_SIGNALED, IBV_WR_SEND), 0);
+    assert_int_equal(poll_all(x->cq), 1);
+    hcap_stop(&hcap_g, 0);
+    assert_int_equal(hcap_g.summary.qps_seen, 1);
+    assert_int_equal(hcap_g.summary.qps_posting, 1);
+    assert_int_equal(hcap_g.summary.wrs_posted, 1);
+    hcap_qp_detach(&hcap_g, qpx);
+    fake_qp_free((fake_qp_t *)qpx);
+    fake_qp_free(lost);
+    fake_qp_free(q);
+}
+
 static fx_t *reuse_x;                         /* where destroy_and_reuse creates its QP */
 static struct ibv_qp_init_attr_ex reuse_attr; /* and how */
 
@@ -928,6 +955,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_qp_ex_and_cq_ex, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_qpx_map_full, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_untracked_chain_counted, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_qps_seen_tracked_only, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_destroy_reuse, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_stale_qp_replaced, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_summary_outside, fx_setup, fx_teardown),

@@ -432,8 +432,12 @@ static hcap_qp_t *qp_track(hcap_t *h, hcap_qp_t *hq, int adopt)
      * may have gone to another QP since. */
     if (old && hcap_map_get(&h->qpns, qpn_key(old->ctx_index, old->qp_num)) == qpn_val(old))
         hcap_map_del(&h->qpns, qpn_key(old->ctx_index, old->qp_num));
-    hq->index = atomic_fetch_add(&h->next_qp, 1);
+    /* An index only for a QP the maps took (under h->lock, which every insert holds): the
+     * summary's qps_seen is next_qp - qp_base, the QPs whose WRs can be recorded. */
+    hq->index = atomic_load(&h->next_qp);
     rc = qp_publish_locked(h, hq);
+    if (rc == 0)
+        atomic_fetch_add(&h->next_qp, 1);
     pthread_mutex_unlock(&h->lock);
     qp_retire(h, old);
     if (rc == 0)
