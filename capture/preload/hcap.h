@@ -154,6 +154,7 @@ typedef struct {
     uint64_t records;
     uint64_t completed;     /* records with a completion time */
     hcap_summary_t summary; /* filled by the writer at its end */
+    hcap_summary_t retired; /* the shares of the QPs the matcher freed (writer thread) */
     char host[64];
     char run_id[64];        /* HINTCAP_RUN (capture run's), copied into the summary */
     uint64_t dropped;       /* events lost: rings full, matcher out of memory */

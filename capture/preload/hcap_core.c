@@ -191,23 +191,36 @@ static void outside_add(hcap_summary_t *s, uint32_t qp_num, uint64_t comps)
         s->outside_more = 1;
 }
 
-/* What this process saw (writer thread, after the final drain; dropped is final). */
+/* One QP's share of the summary. */
+static void summary_add_qp(hcap_summary_t *s, const hcap_match_qp_t *q)
+{
+    s->qps_posting += q->posted > 0;
+    if (q->posted == 0 && q->comps > 0) /* tracked, but posted outside the hooks */
+        outside_add(s, q->qp_num, q->comps);
+}
+
+/* The matcher frees a destroyed QP's entry: keep its share (writer thread). */
+static void summary_retire_qp(void *arg, const hcap_match_qp_t *q)
+{
+    summary_add_qp(&((hcap_t *)arg)->retired, q);
+}
+
+/* What this process saw (writer thread, after the final drain; dropped is final): the
+ * retired QPs' shares, and the QPs the matcher still holds. */
 static void summary_fill(hcap_t *h, hcap_summary_t *s)
 {
     hcap_match_qp_t q;
     size_t i, n = hcap_match_n_qps(h->match);
     uint32_t k;
 
-    memset(s, 0, sizeof(*s));
+    *s = h->retired;
     s->qps_seen = atomic_load(&h->next_qp) - h->qp_base;
     s->wrs_posted = h->records;
     s->wrs_completed = h->completed;
     s->dropped = h->dropped;
     for (i = 0; i < n; i++) {
         hcap_match_qp_stats(h->match, i, &q);
-        s->qps_posting += q.posted > 0;
-        if (q.posted == 0 && q.comps > 0) /* tracked, but posted outside the hooks */
-            outside_add(s, q.qp_num, q.comps);
+        summary_add_qp(s, &q);
     }
     for (k = 0; k < HCAP_OUTSIDE_QPNS; k++) { /* never tracked at all */
         uint32_t v = atomic_load(&h->outside_qpn[k]);
@@ -295,14 +308,37 @@ static void sweep_dead(hcap_t *h)
     pthread_mutex_unlock(&h->lock);
 }
 
-/* Drain every ring once. The lock is held only to read the list head: producers add at
- * the head, and only this thread removes, so the rest of the list is stable. The sink may
- * take the lock, so events are processed without it. Returns the events processed. */
+/* Process r's events until it is empty or a ring's capacity of them was taken: every event
+ * published before this call is among those (a ring holds no more), while a busy ring
+ * cannot keep the pass, and so the matcher's sweep, from ending. Returns how many. */
+static size_t drain_ring(hcap_t *h, hcap_ring_t *r)
+{
+    uint64_t left = r->mask + 1;
+    size_t total = 0, n, i;
+    hcap_ev_t *ev;
+
+    /* in place: the slots are this thread's until released */
+    while (left > 0 &&
+           (n = hcap_ring_peek(r, &ev, left < HCAP_DRAIN_BATCH ? left : HCAP_DRAIN_BATCH)) > 0) {
+        for (i = 0; i < n; i++) {
+            ev[i].t_ns = hcap_clock_ns(&h->clock, ev[i].t_ns);
+            hcap_match_event(h->match, &ev[i]);
+        }
+        hcap_ring_release(r, n);
+        total += n;
+        left -= n;
+    }
+    return total;
+}
+
+/* Drain every ring once (drain_ring). The lock is held
+ * only to read the list head: producers add at the head, and only this thread removes, so
+ * the rest of the list is stable. The sink may take the lock, so events are processed
+ * without it. Returns the events processed. */
 static size_t drain_all(hcap_t *h)
 {
     hcap_ring_t *r;
-    hcap_ev_t *ev;
-    size_t total = 0, n, i;
+    size_t total = 0;
     int dead_seen = 0;
 
     /* One anchor a pass, before draining: stamps older than it are interpolated; those
@@ -314,16 +350,9 @@ static size_t drain_all(hcap_t *h)
     pthread_mutex_unlock(&h->lock);
     for (; r; r = r->next) {
         dead_seen |= atomic_load_explicit(&r->dead, memory_order_acquire);
-        /* in place: the slots are this thread's until released */
-        while ((n = hcap_ring_peek(r, &ev, HCAP_DRAIN_BATCH)) > 0) {
-            for (i = 0; i < n; i++) {
-                ev[i].t_ns = hcap_clock_ns(&h->clock, ev[i].t_ns);
-                hcap_match_event(h->match, &ev[i]);
-            }
-            hcap_ring_release(r, n);
-            total += n;
-        }
+        total += drain_ring(h, r);
     }
+    hcap_match_sweep(h->match); /* after a whole pass: see there */
     if (dead_seen)
         sweep_dead(h);
     return total;
@@ -341,7 +370,8 @@ static void *writer_main(void *arg)
         if (drain_all(h) < HCAP_DRAIN_BATCH)
             nanosleep(&ts, NULL);
     }
-    drain_all(h);
+    while (drain_all(h) > 0) /* what was published while a pass ran, as before passes ended */
+        ;
     hcap_match_flush(h->match);
     pthread_mutex_lock(&h->lock);
     for (r = h->rings; r; r = r->next)
@@ -483,7 +513,11 @@ static int start_alloc(hcap_t *h)
         h->rings = r->next;
         free(r);
     }
-    return hcap_match_new(h->cfg.cold_n, sink_emit, h, &h->match) == HS_OK ? 0 : -1;
+    if (hcap_match_new(h->cfg.cold_n, sink_emit, h, &h->match) != HS_OK)
+        return -1;
+    memset(&h->retired, 0, sizeof(h->retired));
+    hcap_match_on_retire(h->match, summary_retire_qp, h);
+    return 0;
 }
 
 /* HINTCAP_CLOCK: tsc (default; used where the TSC is invariant) or monotonic. */

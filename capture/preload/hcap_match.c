@@ -1,4 +1,8 @@
-/* hcap_match.c - see hcap_match.h. Per-QP deques of posts and of waiting completions. */
+/* hcap_match.c - see hcap_match.h. Per-QP deques of posts and of waiting completions, in a
+ * table keyed by the QP's index (linear probing, the index itself as the hash: indexes are
+ * handed out in order, so the live ones seldom collide). A destroyed QP's entry is removed
+ * once its last events can have been matched (hcap_match_sweep), so a process that creates
+ * and destroys QPs by the hundred thousand keeps entries for its live QPs only. */
 #include "capture/preload/hcap_match.h"
 
 #include <stdlib.h>
@@ -22,11 +26,26 @@ typedef struct {
     uint64_t n_posted;
     uint64_t n_comps;   /* completion events of this QP */
     uint32_t qp_num;    /* from its completions (0 until one arrived) */
+    uint32_t key;       /* the QP's index + 1; 0: a free entry */
 } hcap_mqp_t;
 
+/* A QP whose end (HCAP_EV_GONE) was matched in pass epoch. */
+typedef struct {
+    uint64_t epoch;
+    uint32_t qp;
+} hcap_dying_t;
+
+#define HCAP_MATCH_MIN_QPS 16
+
 struct hcap_match {
-    hcap_mqp_t *qps;
+    hcap_mqp_t *qps;   /* the table: n_qps entries, a power of two, at most half in use */
     size_t n_qps;
+    size_t live;       /* entries in use */
+    hcap_dying_t *dying;
+    size_t n_dying, dying_cap;
+    uint64_t epoch;    /* hcap_match_sweep calls so far */
+    hcap_match_retire_fn retire;
+    void *retire_arg;
     uint64_t cold_n;
     uint64_t unmatched;
     uint64_t lost;
@@ -96,6 +115,13 @@ hs_status_t hcap_match_new(uint64_t cold_n, hcap_emit_fn emit, void *arg, hcap_m
 
     if (!m)
         return HS_ERR_NOMEM;
+    /* never empty: the fast path indexes it without a check */
+    m->qps = calloc(HCAP_MATCH_MIN_QPS, sizeof(*m->qps));
+    if (!m->qps) {
+        free(m);
+        return HS_ERR_NOMEM;
+    }
+    m->n_qps = HCAP_MATCH_MIN_QPS;
     m->cold_n = cold_n;
     m->emit = emit;
     m->arg = arg;
@@ -103,26 +129,92 @@ hs_status_t hcap_match_new(uint64_t cold_n, hcap_emit_fn emit, void *arg, hcap_m
     return HS_OK;
 }
 
-/* match_qp for a QP index beyond the table: grow it (out of line: once per new QP). */
-__attribute__((noinline, cold)) static hcap_mqp_t *match_qp_grow(hcap_match_t *m, uint32_t qp)
+void hcap_match_on_retire(hcap_match_t *m, hcap_match_retire_fn fn, void *arg)
 {
-    size_t n = m->n_qps ? m->n_qps : 16;
-    hcap_mqp_t *nq;
+    m->retire = fn;
+    m->retire_arg = arg;
+}
 
-    while (n <= qp)
-        n *= 2;
-    nq = realloc(m->qps, n * sizeof(*nq));
-    if (!nq)
+static size_t qp_home(const hcap_match_t *m, uint32_t qp)
+{
+    return qp & (m->n_qps - 1);
+}
+
+/* QP qp's entry, or NULL. The table always has a free entry, which ends every probe. */
+static hcap_mqp_t *mqp_find(const hcap_match_t *m, uint32_t qp)
+{
+    size_t mask = m->n_qps - 1, i;
+
+    for (i = qp_home(m, qp); m->qps[i].key != 0; i = (i + 1) & mask)
+        if (m->qps[i].key == qp + 1)
+            return &m->qps[i];
+    return NULL;
+}
+
+/* A free entry for qp (not in the table), in a table with room. */
+static hcap_mqp_t *mqp_slot(hcap_match_t *m, uint32_t qp)
+{
+    size_t mask = m->n_qps - 1, i;
+
+    for (i = qp_home(m, qp); m->qps[i].key != 0; i = (i + 1) & mask)
+        ;
+    m->qps[i].key = qp + 1;
+    m->live++;
+    return &m->qps[i];
+}
+
+/* Rehash the table into n entries, a power of two above twice the live ones (the entries
+ * move: no entry pointer is kept across events). */
+static hs_status_t mqp_resize(hcap_match_t *m, size_t n_new)
+{
+    hcap_mqp_t *old = m->qps;
+    size_t n = m->n_qps, i;
+
+    m->qps = calloc(n_new, sizeof(*m->qps));
+    if (!m->qps) {
+        m->qps = old;
+        return HS_ERR_NOMEM;
+    }
+    m->n_qps = n_new;
+    m->live = 0;
+    for (i = 0; i < n; i++)
+        if (old[i].key != 0)
+            *mqp_slot(m, old[i].key - 1) = old[i];
+    free(old);
+    return HS_OK;
+}
+
+/* Take entry q out of the table, closing the gap: each later entry of the probe run moves
+ * back into it unless that would put the entry before its home. */
+static void mqp_remove(hcap_match_t *m, hcap_mqp_t *q)
+{
+    size_t mask = m->n_qps - 1, gap = (size_t)(q - m->qps), j = gap;
+
+    for (j = (j + 1) & mask; m->qps[j].key != 0; j = (j + 1) & mask) {
+        size_t home = qp_home(m, m->qps[j].key - 1);
+
+        if (((j - home) & mask) >= ((j - gap) & mask)) {
+            m->qps[gap] = m->qps[j];
+            gap = j;
+        }
+    }
+    memset(&m->qps[gap], 0, sizeof(m->qps[gap]));
+    m->live--;
+}
+
+/* QP qp's entry, made on its first event (out of line: once per new QP). */
+__attribute__((noinline, cold)) static hcap_mqp_t *match_qp_new(hcap_match_t *m, uint32_t qp)
+{
+    if ((m->live + 1) * 2 > m->n_qps && mqp_resize(m, m->n_qps * 2) != HS_OK)
         return NULL;
-    memset(nq + m->n_qps, 0, (n - m->n_qps) * sizeof(*nq));
-    m->qps = nq;
-    m->n_qps = n;
-    return &m->qps[qp];
+    return mqp_slot(m, qp);
 }
 
 static hcap_mqp_t *match_qp(hcap_match_t *m, uint32_t qp)
 {
-    return qp < m->n_qps ? &m->qps[qp] : match_qp_grow(m, qp);
+    hcap_mqp_t *q = mqp_find(m, qp);
+
+    return q ? q : match_qp_new(m, qp);
 }
 
 /* The record of post p, completed at t_done with status (extra: more flags). */
@@ -252,6 +344,22 @@ __attribute__((noinline, cold)) static void match_gone(hcap_match_t *m, hcap_mqp
     evq_release(&q->comps); /* a server's destroyed QPs would otherwise keep theirs */
 }
 
+/* Note that QP qp ended in this pass, for hcap_match_sweep. Out of memory, its entry
+ * simply stays. */
+static void dying_add(hcap_match_t *m, uint32_t qp)
+{
+    if (m->n_dying == m->dying_cap) {
+        size_t ncap = m->dying_cap ? m->dying_cap * 2 : 64;
+        hcap_dying_t *nd = realloc(m->dying, ncap * sizeof(*nd));
+
+        if (!nd)
+            return;
+        m->dying = nd;
+        m->dying_cap = ncap;
+    }
+    m->dying[m->n_dying++] = (hcap_dying_t){m->epoch, qp};
+}
+
 /* match_event for an event that is not a post. */
 static hs_status_t match_other(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *ev)
 {
@@ -262,6 +370,7 @@ static hs_status_t match_other(hcap_match_t *m, hcap_mqp_t *q, const hcap_ev_t *
         return match_comp(m, q, ev);
     case HCAP_EV_GONE:
         match_gone(m, q);
+        dying_add(m, ev->qp);
         return HS_OK;
     default:
         return HS_OK;
@@ -304,7 +413,9 @@ hs_status_t hcap_match_event(hcap_match_t *m, const hcap_ev_t *ev)
 {
     hcap_mqp_t *q;
 
-    if (ev->kind != HCAP_EV_POST || ev->qp >= m->n_qps || !post_appends(m, q = &m->qps[ev->qp], ev))
+    /* the QP at its home entry: the common case, else match_event probes */
+    if (ev->kind != HCAP_EV_POST || (q = &m->qps[qp_home(m, ev->qp)])->key != ev->qp + 1 ||
+        !post_appends(m, q, ev))
         return match_event(m, ev);
     q->n_posted++;
     *evq_at(&q->posts, q->posts.n++) = *ev;
@@ -316,7 +427,79 @@ void hcap_match_flush(hcap_match_t *m)
     size_t i;
 
     for (i = 0; i < m->n_qps; i++)
-        match_gone(m, &m->qps[i]);
+        if (m->qps[i].key != 0)
+            match_gone(m, &m->qps[i]);
+}
+
+static void qp_stats(const hcap_mqp_t *q, hcap_match_qp_t *out)
+{
+    out->posted = q->n_posted;
+    out->comps = q->n_comps;
+    out->qp_num = q->qp_num;
+}
+
+/* Hand QP qp's figures to the retire callback and free its entry. An event of it that
+ * came after its end (none should) is settled as at its end first. */
+static void match_retire(hcap_match_t *m, uint32_t qp)
+{
+    hcap_mqp_t *q = mqp_find(m, qp);
+    hcap_match_qp_t st;
+
+    if (!q)
+        return;
+    match_gone(m, q);
+    qp_stats(q, &st);
+    if (m->retire)
+        m->retire(m->retire_arg, &st);
+    mqp_remove(m, q);
+}
+
+/* After a burst of QPs (or of ends waiting for their sweep), give the memory back: the
+ * table shrinks to a quarter full when it is under an eighth (it grows at a half), the
+ * list of ends goes when empty. Out of memory, both stay as they are. */
+static void sweep_shrink(hcap_match_t *m)
+{
+    size_t n = HCAP_MATCH_MIN_QPS;
+
+    if (m->n_dying == 0 && m->dying_cap > 64) {
+        free(m->dying);
+        m->dying = NULL;
+        m->dying_cap = 0;
+    }
+    if (m->n_qps <= HCAP_MATCH_MIN_QPS || m->live * 8 >= m->n_qps)
+        return;
+    while (n < m->live * 4)
+        n *= 2;
+    if (n < m->n_qps)
+        mqp_resize(m, n);
+}
+
+/* A QP's end is stamped after its last post and the last completion polled for it, so
+ * every event of it is in a ring when its end is published; but another thread's ring may
+ * have been drained earlier in the pass that met the end. A full pass after that one has
+ * taken them all: the entry goes at the end of it. */
+void hcap_match_sweep(hcap_match_t *m)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < m->n_dying; i++) {
+        if (m->dying[i].epoch < m->epoch)
+            match_retire(m, m->dying[i].qp);
+        else
+            m->dying[k++] = m->dying[i];
+    }
+    m->n_dying = k;
+    m->epoch++;
+    sweep_shrink(m);
+}
+
+size_t hcap_match_mem_bytes(const hcap_match_t *m)
+{
+    size_t n = sizeof(*m) + m->n_qps * sizeof(*m->qps) + m->dying_cap * sizeof(*m->dying), i;
+
+    for (i = 0; i < m->n_qps; i++)
+        n += (m->qps[i].posts.cap + m->qps[i].comps.cap) * sizeof(hcap_ev_t);
+    return n;
 }
 
 uint64_t hcap_match_unmatched(const hcap_match_t *m)
@@ -329,13 +512,9 @@ size_t hcap_match_n_qps(const hcap_match_t *m)
     return m->n_qps;
 }
 
-void hcap_match_qp_stats(const hcap_match_t *m, size_t qp, hcap_match_qp_t *out)
+void hcap_match_qp_stats(const hcap_match_t *m, size_t i, hcap_match_qp_t *out)
 {
-    const hcap_mqp_t *q = &m->qps[qp];
-
-    out->posted = q->n_posted;
-    out->comps = q->n_comps;
-    out->qp_num = q->qp_num;
+    qp_stats(&m->qps[i], out);
 }
 
 uint64_t hcap_match_lost(const hcap_match_t *m)
@@ -354,5 +533,6 @@ void hcap_match_free(hcap_match_t *m)
         free(m->qps[i].comps.v);
     }
     free(m->qps);
+    free(m->dying);
     free(m);
 }

@@ -7,6 +7,10 @@
  * post has not been seen yet (another thread's ring) waits; one whose post was lost
  * (later posts exist) is counted as unmatched. The first cold_n WRs of each QP get
  * TRACE_F_COLD. Single-threaded: only the writer thread calls these.
+ *
+ * A QP's entry (its queues and counters) lives from its first event until the sweep after
+ * the pass that follows the one which met its end (HCAP_EV_GONE); its figures are then
+ * handed to the retire callback, so memory follows the live QPs, not all QPs ever made.
  */
 #ifndef HCAP_MATCH_H
 #define HCAP_MATCH_H
@@ -42,9 +46,19 @@ typedef struct {
     uint32_t qp_num;
 } hcap_match_qp_t;
 
-/* QP indexes are below this (some may have seen nothing). */
+/* Receives the figures of a QP whose entry is freed (once per QP; writer thread). */
+typedef void (*hcap_match_retire_fn)(void *arg, const hcap_match_qp_t *qp);
+void hcap_match_on_retire(hcap_match_t *m, hcap_match_retire_fn fn, void *arg);
+
+/* Entries of the QP table, live and free; the figures of entry i (zeros for a free one),
+ * for the QPs not yet retired. */
 size_t hcap_match_n_qps(const hcap_match_t *m);
-void hcap_match_qp_stats(const hcap_match_t *m, size_t qp, hcap_match_qp_t *out);
+void hcap_match_qp_stats(const hcap_match_t *m, size_t i, hcap_match_qp_t *out);
+/* Call after each pass over all the rings: frees the entries of QPs that ended two passes
+ * ago or more (by then every ring has given their last events). */
+void hcap_match_sweep(hcap_match_t *m);
+/* Bytes the matcher holds (table, queues, bookkeeping), for tests. */
+size_t hcap_match_mem_bytes(const hcap_match_t *m);
 void hcap_match_free(hcap_match_t *m);
 
 #endif
