@@ -151,6 +151,164 @@ static void peer_address(int fd, char *buf, size_t len)
         sockaddr_text(&ss, buf, len);
 }
 
+/* ---- the name lookup within the deadline ----------------------------------------------
+ * getaddrinfo has no timeout of its own: a resolver that does not answer holds it for the
+ * resolver's timeouts and retries (resolv.conf: 5 s x 2 attempts per server and address
+ * family by default, up to 30 s x 5), whatever --timeout says. So the lookup runs in a thread
+ * of its own, and the caller (the client's dial, the server's --bind) waits for it until the
+ * deadline. A lookup that is still going
+ * then cannot be stopped (neither can glibc's getaddrinfo_a: gai_cancel refuses a request in
+ * progress); it is abandoned: the thread frees the request and the result when it ends. */
+
+/* What to look up: the option that names it (in errors), the name, the port, getaddrinfo's
+ * flags, and the status of a name the resolver does not know. */
+typedef struct {
+    const char *what;
+    const char *host;
+    uint16_t port;
+    int flags;
+    hs_status_t unknown;
+} lookup_req_t;
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cv; /* on CLOCK_MONOTONIC, as hs_now_ns */
+    int done;               /* the thread has stored rc and res */
+    int abandoned;          /* the dialler gave up: the thread frees everything */
+    int rc;
+    struct addrinfo *res;
+    int flags;
+    char svc[16];
+    char host[];
+} lookup_t;
+
+static void lookup_free(lookup_t *l)
+{
+    pthread_cond_destroy(&l->done_cv);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+static void *lookup_main(void *arg)
+{
+    lookup_t *l = arg;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = l->flags}, *res = NULL;
+    int rc = getaddrinfo(l->host, l->svc, &hints, &res), abandoned;
+
+    pthread_mutex_lock(&l->lock);
+    l->rc = rc;
+    l->res = res;
+    l->done = 1;
+    abandoned = l->abandoned;
+    pthread_cond_signal(&l->done_cv);
+    pthread_mutex_unlock(&l->lock); /* l is the dialler's from here unless it gave up */
+    if (abandoned) {
+        if (rc == 0)
+            freeaddrinfo(res);
+        lookup_free(l);
+    }
+    return NULL;
+}
+
+/* A lookup of q with its lock and condition variable ready, or NULL (no memory). */
+static lookup_t *lookup_new(const lookup_req_t *q)
+{
+    size_t hlen = strlen(q->host) + 1;
+    lookup_t *l = calloc(1, sizeof(*l) + hlen);
+    pthread_condattr_t ca;
+
+    if (!l)
+        return NULL;
+    memcpy(l->host, q->host, hlen);
+    snprintf(l->svc, sizeof(l->svc), "%u", q->port);
+    l->flags = q->flags;
+    if (pthread_condattr_init(&ca) != 0)
+        goto free_lookup;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&l->done_cv, &ca) != 0)
+        goto destroy_attr;
+    if (pthread_mutex_init(&l->lock, NULL) != 0)
+        goto destroy_cond;
+    pthread_condattr_destroy(&ca);
+    return l;
+
+destroy_cond:
+    pthread_cond_destroy(&l->done_cv);
+destroy_attr:
+    pthread_condattr_destroy(&ca);
+free_lookup:
+    free(l);
+    return NULL;
+}
+
+/* l's thread, detached: it ends on its own, however long the lookup takes. 0 or an errno. */
+static int lookup_start(lookup_t *l)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    int rc = pthread_attr_init(&attr);
+
+    if (rc != 0)
+        return rc;
+    rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (rc == 0)
+        rc = pthread_create(&th, &attr, lookup_main, l);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+/* Wait for l's thread until deadline: 1 when its result is in, else 0 (l abandoned: the
+ * thread frees it). */
+static int lookup_wait(lookup_t *l, uint64_t deadline)
+{
+    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),
+                          .tv_nsec = (long)(deadline % 1000000000ull)};
+    int done;
+
+    pthread_mutex_lock(&l->lock);
+    while (!l->done && pthread_cond_timedwait(&l->done_cv, &l->lock, &ts) != ETIMEDOUT)
+        ;
+    done = l->done;
+    l->abandoned = !done;
+    pthread_mutex_unlock(&l->lock);
+    return done;
+}
+
+/* q's addresses by deadline (CLOCK_MONOTONIC), or q->unknown (the name is not known) or
+ * HS_ERR_TIMEOUT (no answer in time), logged. The caller frees *res_out. */
+static hs_status_t resolve_by(const lookup_req_t *q, uint64_t deadline, uint64_t timeout_ns,
+                              struct addrinfo **res_out)
+{
+    lookup_t *l = lookup_new(q);
+    int rc;
+
+    if (!l) {
+        hs_log_error("%s %s: out of memory", q->what, q->host);
+        return HS_ERR_NOMEM;
+    }
+    rc = lookup_start(l);
+    if (rc != 0) {
+        hs_log_error("%s %s: cannot start the name lookup: %s", q->what, q->host, strerror(rc));
+        lookup_free(l);
+        return HS_ERR_ENV;
+    }
+    if (!lookup_wait(l, deadline)) {
+        hs_log_error("%s %s: the name lookup did not finish within %.1f s (--timeout): "
+                     "no answer from the resolver (resolv.conf's name servers)", q->what,
+                     q->host, (double)timeout_ns / 1e9);
+        return HS_ERR_TIMEOUT;
+    }
+    rc = l->rc;
+    *res_out = l->res;
+    lookup_free(l);
+    if (rc != 0) {
+        hs_log_error("%s %s: %s", q->what, q->host, gai_strerror(rc));
+        return q->unknown;
+    }
+    return HS_OK;
+}
+
 /* ---- sockets --------------------------------------------------------------------------- */
 
 /* A socket listening on ai, or -errno. Non-blocking: poll saying a connection waits does
@@ -171,20 +329,15 @@ static int listen_one(const struct addrinfo *ai)
     return -err;
 }
 
-hs_status_t cap_conn_listen(const char *addr, uint16_t port, int *fd_out)
+hs_status_t cap_conn_listen(const char *addr, uint16_t port, uint64_t timeout_ns, int *fd_out)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    const lookup_req_t q = {"--bind", addr, port, AI_PASSIVE | AI_NUMERICSERV, HS_ERR_INVALID};
     struct addrinfo *res = NULL;
-    char svc[16];
-    int fd = -EADDRNOTAVAIL, rc;
+    int fd = -EADDRNOTAVAIL;
+    hs_status_t st = resolve_by(&q, hs_now_ns() + timeout_ns, timeout_ns, &res);
 
-    snprintf(svc, sizeof(svc), "%u", port);
-    rc = getaddrinfo(addr, svc, &hints, &res);
-    if (rc != 0) {
-        hs_log_error("--bind %s: %s", addr, gai_strerror(rc));
-        return HS_ERR_INVALID;
-    }
+    if (st != HS_OK)
+        return st;
     for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
         fd = listen_one(ai);
     freeaddrinfo(res);
@@ -602,150 +755,6 @@ static uint64_t ns_left(uint64_t deadline)
     return deadline > now ? deadline - now : 0;
 }
 
-/* ---- the name lookup within the deadline ----------------------------------------------
- * getaddrinfo has no timeout of its own: a resolver that does not answer holds it for the
- * resolver's timeouts and retries (resolv.conf: 5 s x 2 attempts per server and address
- * family by default, up to 30 s x 5), whatever --timeout says. So the lookup runs in a thread
- * of its own, and the dialler waits for it until the deadline. A lookup that is still going
- * then cannot be stopped (neither can glibc's getaddrinfo_a: gai_cancel refuses a request in
- * progress); it is abandoned: the thread frees the request and the result when it ends. */
-
-typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t done_cv; /* on CLOCK_MONOTONIC, as hs_now_ns */
-    int done;               /* the thread has stored rc and res */
-    int abandoned;          /* the dialler gave up: the thread frees everything */
-    int rc;
-    struct addrinfo *res;
-    char svc[16];
-    char host[];
-} lookup_t;
-
-static void lookup_free(lookup_t *l)
-{
-    pthread_cond_destroy(&l->done_cv);
-    pthread_mutex_destroy(&l->lock);
-    free(l);
-}
-
-static void *lookup_main(void *arg)
-{
-    lookup_t *l = arg;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    int rc = getaddrinfo(l->host, l->svc, &hints, &res), abandoned;
-
-    pthread_mutex_lock(&l->lock);
-    l->rc = rc;
-    l->res = res;
-    l->done = 1;
-    abandoned = l->abandoned;
-    pthread_cond_signal(&l->done_cv);
-    pthread_mutex_unlock(&l->lock); /* l is the dialler's from here unless it gave up */
-    if (abandoned) {
-        if (rc == 0)
-            freeaddrinfo(res);
-        lookup_free(l);
-    }
-    return NULL;
-}
-
-/* A lookup of host:port with its lock and condition variable ready, or NULL (no memory). */
-static lookup_t *lookup_new(const char *host, uint16_t port)
-{
-    size_t hlen = strlen(host) + 1;
-    lookup_t *l = calloc(1, sizeof(*l) + hlen);
-    pthread_condattr_t ca;
-
-    if (!l)
-        return NULL;
-    memcpy(l->host, host, hlen);
-    snprintf(l->svc, sizeof(l->svc), "%u", port);
-    if (pthread_condattr_init(&ca) != 0)
-        goto free_lookup;
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
-        pthread_cond_init(&l->done_cv, &ca) != 0)
-        goto destroy_attr;
-    if (pthread_mutex_init(&l->lock, NULL) != 0)
-        goto destroy_cond;
-    pthread_condattr_destroy(&ca);
-    return l;
-
-destroy_cond:
-    pthread_cond_destroy(&l->done_cv);
-destroy_attr:
-    pthread_condattr_destroy(&ca);
-free_lookup:
-    free(l);
-    return NULL;
-}
-
-/* l's thread, detached: it ends on its own, however long the lookup takes. 0 or an errno. */
-static int lookup_start(lookup_t *l)
-{
-    pthread_attr_t attr;
-    pthread_t th;
-    int rc = pthread_attr_init(&attr);
-
-    if (rc != 0)
-        return rc;
-    rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (rc == 0)
-        rc = pthread_create(&th, &attr, lookup_main, l);
-    pthread_attr_destroy(&attr);
-    return rc;
-}
-
-/* Wait for l's thread until deadline: 1 when its result is in, else 0 (l abandoned: the
- * thread frees it). */
-static int lookup_wait(lookup_t *l, uint64_t deadline)
-{
-    struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),
-                          .tv_nsec = (long)(deadline % 1000000000ull)};
-    int done;
-
-    pthread_mutex_lock(&l->lock);
-    while (!l->done && pthread_cond_timedwait(&l->done_cv, &l->lock, &ts) != ETIMEDOUT)
-        ;
-    done = l->done;
-    l->abandoned = !done;
-    pthread_mutex_unlock(&l->lock);
-    return done;
-}
-
-/* host:port's addresses by deadline (CLOCK_MONOTONIC), or HS_ERR_CHECK (the name is not
- * known) or HS_ERR_TIMEOUT (no answer in time), logged. The caller frees *res_out. */
-static hs_status_t resolve_by(const char *host, uint16_t port, uint64_t deadline,
-                              uint64_t timeout_ns, struct addrinfo **res_out)
-{
-    lookup_t *l = lookup_new(host, port);
-    int rc;
-
-    if (!l) {
-        hs_log_error("--connect %s: out of memory", host);
-        return HS_ERR_NOMEM;
-    }
-    rc = lookup_start(l);
-    if (rc != 0) {
-        hs_log_error("--connect %s: cannot start the name lookup: %s", host, strerror(rc));
-        lookup_free(l);
-        return HS_ERR_ENV;
-    }
-    if (!lookup_wait(l, deadline)) {
-        hs_log_error("--connect %s: the name lookup did not finish within %.1f s (--timeout): "
-                     "no answer from the resolver (resolv.conf's name servers)", host,
-                     (double)timeout_ns / 1e9);
-        return HS_ERR_TIMEOUT;
-    }
-    rc = l->rc;
-    *res_out = l->res;
-    lookup_free(l);
-    if (rc != 0) {
-        hs_log_error("--connect %s: %s", host, gai_strerror(rc));
-        return HS_ERR_CHECK;
-    }
-    return HS_OK;
-}
-
 /* 0.1 s between two dials, or less where the deadline comes first. */
 static void nap(uint64_t deadline)
 {
@@ -850,7 +859,8 @@ hs_status_t cap_conn_dial(const char *host, uint16_t port, uint64_t timeout_ns, 
     struct addrinfo *res = NULL;
     uint64_t deadline = hs_now_ns() + timeout_ns;
     int fd = -ETIMEDOUT;
-    hs_status_t st = resolve_by(host, port, deadline, timeout_ns, &res);
+    const lookup_req_t q = {"--connect", host, port, 0, HS_ERR_CHECK};
+    hs_status_t st = resolve_by(&q, deadline, timeout_ns, &res);
 
     if (st != HS_OK)
         return st;

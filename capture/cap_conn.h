@@ -49,8 +49,9 @@ typedef struct {
 /* Server: listen on TCP port of addr (a numeric IPv4 or IPv6 address or a name; "0.0.0.0"
  * or "::" for every address). The socket is non-blocking (the accepts below wait with poll,
  * and a connection poll announced may be gone when accept comes). HS_ERR_CHECK when the port is in use or addr is not this
- * host's, HS_ERR_INVALID when addr cannot be resolved. */
-hs_status_t cap_conn_listen(const char *addr, uint16_t port, int *fd_out);
+ * host's, HS_ERR_INVALID when addr cannot be resolved, HS_ERR_TIMEOUT when the name lookup
+ * did not end within timeout_ns (a resolver that does not answer). */
+hs_status_t cap_conn_listen(const char *addr, uint16_t port, uint64_t timeout_ns, int *fd_out);
 
 /* Server: accept one client on lfd (cap_conn_listen's; port only names it in errors) within
  * timeout_ns; the connection gets TCP keepalive (cap_conn_keepalive). */

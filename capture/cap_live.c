@@ -163,7 +163,8 @@ static hs_status_t live_listen(const cap_live_opts_t *o, cap_live_t *l)
         st = cap_live_dev_address(l->dev, l->listen_addr, sizeof(l->listen_addr));
     if (st != HS_OK)
         return st;
-    st = cap_conn_listen(l->listen_addr, (uint16_t)o->port, &l->listen_fd);
+    st = cap_conn_listen(l->listen_addr, (uint16_t)o->port, (uint64_t)(o->timeout_s * 1e9),
+                         &l->listen_fd);
     if (st != HS_OK)
         return st;
     hs_log_info("listening on %s TCP port %llu (%s)", l->listen_addr,

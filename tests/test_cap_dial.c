@@ -233,6 +233,7 @@ typedef struct {
     const char *host;
     uint16_t port;
     uint64_t timeout_ns;
+    int listen; /* cap_conn_listen (the server's --bind), not cap_conn_dial */
     int fd;
     hs_status_t st;
     double took_s;
@@ -243,7 +244,8 @@ static void *dial_main(void *arg)
     dial_t *d = arg;
     uint64_t t0 = hs_now_ns();
 
-    d->st = cap_conn_dial(d->host, d->port, d->timeout_ns, &d->fd);
+    d->st = d->listen ? cap_conn_listen(d->host, d->port, d->timeout_ns, &d->fd)
+                      : cap_conn_dial(d->host, d->port, d->timeout_ns, &d->fd);
     d->took_s = (double)(hs_now_ns() - t0) / 1e9;
     return NULL;
 }
@@ -265,7 +267,8 @@ static int dial_within(dial_t *d, int limit_s)
 static void assert_dial_ended(const dial_t *d, int ended, int limit_s)
 {
     if (!ended)
-        fail_msg("cap_conn_dial(%s, --timeout %.1f) still running after %d s", d->host,
+        fail_msg("%s(%s, --timeout %.1f) still running after %d s",
+                 d->listen ? "cap_conn_listen" : "cap_conn_dial", d->host,
                  (double)d->timeout_ns / 1e9, limit_s);
 }
 
@@ -291,6 +294,32 @@ static void test_dial_silent_resolver(void **state)
     assert_true(d.took_s >= 0.9);
     assert_true(d.took_s < 3.0);
     assert_non_null(strstr(log, "--connect " SILENT_NAME ": the name lookup did not finish "
+                                "within 1.0 s (--timeout)"));
+    free(log);
+}
+
+/* The server's --bind name, asked of a name server that never answers: the listen ends at
+ * --timeout too, naming the name and the timeout (HS_ERR_TIMEOUT). */
+static void test_listen_silent_resolver(void **state)
+{
+    (void)state;
+    dial_t d = {.host = SILENT_NAME, .port = 0, .timeout_ns = 1000000000ull, .listen = 1};
+    hs_test_stderr_t cap;
+    char *log;
+    int ended;
+
+    private_names_or_skip();
+    hs_test_stderr_begin(&cap);
+    ended = dial_within(&d, 10);
+    log = hs_test_stderr_end(&cap);
+    assert_dial_ended(&d, ended, 10);
+    print_message("--bind of a name the resolver never answers: status %d after %.2f s: %s",
+                  d.st, d.took_s, log);
+    assert_int_equal(d.st, HS_ERR_TIMEOUT);
+    assert_int_equal(d.fd, -1);
+    assert_true(d.took_s >= 0.9);
+    assert_true(d.took_s < 3.0);
+    assert_non_null(strstr(log, "--bind " SILENT_NAME ": the name lookup did not finish "
                                 "within 1.0 s (--timeout)"));
     free(log);
 }
@@ -356,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_dial_refused),
         cmocka_unit_test(test_dial_ok),
         cmocka_unit_test(test_dial_silent_resolver),
+        cmocka_unit_test(test_listen_silent_resolver),
         cmocka_unit_test(test_dial_first_address_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,7 +81,7 @@ static void srv_start_as(srv_t *s, double timeout_s, int plain)
 
     memset(s, 0, sizeof(*s));
     s->plain = plain;
-    assert_int_equal(cap_conn_listen("127.0.0.1", 0, &s->lfd), HS_OK);
+    assert_int_equal(cap_conn_listen("127.0.0.1", 0, 5000000000ull, &s->lfd), HS_OK);
     assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&sa, &sl), 0);
     s->port = ntohs(sa.sin_port);
     s->timeout_ns = (uint64_t)(timeout_s * 1e9);
@@ -491,14 +491,16 @@ static void test_bind_address(void **state)
     char *log;
     int lfd;
 
-    assert_int_equal(cap_conn_listen("127.0.0.1", 0, &lfd), HS_OK);
+    assert_int_equal(cap_conn_listen("127.0.0.1", 0, 5000000000ull, &lfd), HS_OK);
     assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
     assert_int_equal(ntohl(sa.sin_addr.s_addr), INADDR_LOOPBACK);
     assert_int_equal(fcntl(lfd, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
     close(lfd);
     hs_test_stderr_begin(&cap);
-    assert_int_equal(cap_conn_listen("192.0.2.1", 0, &lfd), HS_ERR_CHECK); /* not ours */
-    assert_int_equal(cap_conn_listen("no-such-host.invalid", 0, &lfd), HS_ERR_INVALID);
+    /* not ours */
+    assert_int_equal(cap_conn_listen("192.0.2.1", 0, 5000000000ull, &lfd), HS_ERR_CHECK);
+    assert_int_equal(cap_conn_listen("no-such-host.invalid", 0, 5000000000ull, &lfd),
+                     HS_ERR_INVALID);
     log = hs_test_stderr_end(&cap);
     assert_non_null(strstr(log, "cannot listen on TCP port 0 of 192.0.2.1"));
     assert_non_null(strstr(log, "--bind no-such-host.invalid"));

@@ -74,7 +74,7 @@ static void test_vanished_client(void **state)
     int lfd = -1, sfd = -1, cfd;
 
     private_net_or_skip();
-    assert_int_equal(cap_conn_listen("0.0.0.0", PORT, &lfd), HS_OK);
+    assert_int_equal(cap_conn_listen("0.0.0.0", PORT, 5000000000ull, &lfd), HS_OK);
     cfd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(cfd >= 0);
     assert_int_equal(connect(cfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
