@@ -272,56 +272,46 @@ static void assert_dial_ended(const dial_t *d, int ended, int limit_s)
                  (double)d->timeout_ns / 1e9, limit_s);
 }
 
-/* The resolver asks a name server that never answers: the dial ends at --timeout, naming
- * the host and the timeout, as the other dials that run out of time do (HS_ERR_TIMEOUT). */
-static void test_dial_silent_resolver(void **state)
+/* d's lookup of SILENT_NAME, asked of a name server that never answers, with a 1 s timeout:
+ * it ends at the timeout with HS_ERR_TIMEOUT, naming its option, the name and the timeout,
+ * as the other dials that run out of time do. */
+static void assert_silent_lookup_times_out(dial_t *d, const char *what)
 {
-    (void)state;
-    dial_t d = {.host = SILENT_NAME, .port = 9, .timeout_ns = 1000000000ull}; /* 1 s */
     hs_test_stderr_t cap;
-    char *log;
+    char want[160], *log;
     int ended;
 
     private_names_or_skip();
     hs_test_stderr_begin(&cap);
-    ended = dial_within(&d, 10);
+    ended = dial_within(d, 10);
     log = hs_test_stderr_end(&cap);
-    assert_dial_ended(&d, ended, 10);
-    print_message("dial of a name the resolver never answers: status %d after %.2f s: %s",
-                  d.st, d.took_s, log);
-    assert_int_equal(d.st, HS_ERR_TIMEOUT);
-    assert_int_equal(d.fd, -1);
-    assert_true(d.took_s >= 0.9);
-    assert_true(d.took_s < 3.0);
-    assert_non_null(strstr(log, "--connect " SILENT_NAME ": the name lookup did not finish "
-                                "within 1.0 s (--timeout)"));
+    assert_dial_ended(d, ended, 10);
+    print_message("%s of a name the resolver never answers: status %d after %.2f s: %s", what,
+                  d->st, d->took_s, log);
+    assert_int_equal(d->st, HS_ERR_TIMEOUT);
+    assert_int_equal(d->fd, -1);
+    assert_true(d->took_s >= 0.9);
+    assert_true(d->took_s < 3.0);
+    snprintf(want, sizeof(want), "%s " SILENT_NAME ": the name lookup did not finish within "
+             "1.0 s (--timeout)", what);
+    assert_non_null(strstr(log, want));
     free(log);
 }
 
-/* The server's --bind name, asked of a name server that never answers: the listen ends at
- * --timeout too, naming the name and the timeout (HS_ERR_TIMEOUT). */
+/* The client's --connect name. */
+static void test_dial_silent_resolver(void **state)
+{
+    (void)state;
+    dial_t d = {.host = SILENT_NAME, .port = 9, .timeout_ns = 1000000000ull};
+    assert_silent_lookup_times_out(&d, "--connect");
+}
+
+/* The server's --bind name (cap_conn_listen). */
 static void test_listen_silent_resolver(void **state)
 {
     (void)state;
     dial_t d = {.host = SILENT_NAME, .port = 0, .timeout_ns = 1000000000ull, .listen = 1};
-    hs_test_stderr_t cap;
-    char *log;
-    int ended;
-
-    private_names_or_skip();
-    hs_test_stderr_begin(&cap);
-    ended = dial_within(&d, 10);
-    log = hs_test_stderr_end(&cap);
-    assert_dial_ended(&d, ended, 10);
-    print_message("--bind of a name the resolver never answers: status %d after %.2f s: %s",
-                  d.st, d.took_s, log);
-    assert_int_equal(d.st, HS_ERR_TIMEOUT);
-    assert_int_equal(d.fd, -1);
-    assert_true(d.took_s >= 0.9);
-    assert_true(d.took_s < 3.0);
-    assert_non_null(strstr(log, "--bind " SILENT_NAME ": the name lookup did not finish "
-                                "within 1.0 s (--timeout)"));
-    free(log);
+    assert_silent_lookup_times_out(&d, "--bind");
 }
 
 /* The addresses (IPv4, host order) getaddrinfo gives name, in its order: two. */
