@@ -48,9 +48,10 @@ typedef struct {
 
 /* Server: listen on TCP port of addr (a numeric IPv4 or IPv6 address or a name; "0.0.0.0"
  * or "::" for every address). The socket is non-blocking (the accepts below wait with poll,
- * and a connection poll announced may be gone when accept comes). HS_ERR_CHECK when the port is in use or addr is not this
- * host's, HS_ERR_INVALID when addr cannot be resolved, HS_ERR_TIMEOUT when the name lookup
- * did not end within timeout_ns (a resolver that does not answer). */
+ * and a connection poll announced may be gone when accept comes). HS_ERR_CHECK when the
+ * port is in use or addr is not this host's, HS_ERR_INVALID when addr cannot be resolved,
+ * HS_ERR_TIMEOUT when the name lookup did not end within timeout_ns (a resolver that does
+ * not answer). */
 hs_status_t cap_conn_listen(const char *addr, uint16_t port, uint64_t timeout_ns, int *fd_out);
 
 /* Server: accept one client on lfd (cap_conn_listen's; port only names it in errors) within
@@ -67,8 +68,9 @@ hs_status_t cap_conn_accept(int lfd, uint16_t port, uint64_t timeout_ns, int *fd
  * close or silence only closed); after a wrong token, the next token is checked
  * CAP_AUTH_DELAY_NS later. Of the connections awaiting their hello one address holds half
  * at most, and a full table evicts from the address holding the most, so a peer that floods
- * the port evicts its own connections, not the client's. The accepted one is answered, gets keepalive, and is handed out
- * with its hello. HS_ERR_TIMEOUT (the refusals counted in the message) when none came. */
+ * the port evicts its own connections, not the client's. The accepted one is answered, gets
+ * keepalive, and is handed out with its hello. HS_ERR_TIMEOUT (the refusals counted in the
+ * message) when none came. */
 typedef struct {
     int lfd;
     uint16_t port;          /* names it in messages */

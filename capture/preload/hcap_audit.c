@@ -9,9 +9,10 @@
  * the preloaded objects that precede it. The dynamic loader tells an audit library about
  * every such binding - PLT and BIND_NOW relocations (la_symbind is called for BIND_NOW too
  * since glibc 2.35) of the objects that ask for it, dlsym and dlvsym with any handle - after
- * doing the ordinary lookup, and uses the address la_symbind64 returns. So for the names libhintcap wraps, a binding to the
- * base namespace's libibverbs at its default symbol version, from any object but libhintcap
- * itself, gets libhintcap's wrapper instead; everything else is returned unchanged.
+ * doing the ordinary lookup, and uses the address la_symbind64 returns. So for the names
+ * libhintcap wraps, a binding to the base namespace's libibverbs at its default symbol
+ * version, from any object but libhintcap itself, gets libhintcap's wrapper instead;
+ * everything else is returned unchanged.
  *
  * An audit library lives in a link-map namespace of its own, so it cannot call libhintcap;
  * it finds the wrappers' addresses in libhintcap's dynamic symbol table (GNU or SysV hash),
